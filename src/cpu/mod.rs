@@ -1,0 +1,68 @@
+//! CPU feature level detection, ordered so SIMD kernels can be added as peers of the scalar ones.
+//!
+//! `VMAF_RS_CPU=scalar|avx2|avx512` may only lower the detected level (never raise it), so a user
+//! can force the scalar specification kernels for comparison.
+
+use std::sync::OnceLock;
+
+/// Ordered CPU capability levels; a kernel table entry missing for a level falls back to the best
+/// lower one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CpuLevel {
+    /// Portable Rust: the specification every other level must equal bit for bit.
+    Scalar,
+    /// x86-64 AVX2.
+    Avx2,
+    /// x86-64 AVX-512 (F + BW).
+    Avx512,
+}
+
+impl CpuLevel {
+    /// Parses a level name as accepted by `VMAF_RS_CPU`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "scalar" | "none" => Some(CpuLevel::Scalar),
+            "avx2" => Some(CpuLevel::Avx2),
+            "avx512" => Some(CpuLevel::Avx512),
+            _ => None,
+        }
+    }
+
+    fn detect_hw() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") {
+                return CpuLevel::Avx512;
+            }
+            if is_x86_feature_detected!("avx2") {
+                return CpuLevel::Avx2;
+            }
+        }
+        CpuLevel::Scalar
+    }
+}
+
+/// The level in use: hardware capability, lowered by `VMAF_RS_CPU` if set. Detected once.
+pub fn cpu_level() -> CpuLevel {
+    static LEVEL: OnceLock<CpuLevel> = OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        let hw = CpuLevel::detect_hw();
+        match std::env::var("VMAF_RS_CPU").ok().and_then(|v| CpuLevel::parse(&v)) {
+            Some(req) => req.min(hw),
+            None => hw,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_are_ordered_and_parse() {
+        assert!(CpuLevel::Scalar < CpuLevel::Avx2 && CpuLevel::Avx2 < CpuLevel::Avx512);
+        assert_eq!(CpuLevel::parse("AVX2"), Some(CpuLevel::Avx2));
+        assert_eq!(CpuLevel::parse("bogus"), None);
+        assert!(cpu_level() <= CpuLevel::detect_hw());
+    }
+}

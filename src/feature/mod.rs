@@ -1,0 +1,122 @@
+//! Feature extractors and their registry.
+//!
+//! As in libvmaf, an extractor is looked up by the feature names a model asks for; a future CUDA or
+//! SIMD extractor registers as a peer providing the same names. Each extractor computes per-frame
+//! ("spatial") values; an extractor may also have a [`Temporal`] stage that turns per-frame values
+//! into values that depend on neighbouring frames (motion2/motion3), emitted with a small lag.
+
+pub mod adm;
+pub mod motion;
+pub mod names;
+pub mod options;
+pub mod vif;
+
+use crate::error::{Error, Result};
+use crate::picture::{Plane, PictureFormat};
+use options::{OptSpec, OptValues};
+
+/// The planes an extractor sees for one frame.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameInput<'a> {
+    /// Reference luma.
+    pub reference: Plane<'a>,
+    /// Distorted luma.
+    pub distorted: Plane<'a>,
+    /// Reference luma of the previous frame (`None` for frame 0); only for `needs_prev_ref`.
+    pub prev_reference: Option<Plane<'a>>,
+    /// Reference luma two frames back (`None` for frames 0 and 1); only for `needs_prev_ref`.
+    pub prev_prev_reference: Option<Plane<'a>>,
+    /// Frame index in the stream.
+    pub index: u64,
+}
+
+/// A per-frame feature extractor instance. One instance per worker: it owns its scratch buffers,
+/// allocated in `create`, so `extract` allocates nothing.
+pub trait Extractor: Send {
+    /// Writes one value per entry of [`ExtractorDef::spatial`] (in that order) into `out`.
+    fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()>;
+}
+
+/// A stage that turns the per-frame values of its extractor into values depending on later frames.
+pub trait Temporal: Send {
+    /// Feeds frame `index`'s spatial values (frames arrive in order, all of them); calls `emit` for
+    /// every frame whose temporal values are now final, in order.
+    fn push(&mut self, index: u64, spatial: &[f64], emit: &mut dyn FnMut(u64, &[f64]));
+    /// End of stream: emits the remaining frames.
+    fn flush(&mut self, emit: &mut dyn FnMut(u64, &[f64]));
+}
+
+/// What an extractor needs to be created.
+#[derive(Debug, Clone)]
+pub struct ExtractorConfig {
+    /// Stream format.
+    pub format: PictureFormat,
+    /// Option values.
+    pub opts: OptValues,
+}
+
+/// A registered extractor kind.
+pub struct ExtractorDef {
+    /// Name used in `feature=name=…` (libvmaf's extractor name).
+    pub name: &'static str,
+    /// Options accepted.
+    pub options: &'static [OptSpec],
+    /// Full names of the per-frame values written by [`Extractor::extract`], in order.
+    pub spatial: &'static [&'static str],
+    /// Full names of values written by the temporal stage, in order (empty if none).
+    pub temporal: &'static [&'static str],
+    /// Needs the previous reference frames; then it runs on every frame, even with `n_subsample`.
+    pub needs_prev_ref: bool,
+    /// Creates a per-frame instance.
+    pub create: fn(&ExtractorConfig) -> Result<Box<dyn Extractor>>,
+    /// Creates the temporal stage, if the extractor has one.
+    pub create_temporal: Option<fn(&OptValues) -> Box<dyn Temporal>>,
+}
+
+impl std::fmt::Debug for ExtractorDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtractorDef").field("name", &self.name).finish()
+    }
+}
+
+impl ExtractorDef {
+    /// Whether this extractor provides a feature (by full name).
+    pub fn provides(&self, full_name: &str) -> bool {
+        self.spatial.contains(&full_name) || self.temporal.contains(&full_name)
+    }
+}
+
+/// Every extractor this build knows, in registry order.
+pub static REGISTRY: &[&ExtractorDef] = &[&adm::DEF, &motion::DEF, &vif::DEF];
+
+/// Looks an extractor up by its `feature=name=…` name (accepting libvmaf's `float_`-less aliases
+/// `integer_vif` etc.).
+pub fn find_by_name(name: &str) -> Result<&'static ExtractorDef> {
+    let n = name.strip_prefix("integer_").unwrap_or(name);
+    let n = if n == "adm2" { "adm" } else { n };
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|d| d.name == n)
+        .ok_or_else(|| {
+            let known: Vec<_> = REGISTRY.iter().map(|d| d.name).collect();
+            Error::InvalidOption(format!(
+                "unknown feature '{name}' (this build computes: {})",
+                known.join(", ")
+            ))
+        })
+}
+
+/// Finds the extractor providing a feature a model asks for (full name or alias).
+pub fn find_by_provided(feature: &str) -> Result<&'static ExtractorDef> {
+    let full = names::full_name(feature);
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|d| d.provides(full))
+        .ok_or_else(|| {
+            Error::Model(format!(
+                "the model needs feature '{feature}', which vmaf_rs does not compute yet"
+            ))
+        })
+}

@@ -1,0 +1,49 @@
+//! libvmaf's feature-name aliases: the long names models use and the short names logs print.
+
+/// (full name, log alias) pairs, as libvmaf's alias table defines them.
+static ALIASES: &[(&str, &str)] = &[
+    ("VMAF_integer_feature_adm2_score", "integer_adm2"),
+    ("VMAF_integer_feature_aim_score", "integer_aim"),
+    ("VMAF_integer_feature_adm3_score", "integer_adm3"),
+    ("VMAF_integer_feature_adm_scale0_score", "integer_adm_scale0"),
+    ("VMAF_integer_feature_adm_scale1_score", "integer_adm_scale1"),
+    ("VMAF_integer_feature_adm_scale2_score", "integer_adm_scale2"),
+    ("VMAF_integer_feature_adm_scale3_score", "integer_adm_scale3"),
+    ("VMAF_integer_feature_motion_score", "integer_motion"),
+    ("VMAF_integer_feature_motion2_score", "integer_motion2"),
+    ("VMAF_integer_feature_motion3_score", "integer_motion3"),
+    ("VMAF_integer_feature_vif_scale0_score", "integer_vif_scale0"),
+    ("VMAF_integer_feature_vif_scale1_score", "integer_vif_scale1"),
+    ("VMAF_integer_feature_vif_scale2_score", "integer_vif_scale2"),
+    ("VMAF_integer_feature_vif_scale3_score", "integer_vif_scale3"),
+];
+
+/// The short alias of a full feature name (the name itself if it has none).
+pub fn alias(full: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(f, _)| *f == full)
+        .map(|(_, a)| *a)
+        .unwrap_or(full)
+}
+
+/// The full name of a short alias (the name itself if it is not an alias).
+pub fn full_name(name: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(_, a)| *a == name)
+        .map(|(f, _)| *f)
+        .unwrap_or(name)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn round_trip() {
+        for (f, a) in super::ALIASES {
+            assert_eq!(super::alias(f), *a);
+            assert_eq!(super::full_name(a), *f);
+        }
+        assert_eq!(super::alias("unknown"), "unknown");
+    }
+}

@@ -1,0 +1,23 @@
+//! vmaf_rs: libvmaf-identical VMAF in Rust.
+//!
+//! The engine ([`engine::Engine`]) takes (reference, distorted) picture pairs and produces per-frame
+//! feature values and model scores identical to Netflix's libvmaf (integer VIF, ADM and motion
+//! extractors, libsvm ν-SVR models, libvmaf pooling). The same engine serves the `vmaf-rs` CLI, the
+//! C ABI used by FFmpeg's `vmaf_rs` filter (feature `capi`) and, with feature `cuda`, the GPU path.
+//!
+//! Dependencies point one way: CLI → engine; C ABI → session → engine. The engine knows nothing of
+//! FFmpeg or C.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+pub mod cpu;
+pub mod engine;
+pub mod error;
+pub mod feature;
+pub mod model;
+pub mod output;
+pub mod picture;
+
+pub use engine::{Engine, EngineConfig, FrameScores, PooledResults};
+pub use error::{Error, Result};
+pub use picture::{ChromaLayout, Picture, PictureFormat, Plane};

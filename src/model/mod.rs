@@ -1,0 +1,1 @@
+//! libvmaf JSON models: placeholder, being written.

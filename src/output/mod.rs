@@ -1,0 +1,1 @@
+//! libvmaf-shaped logs: placeholder, being written.

@@ -1,0 +1,372 @@
+//! Borrowed strided picture planes (8–16 bit) and owned copies of them.
+//!
+//! This is the only module that turns raw pointers into slices: the C ABI and the CUDA-less paths
+//! build [`Plane`]s here, everything downstream works on safe slices.
+
+use crate::error::{Error, Result};
+
+/// Chroma subsampling of a picture (luma-only formats are `Gray`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChromaLayout {
+    /// Luma only.
+    Gray,
+    /// 4:2:0.
+    Yuv420,
+    /// 4:2:2.
+    Yuv422,
+    /// 4:4:4.
+    Yuv444,
+}
+
+impl ChromaLayout {
+    /// The libvmaf / y4m style name (`400`, `420`, `422`, `444`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChromaLayout::Gray => "400",
+            ChromaLayout::Yuv420 => "420",
+            ChromaLayout::Yuv422 => "422",
+            ChromaLayout::Yuv444 => "444",
+        }
+    }
+
+    /// Parses `400|420|422|444` (also `gray`, `yuv420p`… prefixes).
+    pub fn parse(s: &str) -> Option<Self> {
+        let s = s.trim().to_ascii_lowercase();
+        let s = s.trim_start_matches("yuv").trim_end_matches('p');
+        match s {
+            "400" | "gray" | "mono" => Some(ChromaLayout::Gray),
+            "420" => Some(ChromaLayout::Yuv420),
+            "422" => Some(ChromaLayout::Yuv422),
+            "444" => Some(ChromaLayout::Yuv444),
+            _ => None,
+        }
+    }
+
+    /// Chroma plane size for a luma size (rounding up, as FFmpeg does).
+    pub fn chroma_size(self, width: usize, height: usize) -> (usize, usize) {
+        match self {
+            ChromaLayout::Gray => (0, 0),
+            ChromaLayout::Yuv420 => (width.div_ceil(2), height.div_ceil(2)),
+            ChromaLayout::Yuv422 => (width.div_ceil(2), height),
+            ChromaLayout::Yuv444 => (width, height),
+        }
+    }
+}
+
+/// Size, bit depth and layout of a picture stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PictureFormat {
+    /// Luma width in pixels.
+    pub width: usize,
+    /// Luma height in pixels.
+    pub height: usize,
+    /// Bits per component, 8 to 16.
+    pub bpc: u8,
+    /// Chroma layout.
+    pub layout: ChromaLayout,
+}
+
+impl PictureFormat {
+    /// Checks the ranges libvmaf accepts.
+    pub fn validate(&self) -> Result<()> {
+        if !(8..=16).contains(&self.bpc) {
+            return Err(Error::Unsupported(format!(
+                "bit depth {} (supported: 8 to 16 bits per component)",
+                self.bpc
+            )));
+        }
+        // The filters mirror-pad by up to 8 pixels (VIF scale 0) and ADM/VIF downsample 3 times;
+        // below these sizes libvmaf itself reads out of bounds or refuses.
+        if self.width < 16 || self.height < 16 {
+            return Err(Error::Unsupported(format!(
+                "picture size {}x{} (minimum 16x16)",
+                self.width, self.height
+            )));
+        }
+        if self.width > 1 << 15 || self.height > 1 << 15 {
+            return Err(Error::Unsupported(format!(
+                "picture size {}x{} (maximum 32768x32768)",
+                self.width, self.height
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for PictureFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let depth = if self.bpc == 8 {
+            String::new()
+        } else {
+            format!(" {}-bit", self.bpc)
+        };
+        write!(f, "{}x{} {}{}", self.width, self.height, self.layout.as_str(), depth)
+    }
+}
+
+/// Samples of one plane: bytes for 8-bit content, native-endian `u16` for 9–16 bit content.
+#[derive(Debug, Clone, Copy)]
+pub enum Samples<'a> {
+    /// 8-bit samples.
+    U8(&'a [u8]),
+    /// 9–16 bit samples, one `u16` each, value in the low bits.
+    U16(&'a [u16]),
+}
+
+/// A borrowed strided plane. `stride` is in samples, not bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Plane<'a> {
+    /// The samples, at least `stride * (height - 1) + width` of them.
+    pub samples: Samples<'a>,
+    /// Width in samples.
+    pub width: usize,
+    /// Height in rows.
+    pub height: usize,
+    /// Distance between rows, in samples.
+    pub stride: usize,
+}
+
+impl<'a> Plane<'a> {
+    fn check(len: usize, width: usize, height: usize, stride: usize) -> Result<()> {
+        if width == 0 || height == 0 {
+            return Err(Error::Unsupported(format!("empty plane {width}x{height}")));
+        }
+        if stride < width {
+            return Err(Error::InvalidOption(format!(
+                "stride {stride} is smaller than the width {width}"
+            )));
+        }
+        let need = stride * (height - 1) + width;
+        if len < need {
+            return Err(Error::InvalidOption(format!(
+                "plane buffer holds {len} samples, {width}x{height} with stride {stride} needs {need}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// An 8-bit plane over a slice.
+    pub fn new_u8(data: &'a [u8], width: usize, height: usize, stride: usize) -> Result<Self> {
+        Self::check(data.len(), width, height, stride)?;
+        Ok(Plane {
+            samples: Samples::U8(data),
+            width,
+            height,
+            stride,
+        })
+    }
+
+    /// A 9–16 bit plane over a slice.
+    pub fn new_u16(data: &'a [u16], width: usize, height: usize, stride: usize) -> Result<Self> {
+        Self::check(data.len(), width, height, stride)?;
+        Ok(Plane {
+            samples: Samples::U16(data),
+            width,
+            height,
+            stride,
+        })
+    }
+
+    /// Builds a plane from a raw pointer and a pitch in bytes.
+    ///
+    /// # Safety
+    /// `data` must point to `pitch * (height - 1) + width * bytes_per_sample` readable bytes that
+    /// stay valid and unmodified for `'a`; for 16-bit samples it must be 2-byte aligned and `pitch`
+    /// even.
+    pub unsafe fn from_raw(
+        data: *const u8,
+        pitch: usize,
+        width: usize,
+        height: usize,
+        sixteen_bit: bool,
+    ) -> Result<Self> {
+        if data.is_null() {
+            return Err(Error::InvalidOption("plane pointer is NULL".into()));
+        }
+        if width == 0 || height == 0 {
+            return Err(Error::Unsupported(format!("empty plane {width}x{height}")));
+        }
+        if sixteen_bit {
+            if pitch % 2 != 0 || (data as usize) % 2 != 0 {
+                return Err(Error::InvalidOption(
+                    "16-bit plane pointer or pitch is not 2-byte aligned".into(),
+                ));
+            }
+            let stride = pitch / 2;
+            let len = stride * (height - 1) + width;
+            // SAFETY: the caller guarantees `len` u16 samples are readable and aligned for 'a.
+            let s = unsafe { std::slice::from_raw_parts(data as *const u16, len) };
+            Plane::new_u16(s, width, height, stride)
+        } else {
+            let len = pitch * (height - 1) + width;
+            // SAFETY: the caller guarantees `len` bytes are readable for 'a.
+            let s = unsafe { std::slice::from_raw_parts(data, len) };
+            Plane::new_u8(s, width, height, pitch)
+        }
+    }
+
+    /// Sample at (x, y) widened to `u32` (slow path for tests and edge handling).
+    #[inline]
+    pub fn get(&self, x: usize, y: usize) -> u32 {
+        match self.samples {
+            Samples::U8(d) => d[y * self.stride + x] as u32,
+            Samples::U16(d) => d[y * self.stride + x] as u32,
+        }
+    }
+}
+
+/// A borrowed picture: the luma plane (all the current features need) plus its format.
+#[derive(Debug, Clone, Copy)]
+pub struct Picture<'a> {
+    /// Stream format.
+    pub format: PictureFormat,
+    /// Luma plane.
+    pub luma: Plane<'a>,
+    /// Right shift applied to every luma sample when it is read: 6 for MSB-aligned p010, 0 otherwise.
+    pub luma_shift: u8,
+}
+
+impl<'a> Picture<'a> {
+    /// A picture whose luma samples are LSB-aligned.
+    pub fn new(format: PictureFormat, luma: Plane<'a>) -> Result<Self> {
+        Self::with_shift(format, luma, 0)
+    }
+
+    /// A picture whose luma samples are stored `shift` bits up (MSB-aligned formats like p010).
+    pub fn with_shift(format: PictureFormat, luma: Plane<'a>, shift: u8) -> Result<Self> {
+        format.validate()?;
+        let sixteen = matches!(luma.samples, Samples::U16(_));
+        if sixteen != (format.bpc > 8) {
+            return Err(Error::InvalidOption(format!(
+                "{}-bit picture given {} samples",
+                format.bpc,
+                if sixteen { "16-bit" } else { "8-bit" }
+            )));
+        }
+        if luma.width != format.width || luma.height != format.height {
+            return Err(Error::Mismatch(format!(
+                "luma plane is {}x{}, the stream is {}",
+                luma.width, luma.height, format
+            )));
+        }
+        if shift as u32 + format.bpc as u32 > 16 {
+            return Err(Error::InvalidOption(format!(
+                "shift {shift} with {} bits exceeds 16 bits",
+                format.bpc
+            )));
+        }
+        Ok(Picture {
+            format,
+            luma,
+            luma_shift: shift,
+        })
+    }
+}
+
+/// An owned, tightly packed luma plane the engine copies frames into (reused, never reallocated
+/// per frame).
+#[derive(Debug, Clone)]
+pub enum PlaneBuf {
+    /// 8-bit samples, `width * height`.
+    U8(Vec<u8>),
+    /// 9–16 bit samples, `width * height`.
+    U16(Vec<u16>),
+}
+
+/// An owned luma plane with its size.
+#[derive(Debug, Clone)]
+pub struct OwnedPlane {
+    /// The samples, row-major, stride == width.
+    pub buf: PlaneBuf,
+    /// Width in samples.
+    pub width: usize,
+    /// Height in rows.
+    pub height: usize,
+}
+
+impl OwnedPlane {
+    /// A zeroed plane for a format.
+    pub fn new(width: usize, height: usize, bpc: u8) -> Self {
+        let n = width * height;
+        let buf = if bpc > 8 {
+            PlaneBuf::U16(vec![0; n])
+        } else {
+            PlaneBuf::U8(vec![0; n])
+        };
+        OwnedPlane { buf, width, height }
+    }
+
+    /// Copies `src` in (shifting samples right by `shift`), without reallocating.
+    pub fn copy_from(&mut self, src: &Plane<'_>, shift: u8) -> Result<()> {
+        if src.width != self.width || src.height != self.height {
+            return Err(Error::Mismatch(format!(
+                "frame is {}x{}, expected {}x{}",
+                src.width, src.height, self.width, self.height
+            )));
+        }
+        let w = self.width;
+        match (&mut self.buf, src.samples) {
+            (PlaneBuf::U8(dst), Samples::U8(s)) => {
+                for (y, row) in dst.chunks_exact_mut(w).enumerate() {
+                    row.copy_from_slice(&s[y * src.stride..y * src.stride + w]);
+                }
+            }
+            (PlaneBuf::U16(dst), Samples::U16(s)) => {
+                for (y, row) in dst.chunks_exact_mut(w).enumerate() {
+                    let from = &s[y * src.stride..y * src.stride + w];
+                    if shift == 0 {
+                        row.copy_from_slice(from);
+                    } else {
+                        for (d, v) in row.iter_mut().zip(from) {
+                            *d = v >> shift;
+                        }
+                    }
+                }
+            }
+            _ => {
+                return Err(Error::Mismatch(
+                    "frame sample size differs from the configured bit depth".into(),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Borrows the plane.
+    pub fn as_plane(&self) -> Plane<'_> {
+        let samples = match &self.buf {
+            PlaneBuf::U8(v) => Samples::U8(v),
+            PlaneBuf::U16(v) => Samples::U16(v),
+        };
+        Plane {
+            samples,
+            width: self.width,
+            height: self.height,
+            stride: self.width,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plane_bounds_are_checked() {
+        let d = vec![0u8; 10 * 3];
+        assert!(Plane::new_u8(&d, 10, 3, 10).is_ok());
+        assert!(Plane::new_u8(&d, 10, 4, 10).is_err());
+        assert!(Plane::new_u8(&d, 11, 3, 10).is_err());
+    }
+
+    #[test]
+    fn copy_honours_stride_and_shift() {
+        let src: Vec<u16> = (0..40).map(|v| (v as u16) << 6).collect();
+        let p = Plane::new_u16(&src, 3, 4, 10).unwrap();
+        let mut o = OwnedPlane::new(3, 4, 10);
+        o.copy_from(&p, 6).unwrap();
+        let b = o.as_plane();
+        assert_eq!(b.get(2, 3), 32);
+        assert_eq!(b.get(0, 1), 10);
+    }
+}
