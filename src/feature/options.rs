@@ -30,7 +30,7 @@ pub enum OptKind {
 }
 
 /// One option of an extractor.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OptSpec {
     /// Full name, e.g. `vif_enhn_gain_limit`.
     pub name: &'static str,
