@@ -1,20 +1,55 @@
-//! Integer VIF (libvmaf's `vif` extractor): placeholder, being written.
+//! Integer VIF (libvmaf's `vif` extractor, `integer_vif.c`): visual information fidelity at four
+//! scales, in libvmaf's fixed-point arithmetic so the scores are bit-identical.
+//!
+//! Per frame, scale 0 works on the input luma planes; every later scale on a copy filtered with
+//! that scale's Gaussian and decimated by two in both directions. At each scale a separable
+//! Gaussian gives the local means, variances and covariance, from which each pixel contributes a
+//! `log2` term (above the noise floor) or a linear term; the per-scale score is `num / den` in
+//! `float`. Borders are mirror-padded exactly like libvmaf's buffers (rows by iterated reflection
+//! of the row index, line buffers by [`scalar::pad_line`]).
+//!
+//! The kernels in [`scalar`] take plain row slices and line buffers, so a SIMD or GPU peer can
+//! replace them row by row; the drivers here resolve mirrored rows and walk the scales.
+#![forbid(unsafe_code)]
+
+pub mod scalar;
+pub mod tables;
+#[cfg(test)]
+mod tests;
 
 use super::options::{OptKind, OptSpec};
-use super::{Extractor, ExtractorConfig, ExtractorDef};
+use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::error::{Error, Result};
+use crate::picture::{Plane, Samples};
+use scalar::{StatLine, StatShifts, VifSums, WideAcc};
+use tables::{FILTERS, LOG2_TABLE_LEN, MAX_TAPS, SCALES};
 
-/// Options, as libvmaf's integer VIF defines them.
-pub static OPTIONS: &[OptSpec] = &[OptSpec {
-    name: "vif_enhn_gain_limit",
-    alias: Some("egl"),
-    kind: OptKind::Double {
-        default: 100.0,
-        min: 1.0,
-        max: 100.0,
+/// Options, with libvmaf's names, aliases, defaults, ranges and FEATURE_PARAM flags
+/// (integer_vif.c `options[]`).
+pub static OPTIONS: &[OptSpec] = &[
+    OptSpec {
+        name: "debug",
+        alias: None,
+        kind: OptKind::Bool(false),
+        feature_param: false,
     },
-    feature_param: true,
-}];
+    OptSpec {
+        name: "vif_enhn_gain_limit",
+        alias: Some("egl"),
+        kind: OptKind::Double {
+            default: tables::DEFAULT_ENHN_GAIN_LIMIT,
+            min: 1.0,
+            max: tables::DEFAULT_ENHN_GAIN_LIMIT,
+        },
+        feature_param: true,
+    },
+    OptSpec {
+        name: "vif_skip_scale0",
+        alias: Some("ssclz"),
+        kind: OptKind::Bool(false),
+        feature_param: true,
+    },
+];
 
 /// Registry entry.
 pub static DEF: ExtractorDef = ExtractorDef {
@@ -32,6 +67,379 @@ pub static DEF: ExtractorDef = ExtractorDef {
     create_temporal: None,
 };
 
-fn create(_cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
-    Err(Error::Unsupported("vif: not built yet".into()))
+/// Smallest width/height accepted: every scale must be at least 2 pixels in each direction, below
+/// which libvmaf's padding reads stale memory.
+pub const MIN_SIZE: usize = 16;
+
+/// The decimated reference and distorted luma of one scale above 0 (tightly packed).
+#[derive(Debug, Clone)]
+struct Level {
+    reference: Vec<u16>,
+    distorted: Vec<u16>,
+    w: usize,
+    h: usize,
+}
+
+/// A VIF instance: the options and all scratch, sized for one picture format.
+pub struct Vif {
+    w: usize,
+    h: usize,
+    bpc: u8,
+    gain_limit: f64,
+    skip_scale0: bool,
+    log2: &'static [u16; LOG2_TABLE_LEN],
+    line: StatLine,
+    wide: WideAcc,
+    /// Scales 1..=3.
+    levels: Vec<Level>,
+}
+
+/// Per-scale numerator and denominator, as libvmaf's `VifScore` (`float`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NumDen {
+    /// Numerator.
+    pub num: f32,
+    /// Denominator.
+    pub den: f32,
+}
+
+impl Vif {
+    /// Allocates an instance for `width x height` pictures of `bpc` bits (8..=16).
+    pub fn new(
+        width: usize,
+        height: usize,
+        bpc: u8,
+        gain_limit: f64,
+        skip_scale0: bool,
+    ) -> Result<Self> {
+        if !(8..=16).contains(&bpc) {
+            return Err(Error::Unsupported(format!(
+                "vif: bit depth {bpc} (supported: 8 to 16)"
+            )));
+        }
+        if width < MIN_SIZE || height < MIN_SIZE {
+            return Err(Error::Unsupported(format!(
+                "vif: picture size {width}x{height} (minimum {MIN_SIZE}x{MIN_SIZE})"
+            )));
+        }
+        let mut levels = Vec::with_capacity(SCALES - 1);
+        let (mut w, mut h) = (width, height);
+        for _ in 1..SCALES {
+            w /= 2;
+            h /= 2;
+            levels.push(Level {
+                reference: vec![0; w * h],
+                distorted: vec![0; w * h],
+                w,
+                h,
+            });
+        }
+        Ok(Vif {
+            w: width,
+            h: height,
+            bpc,
+            gain_limit,
+            skip_scale0,
+            log2: tables::log2_table(),
+            line: StatLine::new(width),
+            wide: WideAcc::new(width),
+            levels,
+        })
+    }
+
+    /// Computes the four scales' `(num, den)` for one frame; scale 0 is left at zero when
+    /// `vif_skip_scale0` is set.
+    pub fn compute(&mut self, reference: &Plane<'_>, distorted: &Plane<'_>) -> Result<[NumDen; 4]> {
+        for (what, p) in [("reference", reference), ("distorted", distorted)] {
+            if p.width != self.w || p.height != self.h {
+                return Err(Error::Mismatch(format!(
+                    "vif: {what} luma is {}x{}, expected {}x{}",
+                    p.width, p.height, self.w, self.h
+                )));
+            }
+        }
+        let mut sums = [VifSums::default(); SCALES];
+        match (reference.samples, distorted.samples) {
+            (Samples::U8(r), Samples::U8(d)) if self.bpc == 8 => {
+                let r = Src::new(r, reference.stride, self.w, self.h);
+                let d = Src::new(d, distorted.stride, self.w, self.h);
+                if !self.skip_scale0 {
+                    sums[0] = self.statistic_u8(r, d);
+                }
+                self.downsample_scale0(r, d, 128, 8);
+            }
+            (Samples::U16(r), Samples::U16(d)) if self.bpc > 8 => {
+                let r = Src::new(r, reference.stride, self.w, self.h);
+                let d = Src::new(d, distorted.stride, self.w, self.h);
+                if !self.skip_scale0 {
+                    sums[0] = self.statistic_u16(r, d, 0);
+                }
+                let bpc = self.bpc as u32;
+                self.downsample_scale0(r, d, 1 << (bpc - 1), bpc);
+            }
+            _ => {
+                return Err(Error::Mismatch(format!(
+                    "vif: {}-bit stream given samples of another width",
+                    self.bpc
+                )))
+            }
+        }
+        for (scale, sum) in sums.iter_mut().enumerate().skip(1) {
+            if scale > 1 {
+                self.downsample_level(scale);
+            }
+            let lv = &self.levels[scale - 1];
+            let (r, d) = (lv.src_ref(), lv.src_dis());
+            *sum = statistic_u16(
+                r,
+                d,
+                scale,
+                self.bpc as u32,
+                &mut self.line,
+                &mut self.wide,
+                self.gain_limit,
+                self.log2,
+            );
+        }
+        let mut out = [NumDen::default(); SCALES];
+        for (s, (o, sum)) in out.iter_mut().zip(&sums).enumerate() {
+            if s == 0 && self.skip_scale0 {
+                continue;
+            }
+            let (num, den) = sum.num_den();
+            *o = NumDen { num, den };
+        }
+        Ok(out)
+    }
+
+    fn statistic_u8(&mut self, r: Src<'_, u8>, d: Src<'_, u8>) -> VifSums {
+        let taps = FILTERS[0].len();
+        let mut sums = VifSums::default();
+        let mut rr: [&[u8]; MAX_TAPS] = [&[]; MAX_TAPS];
+        let mut dr: [&[u8]; MAX_TAPS] = [&[]; MAX_TAPS];
+        for i in 0..r.h {
+            r.rows(i, taps, &mut rr);
+            d.rows(i, taps, &mut dr);
+            scalar::stat_vertical_u8(&rr[..taps], &dr[..taps], r.w, &mut self.line);
+            scalar::pad_stat_line(&mut self.line, r.w, taps / 2);
+            scalar::stat_horizontal(
+                &self.line,
+                FILTERS[0],
+                r.w,
+                self.gain_limit,
+                self.log2,
+                &mut self.wide,
+                &mut sums,
+            );
+        }
+        sums
+    }
+
+    fn statistic_u16(&mut self, r: Src<'_, u16>, d: Src<'_, u16>, scale: usize) -> VifSums {
+        statistic_u16(
+            r,
+            d,
+            scale,
+            self.bpc as u32,
+            &mut self.line,
+            &mut self.wide,
+            self.gain_limit,
+            self.log2,
+        )
+    }
+
+    /// Filters and decimates the input planes into scale 1.
+    fn downsample_scale0<T: Copy + Into<u32>>(
+        &mut self,
+        r: Src<'_, T>,
+        d: Src<'_, T>,
+        round: u32,
+        shift: u32,
+    ) {
+        let lv = &mut self.levels[0];
+        downsample(
+            r,
+            d,
+            FILTERS[1],
+            round,
+            shift,
+            &mut self.line,
+            &mut lv.reference,
+            &mut lv.distorted,
+        );
+    }
+
+    /// Filters and decimates scale `scale - 1` (>= 1) into `scale`.
+    fn downsample_level(&mut self, scale: usize) {
+        let (lo, hi) = self.levels.split_at_mut(scale - 1);
+        let src = &lo[scale - 2];
+        let dst = &mut hi[0];
+        downsample(
+            src.src_ref(),
+            src.src_dis(),
+            FILTERS[scale],
+            32768,
+            16,
+            &mut self.line,
+            &mut dst.reference,
+            &mut dst.distorted,
+        );
+    }
+}
+
+impl Level {
+    fn src_ref(&self) -> Src<'_, u16> {
+        Src::new(&self.reference, self.w, self.w, self.h)
+    }
+    fn src_dis(&self) -> Src<'_, u16> {
+        Src::new(&self.distorted, self.w, self.w, self.h)
+    }
+}
+
+/// A strided plane of one scale, read through libvmaf's row mirroring.
+#[derive(Clone, Copy)]
+struct Src<'a, T> {
+    data: &'a [T],
+    stride: usize,
+    w: usize,
+    h: usize,
+}
+
+impl<'a, T> Src<'a, T> {
+    fn new(data: &'a [T], stride: usize, w: usize, h: usize) -> Self {
+        Src { data, stride, w, h }
+    }
+
+    /// Fills `out[..taps]` with the rows `center - taps/2 ..= center + taps/2`, mirrored.
+    fn rows(&self, center: usize, taps: usize, out: &mut [&'a [T]; MAX_TAPS]) {
+        let top = center as isize - (taps / 2) as isize;
+        for (k, slot) in out[..taps].iter_mut().enumerate() {
+            let y = mirror(top + k as isize, self.h);
+            let at = y * self.stride;
+            *slot = &self.data[at..at + self.w];
+        }
+    }
+}
+
+/// The row libvmaf's top/bottom padding (`pad_top_and_bottom`) leaves at index `y` of a plane of
+/// `h >= 2` rows: rows above are copies of `-y`, rows below of `2(h-1) - y`, applied repeatedly
+/// (the padding copies rows in an order that makes deeper pad rows copies of earlier pad rows).
+fn mirror(mut y: isize, h: usize) -> usize {
+    let h = h as isize;
+    if h < 2 {
+        return 0;
+    }
+    loop {
+        if y < 0 {
+            y = -y;
+        } else if y >= h {
+            y = 2 * (h - 1) - y;
+        } else {
+            return y as usize;
+        }
+    }
+}
+
+/// The statistic of one scale from 16-bit samples (`vif_statistic_16`).
+#[allow(clippy::too_many_arguments)]
+fn statistic_u16(
+    r: Src<'_, u16>,
+    d: Src<'_, u16>,
+    scale: usize,
+    bpc: u32,
+    line: &mut StatLine,
+    wide: &mut WideAcc,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+) -> VifSums {
+    let filt = FILTERS[scale];
+    let taps = filt.len();
+    let sh = StatShifts::for_scale(scale, bpc);
+    let mut sums = VifSums::default();
+    let mut rr: [&[u16]; MAX_TAPS] = [&[]; MAX_TAPS];
+    let mut dr: [&[u16]; MAX_TAPS] = [&[]; MAX_TAPS];
+    for i in 0..r.h {
+        r.rows(i, taps, &mut rr);
+        d.rows(i, taps, &mut dr);
+        scalar::stat_vertical_u16(&rr[..taps], &dr[..taps], filt, sh, r.w, line, wide);
+        scalar::pad_stat_line(line, r.w, taps / 2);
+        scalar::stat_horizontal(line, filt, r.w, gain_limit, log2, wide, &mut sums);
+    }
+    sums
+}
+
+/// Filters `r`/`d` with `filt` and keeps the even rows and columns (`subsample_rd_*` followed by
+/// `decimate_and_pad`), writing `(w/2) x (h/2)` samples to `out_r`/`out_d`.
+#[allow(clippy::too_many_arguments)]
+fn downsample<T: Copy + Into<u32>>(
+    r: Src<'_, T>,
+    d: Src<'_, T>,
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    line: &mut StatLine,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) {
+    let taps = filt.len();
+    let (wo, ho) = (r.w / 2, r.h / 2);
+    let mut rr: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
+    let mut dr: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
+    let (tmp_r, tmp_d) = (&mut line.mu1, &mut line.mu2);
+    for k in 0..ho {
+        r.rows(2 * k, taps, &mut rr);
+        d.rows(2 * k, taps, &mut dr);
+        scalar::subsample_vertical(
+            &rr[..taps],
+            &dr[..taps],
+            filt,
+            round,
+            shift,
+            r.w,
+            tmp_r,
+            tmp_d,
+        );
+        scalar::pad_line(tmp_r, r.w, taps / 2);
+        scalar::pad_line(tmp_d, r.w, taps / 2);
+        scalar::subsample_horizontal(
+            tmp_r,
+            tmp_d,
+            filt,
+            r.w,
+            &mut out_r[k * wo..(k + 1) * wo],
+            &mut out_d[k * wo..(k + 1) * wo],
+        );
+    }
+}
+
+/// The extractor: four scores `num / den` (computed in `float`), scale 0 reported as 0 when
+/// skipped.
+struct VifExtractor {
+    vif: Vif,
+}
+
+fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    let f = &cfg.format;
+    let vif = Vif::new(
+        f.width,
+        f.height,
+        f.bpc,
+        cfg.opts.f64("vif_enhn_gain_limit"),
+        cfg.opts.bool("vif_skip_scale0"),
+    )?;
+    Ok(Box::new(VifExtractor { vif }))
+}
+
+impl Extractor for VifExtractor {
+    fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
+        let nd = self.vif.compute(&input.reference, &input.distorted)?;
+        for (s, (o, v)) in out.iter_mut().zip(nd.iter()).enumerate() {
+            *o = if s == 0 && self.vif.skip_scale0 {
+                0.0
+            } else {
+                (v.num / v.den) as f64
+            };
+        }
+        Ok(())
+    }
 }

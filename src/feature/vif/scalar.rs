@@ -1,0 +1,414 @@
+//! The scalar VIF kernels: the specification every SIMD/GPU peer must match bit for bit.
+//!
+//! Each scale runs two separable passes per output row, as libvmaf's `integer_vif.c` does:
+//!
+//! * a **vertical** pass over `taps` input rows (already mirror-resolved by the caller, so the
+//!   kernels see plain row slices) into line buffers,
+//! * libvmaf's mirror padding of those line buffers ([`pad_line`]),
+//! * a **horizontal** pass over the padded line, which either accumulates the VIF statistic
+//!   ([`stat_horizontal`]) or writes one decimated row of the next scale
+//!   ([`subsample_horizontal`]).
+//!
+//! The integer types, rounding constants, shifts and casts are libvmaf's; accumulations are done
+//! in a different order (tap-major instead of pixel-major), which is exact because they are
+//! integer sums (modular in the rare `u32` wrapping cases, like C's unsigned arithmetic).
+
+use super::tables::{log2_32, log2_64, EPS, FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
+
+/// Line buffers of one row of vertically filtered values, each `PAD` entries of mirror padding on
+/// both sides of `width` values (libvmaf's `buf.tmp`). Index `PAD + j` holds column `j`.
+#[derive(Debug, Clone)]
+pub struct StatLine {
+    /// Filtered reference (`mu1`).
+    pub mu1: Vec<u32>,
+    /// Filtered distorted (`mu2`).
+    pub mu2: Vec<u32>,
+    /// Filtered reference squared (`ref`).
+    pub xx: Vec<u32>,
+    /// Filtered distorted squared (`dis`).
+    pub yy: Vec<u32>,
+    /// Filtered reference times distorted (`ref_dis`).
+    pub xy: Vec<u32>,
+}
+
+impl StatLine {
+    /// Zeroed buffers for lines of up to `width` values.
+    pub fn new(width: usize) -> Self {
+        let n = width + 2 * PAD;
+        StatLine {
+            mu1: vec![0; n],
+            mu2: vec![0; n],
+            xx: vec![0; n],
+            yy: vec![0; n],
+            xy: vec![0; n],
+        }
+    }
+}
+
+/// Per-row accumulators (`width` each, no padding): the 64-bit vertical sums of the squared terms
+/// for 9–16 bit data, then the horizontal sums of all five terms.
+#[derive(Debug, Clone)]
+pub struct WideAcc {
+    /// Sum of `f * mu1`.
+    pub mu1: Vec<u32>,
+    /// Sum of `f * mu2`.
+    pub mu2: Vec<u32>,
+    /// Sum of `f * ref * ref`.
+    pub xx: Vec<u64>,
+    /// Sum of `f * dis * dis`.
+    pub yy: Vec<u64>,
+    /// Sum of `f * ref * dis`.
+    pub xy: Vec<u64>,
+}
+
+impl WideAcc {
+    /// Zeroed accumulators for lines of up to `width` values.
+    pub fn new(width: usize) -> Self {
+        WideAcc {
+            mu1: vec![0; width],
+            mu2: vec![0; width],
+            xx: vec![0; width],
+            yy: vec![0; width],
+            xy: vec![0; width],
+        }
+    }
+}
+
+/// Rounding of the vertical statistic pass of `vif_statistic_16`: `mu = (acc + mu_round) >>
+/// mu_shift` and `sq = (acc + sq_round) >> sq_shift`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatShifts {
+    /// Rounding constant for the filtered means.
+    pub mu_round: u32,
+    /// Shift for the filtered means.
+    pub mu_shift: u32,
+    /// Rounding constant for the filtered squares.
+    pub sq_round: u64,
+    /// Shift for the filtered squares.
+    pub sq_shift: u32,
+}
+
+impl StatShifts {
+    /// libvmaf's choice for `scale` at `bpc` bits: at scale 0 the means drop `bpc` bits and the
+    /// squares `2 * (bpc - 8)`; at the other scales (whose samples are 16-bit) both drop 16.
+    pub fn for_scale(scale: usize, bpc: u32) -> Self {
+        if scale == 0 {
+            let sq_shift = (bpc - 8) * 2;
+            StatShifts {
+                mu_round: 1 << (bpc - 1),
+                mu_shift: bpc,
+                sq_round: if bpc == 8 { 0 } else { 1 << (sq_shift - 1) },
+                sq_shift,
+            }
+        } else {
+            StatShifts {
+                mu_round: 32768,
+                mu_shift: 16,
+                sq_round: 32768,
+                sq_shift: 16,
+            }
+        }
+    }
+}
+
+/// The integer sums one scale's statistic accumulates (libvmaf's `accum_*` / `VifResiduals`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VifSums {
+    /// Sum of `log2(numerator) * 2048` terms.
+    pub num_log: i64,
+    /// Sum of `log2(denominator) * 2048` terms.
+    pub den_log: i64,
+    /// Sum of clamped `sigma2_sq` where `sigma1_sq` is below the noise floor.
+    pub num_non_log: i64,
+    /// Count of pixels where `sigma1_sq` is below the noise floor.
+    pub den_non_log: i64,
+}
+
+impl VifSums {
+    /// Adds another partial sum (e.g. of a block of columns).
+    pub fn add(&mut self, o: &VifSums) {
+        self.num_log += o.num_log;
+        self.den_log += o.den_log;
+        self.num_non_log += o.num_non_log;
+        self.den_non_log += o.den_non_log;
+    }
+
+    /// libvmaf's final `(num, den)` of a scale, computed in `double` and stored as `float`.
+    pub fn num_den(&self) -> (f32, f32) {
+        let num = self.num_log as f64 / 2048.0
+            + (self.den_non_log as f64 - (self.num_non_log as f64 / 16384.0) / 65025.0);
+        let den = self.den_log as f64 / 2048.0 + self.den_non_log as f64;
+        (num as f32, den as f32)
+    }
+}
+
+/// Vertical statistic pass for 8-bit scale 0 (`vif_statistic_8`): 17 rows of `u8`, 32-bit
+/// accumulators; the means are rounded by 8 bits, the squares kept whole.
+///
+/// `reference`/`distorted` hold the 17 rows `i - 8 ..= i + 8` (each at least `w` long);
+/// columns `0..w` of `line` are written (at offset `PAD`).
+pub fn stat_vertical_u8(reference: &[&[u8]], distorted: &[&[u8]], w: usize, line: &mut StatLine) {
+    debug_assert_eq!(reference.len(), FILTER_S0.len());
+    debug_assert_eq!(distorted.len(), FILTER_S0.len());
+    let range = PAD..PAD + w;
+    let mu1 = &mut line.mu1[range.clone()];
+    let mu2 = &mut line.mu2[range.clone()];
+    let xx = &mut line.xx[range.clone()];
+    let yy = &mut line.yy[range.clone()];
+    let xy = &mut line.xy[range];
+    mu1.fill(0);
+    mu2.fill(0);
+    xx.fill(0);
+    yy.fill(0);
+    xy.fill(0);
+    for ((&f, r), d) in FILTER_S0.iter().zip(reference).zip(distorted) {
+        let f = f as u32;
+        let (r, d) = (&r[..w], &d[..w]);
+        for j in 0..w {
+            let (x, y) = (r[j] as u32, d[j] as u32);
+            let (fx, fy) = (f * x, f * y);
+            mu1[j] = mu1[j].wrapping_add(fx);
+            mu2[j] = mu2[j].wrapping_add(fy);
+            xx[j] = xx[j].wrapping_add(fx.wrapping_mul(x));
+            yy[j] = yy[j].wrapping_add(fy.wrapping_mul(y));
+            xy[j] = xy[j].wrapping_add(fx.wrapping_mul(y));
+        }
+    }
+    for v in mu1.iter_mut().chain(mu2.iter_mut()) {
+        *v = v.wrapping_add(128) >> 8;
+    }
+}
+
+/// Vertical statistic pass for 9–16 bit scale 0 and for every later scale
+/// (`vif_statistic_16`): `filt.len()` rows of `u16`, 32-bit mean and 64-bit square accumulators,
+/// rounded by `sh`; the means are truncated to 16 bits as libvmaf does.
+///
+/// `reference`/`distorted` hold the rows `i - taps/2 ..= i + taps/2` (each at least `w` long);
+/// columns `0..w` of `line` are written (at offset `PAD`); `acc` is scratch.
+pub fn stat_vertical_u16(
+    reference: &[&[u16]],
+    distorted: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    line: &mut StatLine,
+    acc: &mut WideAcc,
+) {
+    debug_assert_eq!(reference.len(), filt.len());
+    debug_assert_eq!(distorted.len(), filt.len());
+    let range = PAD..PAD + w;
+    let mu1 = &mut line.mu1[range.clone()];
+    let mu2 = &mut line.mu2[range];
+    let (axx, ayy, axy) = (&mut acc.xx[..w], &mut acc.yy[..w], &mut acc.xy[..w]);
+    mu1.fill(0);
+    mu2.fill(0);
+    axx.fill(0);
+    ayy.fill(0);
+    axy.fill(0);
+    for ((&f, r), d) in filt.iter().zip(reference).zip(distorted) {
+        let f = f as u32;
+        let (r, d) = (&r[..w], &d[..w]);
+        for j in 0..w {
+            let (x, y) = (r[j] as u32, d[j] as u32);
+            let (fx, fy) = (f * x, f * y);
+            mu1[j] = mu1[j].wrapping_add(fx);
+            mu2[j] = mu2[j].wrapping_add(fy);
+            axx[j] = axx[j].wrapping_add(fx as u64 * x as u64);
+            ayy[j] = ayy[j].wrapping_add(fy as u64 * y as u64);
+            axy[j] = axy[j].wrapping_add(fx as u64 * y as u64);
+        }
+    }
+    for v in mu1.iter_mut().chain(mu2.iter_mut()) {
+        *v = (v.wrapping_add(sh.mu_round) >> sh.mu_shift) as u16 as u32;
+    }
+    let sq = |a: u64| (a.wrapping_add(sh.sq_round) >> sh.sq_shift) as u32;
+    for (o, &a) in line.xx[PAD..PAD + w].iter_mut().zip(axx.iter()) {
+        *o = sq(a);
+    }
+    for (o, &a) in line.yy[PAD..PAD + w].iter_mut().zip(ayy.iter()) {
+        *o = sq(a);
+    }
+    for (o, &a) in line.xy[PAD..PAD + w].iter_mut().zip(axy.iter()) {
+        *o = sq(a);
+    }
+}
+
+/// libvmaf's horizontal mirror padding of a line buffer (`PADDING_SQ_DATA`): for `f = 1..=half`,
+/// `[-f] = [f]` then `[w-1+f] = [w-1-f]`, in that order (so lines narrower than the filter are
+/// reflected repeatedly). `v` is a padded line (column `j` at `PAD + j`), `w >= 2`,
+/// `half <= PAD`.
+pub fn pad_line(v: &mut [u32], w: usize, half: usize) {
+    debug_assert!(half <= PAD && v.len() >= w + 2 * PAD);
+    let last = (PAD + w - 1) as isize;
+    for f in 1..=half as isize {
+        let p = PAD as isize;
+        v[(p - f) as usize] = v[(p + f) as usize];
+        v[(last + f) as usize] = v[(last - f) as usize];
+    }
+}
+
+/// Pads all five buffers of a statistic line (see [`pad_line`]).
+pub fn pad_stat_line(line: &mut StatLine, w: usize, half: usize) {
+    pad_line(&mut line.mu1, w, half);
+    pad_line(&mut line.mu2, w, half);
+    pad_line(&mut line.xx, w, half);
+    pad_line(&mut line.yy, w, half);
+    pad_line(&mut line.xy, w, half);
+}
+
+/// Horizontal statistic pass over a padded line: filters each column (into `acc`, scratch),
+/// forms the local variances and covariance, and accumulates VIF's log/non-log terms into `sums`.
+pub fn stat_horizontal(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+) {
+    let start = PAD - filt.len() / 2;
+    let (amu1, amu2) = (&mut acc.mu1[..w], &mut acc.mu2[..w]);
+    let (axx, ayy, axy) = (&mut acc.xx[..w], &mut acc.yy[..w], &mut acc.xy[..w]);
+    amu1.fill(0);
+    amu2.fill(0);
+    axx.fill(0);
+    ayy.fill(0);
+    axy.fill(0);
+    for (k, &f) in filt.iter().enumerate() {
+        let at = start + k..start + k + w;
+        let f32_ = f as u32;
+        for (a, &v) in amu1.iter_mut().zip(&line.mu1[at.clone()]) {
+            *a = a.wrapping_add(f32_.wrapping_mul(v));
+        }
+        for (a, &v) in amu2.iter_mut().zip(&line.mu2[at.clone()]) {
+            *a = a.wrapping_add(f32_.wrapping_mul(v));
+        }
+        let f64_ = f as u64;
+        for (a, &v) in axx.iter_mut().zip(&line.xx[at.clone()]) {
+            *a = a.wrapping_add(f64_ * v as u64);
+        }
+        for (a, &v) in ayy.iter_mut().zip(&line.yy[at.clone()]) {
+            *a = a.wrapping_add(f64_ * v as u64);
+        }
+        for (a, &v) in axy.iter_mut().zip(&line.xy[at]) {
+            *a = a.wrapping_add(f64_ * v as u64);
+        }
+    }
+    for j in 0..w {
+        let (mu1, mu2) = (amu1[j], amu2[j]);
+        let rsh32 = |a: u32, b: u32| ((a as u64 * b as u64 + 2147483648) >> 32) as u32;
+        let mu1_sq = rsh32(mu1, mu1);
+        let mu2_sq = rsh32(mu2, mu2);
+        let mu1_mu2 = rsh32(mu1, mu2);
+        let xx_filt = (axx[j].wrapping_add(32768) >> 16) as u32;
+        let yy_filt = (ayy[j].wrapping_add(32768) >> 16) as u32;
+        let xy_filt = (axy[j].wrapping_add(32768) >> 16) as u32;
+        let sigma1_sq = xx_filt.wrapping_sub(mu1_sq) as i32;
+        let sigma2_sq = yy_filt.wrapping_sub(mu2_sq) as i32;
+        let sigma12 = xy_filt.wrapping_sub(mu1_mu2) as i32;
+        vif_term(sigma1_sq, sigma2_sq, sigma12, gain_limit, log2, sums);
+    }
+}
+
+/// Accumulates one pixel's VIF term from its local statistics (Q16 fixed point), as libvmaf
+/// does: below the noise floor `sigma_nsq` a linear term, above it `log2` ratios from the table,
+/// with the gain `g` computed in `double` and truncated conversions to integers.
+#[inline]
+pub fn vif_term(
+    sigma1_sq: i32,
+    sigma2_sq: i32,
+    sigma12: i32,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    sums: &mut VifSums,
+) {
+    let sigma2_sq = sigma2_sq.max(0);
+    if sigma1_sq >= SIGMA_NSQ {
+        // C: log2_32(table, sigma_nsq + sigma1_sq) with the int sum passed as uint32_t.
+        let den = SIGMA_NSQ.wrapping_add(sigma1_sq) as u32;
+        sums.den_log += (log2_32(log2, den) - 2048 * 17) as i64;
+        if sigma12 > 0 && sigma2_sq > 0 {
+            let g = sigma12 as f64 / (sigma1_sq as f64 + EPS);
+            // C: int32_t sv_sq = sigma2_sq - g * sigma12 (truncation; can only leave the i32
+            // range downwards, where C's INT_MIN and Rust's saturation both clamp to 0 below).
+            let sv_sq = (sigma2_sq as f64 - g * sigma12 as f64) as i32;
+            let sv_sq = sv_sq.max(0);
+            let g = if g < gain_limit { g } else { gain_limit };
+            let numer1 = sv_sq.wrapping_add(SIGMA_NSQ) as u32;
+            let numer1_tmp = (g * g * sigma1_sq as f64) as i64 + numer1 as i64;
+            sums.num_log +=
+                (log2_64(log2, numer1_tmp as u64) - log2_64(log2, numer1 as u64)) as i64;
+        }
+    } else {
+        sums.num_non_log += sigma2_sq as i64;
+        sums.den_non_log += 1;
+    }
+}
+
+/// Vertical pass of the downsampling into the next scale (`subsample_rd_8`/`_16`): `filt.len()`
+/// rows into `out_ref`/`out_dis` (padded lines, column `j` at `PAD + j`), rounded by
+/// `(acc + round) >> shift` and truncated to 16 bits.
+///
+/// For 8-bit scale 0 libvmaf uses `round = 128, shift = 8` and no 16-bit truncation; its values
+/// (at most 65280) never exceed 16 bits, so the truncation is a no-op there.
+#[allow(clippy::too_many_arguments)]
+pub fn subsample_vertical<T: Copy + Into<u32>>(
+    reference: &[&[T]],
+    distorted: &[&[T]],
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    w: usize,
+    out_ref: &mut [u32],
+    out_dis: &mut [u32],
+) {
+    debug_assert_eq!(reference.len(), filt.len());
+    debug_assert_eq!(distorted.len(), filt.len());
+    let or = &mut out_ref[PAD..PAD + w];
+    let od = &mut out_dis[PAD..PAD + w];
+    or.fill(0);
+    od.fill(0);
+    for ((&f, r), d) in filt.iter().zip(reference).zip(distorted) {
+        let f = f as u32;
+        let (r, d) = (&r[..w], &d[..w]);
+        for j in 0..w {
+            or[j] = or[j].wrapping_add(f.wrapping_mul(r[j].into()));
+            od[j] = od[j].wrapping_add(f.wrapping_mul(d[j].into()));
+        }
+    }
+    for v in or.iter_mut().chain(od.iter_mut()) {
+        *v = (v.wrapping_add(round) >> shift) as u16 as u32;
+    }
+}
+
+/// Horizontal pass of the downsampling: filters the padded lines at the even columns
+/// `0, 2, …, 2 * (w / 2 - 1)` and writes the `w / 2` results (libvmaf's `mu1`/`mu2` after
+/// decimation) to `out_ref`/`out_dis`.
+pub fn subsample_horizontal(
+    line_ref: &[u32],
+    line_dis: &[u32],
+    filt: &[u16],
+    w: usize,
+    out_ref: &mut [u16],
+    out_dis: &mut [u16],
+) {
+    let taps = filt.len();
+    let start = PAD - taps / 2;
+    for (m, (o_r, o_d)) in out_ref[..w / 2]
+        .iter_mut()
+        .zip(out_dis[..w / 2].iter_mut())
+        .enumerate()
+    {
+        let s = start + 2 * m;
+        let mut ar: u32 = 0;
+        let mut ad: u32 = 0;
+        for (k, &f) in filt.iter().enumerate() {
+            let f = f as u32;
+            ar = ar.wrapping_add(f.wrapping_mul(line_ref[s + k]));
+            ad = ad.wrapping_add(f.wrapping_mul(line_dis[s + k]));
+        }
+        *o_r = (ar.wrapping_add(32768) >> 16) as u16;
+        *o_d = (ad.wrapping_add(32768) >> 16) as u16;
+    }
+}

@@ -1,0 +1,85 @@
+//! Constants of libvmaf's integer VIF: the per-scale Gaussian taps, the neural-noise variance, the
+//! epsilon of the gain division and the fixed-point `log2` look-up table.
+
+use std::sync::OnceLock;
+
+/// Number of scales VIF is computed at.
+pub const SCALES: usize = 4;
+
+/// Scale-0 taps (Q16, sum 65536); libvmaf `vif_filter1d_table[0]` (integer_vif.h).
+pub const FILTER_S0: [u16; 17] = [
+    489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935,
+    489,
+];
+/// Scale-1 taps (Q16, sum 65536); libvmaf `vif_filter1d_table[1]` (integer_vif.h).
+pub const FILTER_S1: [u16; 9] = [1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244];
+/// Scale-2 taps (Q16, sum 65536); libvmaf `vif_filter1d_table[2]` (integer_vif.h).
+pub const FILTER_S2: [u16; 5] = [3571, 16004, 26386, 16004, 3571];
+/// Scale-3 taps (Q16, sum 65536); libvmaf `vif_filter1d_table[3]` (integer_vif.h).
+pub const FILTER_S3: [u16; 3] = [10904, 43728, 10904];
+
+/// The taps of each scale, indexed by scale; widths 17, 9, 5, 3 as libvmaf's
+/// `vif_filter1d_width`. Scale `s` uses `FILTERS[s]` for its statistic, and the downsampling into
+/// scale `s` uses `FILTERS[s]` too.
+pub static FILTERS: [&[u16]; SCALES] = [&FILTER_S0, &FILTER_S1, &FILTER_S2, &FILTER_S3];
+
+/// Widest half filter width (scale 0: 17 / 2): the mirror padding the line buffers carry per side.
+pub const PAD: usize = 8;
+
+/// Most taps of any filter (scale 0).
+pub const MAX_TAPS: usize = 17;
+
+/// Neural-noise variance 2.0 in Q16; libvmaf `sigma_nsq = 65536 << 1` (integer_vif.c).
+pub const SIGMA_NSQ: i32 = 65536 << 1;
+
+/// Epsilon added to `sigma1_sq` before the gain division; libvmaf `65536 * 1.0e-10`
+/// (integer_vif.c).
+pub const EPS: f64 = 65536.0 * 1.0e-10;
+
+/// Default (and maximum) enhancement gain limit; libvmaf `DEFAULT_VIF_ENHN_GAIN_LIMIT`
+/// (integer_vif.h).
+pub const DEFAULT_ENHN_GAIN_LIMIT: f64 = 100.0;
+
+/// Entries of the log2 table that are ever read (`log2_32`/`log2_64` normalise to 16 bits).
+pub const LOG2_TABLE_LEN: usize = 65536;
+
+/// libvmaf's `log2_table` (integer_vif.c `log_generate`): entry `i` for `32767 <= i < 65536` is
+/// `round(log2f(i) * 2048)` (half away from zero), all other entries are 0. Computed once per
+/// process.
+pub fn log2_table() -> &'static [u16; LOG2_TABLE_LEN] {
+    static TABLE: OnceLock<Box<[u16; LOG2_TABLE_LEN]>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = Box::new([0u16; LOG2_TABLE_LEN]);
+        for (i, e) in t.iter_mut().enumerate().skip(32767) {
+            *e = log2_entry(i as u32);
+        }
+        t
+    })
+}
+
+/// One table entry: `(uint16_t)round(log2f((float)i) * 2048)`.
+///
+/// `log2f` is taken as the correctly rounded single-precision `log2` (the double result rounded
+/// to `f32`), which is what glibc's `log2f` returns for every `i` in the table's range (checked by
+/// a unit test against the platform `f32::log2`). The product with 2048 is exact in `f32`.
+pub fn log2_entry(i: u32) -> u16 {
+    let l = (i as f64).log2() as f32;
+    ((l * 2048.0) as f64).round() as u16
+}
+
+/// libvmaf `log2_32`: `log2(temp) * 2048` from the table, normalising `temp` to 16 significant
+/// bits. `temp` must be at least `1 << 15` (VIF only calls it with values of at least `1 << 18`).
+#[inline]
+pub fn log2_32(table: &[u16; LOG2_TABLE_LEN], temp: u32) -> i32 {
+    let k = 16 - temp.leading_zeros() as i32;
+    debug_assert!(k >= 0, "log2_32 input {temp} below 2^15");
+    table[(temp >> k) as usize] as i32 + 2048 * k
+}
+
+/// libvmaf `log2_64`: as [`log2_32`] for 64-bit inputs of at least `0x20000`.
+#[inline]
+pub fn log2_64(table: &[u16; LOG2_TABLE_LEN], temp: u64) -> i32 {
+    let k = 48 - temp.leading_zeros() as i32;
+    debug_assert!(k >= 0, "log2_64 input {temp} below 2^15");
+    table[(temp >> k) as usize] as i32 + 2048 * k
+}

@@ -1,0 +1,389 @@
+//! Unit tests of the integer VIF extractor.
+
+use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc};
+use super::tables::{self, FILTERS, FILTER_S0, FILTER_S1, PAD};
+use super::{mirror, NumDen, Vif, DEF};
+use crate::feature::options::OptValues;
+use crate::feature::{ExtractorConfig, FrameInput};
+use crate::picture::{ChromaLayout, PictureFormat, Plane};
+
+/// Deterministic pseudo-random samples (xorshift), `bits` wide.
+fn noise(n: usize, bits: u32, seed: u64) -> Vec<u16> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as u16 & ((1u32 << bits) - 1) as u16
+        })
+        .collect()
+}
+
+/// A smooth textured image plus noise, in `bits` bits.
+fn texture(w: usize, h: usize, bits: u32, seed: u64, amp: u32) -> Vec<u16> {
+    let n = noise(w * h, 16, seed);
+    let max = (1u32 << bits) - 1;
+    (0..w * h)
+        .map(|k| {
+            let (x, y) = ((k % w) as f64, (k / w) as f64);
+            let base =
+                0.5 + 0.3 * (x * 0.21).sin() * (y * 0.13).cos() + 0.1 * ((x + y) * 0.05).sin();
+            let v = base * max as f64 + (n[k] as u32 % (2 * amp + 1)) as f64 - amp as f64;
+            v.clamp(0.0, max as f64) as u16
+        })
+        .collect()
+}
+
+fn run_u16(w: usize, h: usize, bpc: u8, r: &[u16], d: &[u16], stride: usize) -> [NumDen; 4] {
+    let mut v = Vif::new(w, h, bpc, 100.0, false).unwrap();
+    let rp = Plane::new_u16(r, w, h, stride).unwrap();
+    let dp = Plane::new_u16(d, w, h, stride).unwrap();
+    v.compute(&rp, &dp).unwrap()
+}
+
+fn run_u8(w: usize, h: usize, r: &[u8], d: &[u8], stride: usize) -> [NumDen; 4] {
+    let mut v = Vif::new(w, h, 8, 100.0, false).unwrap();
+    let rp = Plane::new_u8(r, w, h, stride).unwrap();
+    let dp = Plane::new_u8(d, w, h, stride).unwrap();
+    v.compute(&rp, &dp).unwrap()
+}
+
+fn to_u8(v: &[u16]) -> Vec<u8> {
+    v.iter().map(|&x| x as u8).collect()
+}
+
+#[test]
+fn flat_pictures_score_exactly_one() {
+    // No local variance anywhere: every pixel takes the linear branch with sigma2 = 0, so
+    // num == den == pixel count at every scale (libvmaf reports 1.0 for flat pairs).
+    let (w, h) = (40, 30);
+    let r = vec![90u8; w * h];
+    let d = vec![140u8; w * h];
+    let nd = run_u8(w, h, &r, &d, w);
+    let mut n = (w * h) as f32;
+    let (mut sw, mut sh) = (w, h);
+    for s in nd {
+        assert_eq!(s.num, n);
+        assert_eq!(s.den, n);
+        assert_eq!(s.num / s.den, 1.0);
+        sw /= 2;
+        sh /= 2;
+        n = (sw * sh) as f32;
+    }
+}
+
+#[test]
+fn identical_textured_pictures_score_nearly_one() {
+    // libvmaf's fixed point leaves identical pairs a hair below 1 at coarse scales (e.g.
+    // 0.999998), never above 1 + 1e-6.
+    let (w, h) = (96, 64);
+    let r = to_u8(&texture(w, h, 8, 7, 20));
+    for s in run_u8(w, h, &r, &r, w) {
+        let score = s.num / s.den;
+        assert!((score - 1.0).abs() < 1e-5, "{score}");
+    }
+}
+
+#[test]
+fn distortion_lowers_the_score() {
+    let (w, h) = (96, 64);
+    let r = texture(w, h, 8, 3, 10);
+    let d: Vec<u16> = r
+        .iter()
+        .zip(noise(w * h, 6, 99))
+        .map(|(&x, n)| (x as i32 + n as i32 - 32).clamp(0, 255) as u16)
+        .collect();
+    for s in run_u8(w, h, &to_u8(&r), &to_u8(&d), w) {
+        let score = s.num / s.den;
+        assert!(score > 0.0 && score < 0.99, "{score}");
+    }
+}
+
+#[test]
+fn high_bit_depth_of_scaled_8_bit_content_matches_8_bit() {
+    // Scaling 8-bit samples by 2^(bpc-8) is undone exactly by the bpc-dependent shifts at scale 0
+    // (means: (2^k a + 2^(k+7)) >> (k+8) == (a + 128) >> 8; squares likewise), so the 16-bit
+    // path must reproduce the 8-bit path's num/den bit for bit.
+    let (w, h) = (67, 45);
+    let r = texture(w, h, 8, 11, 12);
+    let d = texture(w, h, 8, 12, 25);
+    let want = run_u8(w, h, &to_u8(&r), &to_u8(&d), w);
+    for bpc in 9..=16u8 {
+        let k = bpc - 8;
+        let r2: Vec<u16> = r.iter().map(|&x| x << k).collect();
+        let d2: Vec<u16> = d.iter().map(|&x| x << k).collect();
+        assert_eq!(run_u16(w, h, bpc, &r2, &d2, w), want, "bpc {bpc}");
+    }
+}
+
+#[test]
+fn vertical_u8_and_u16_kernels_agree_for_8_bit_data() {
+    let w = 37;
+    let rows_r: Vec<Vec<u16>> = (0..17).map(|k| noise(w, 8, 100 + k)).collect();
+    let rows_d: Vec<Vec<u16>> = (0..17).map(|k| noise(w, 8, 200 + k)).collect();
+    let r8: Vec<Vec<u8>> = rows_r.iter().map(|r| to_u8(r)).collect();
+    let d8: Vec<Vec<u8>> = rows_d.iter().map(|r| to_u8(r)).collect();
+    let rr8: Vec<&[u8]> = r8.iter().map(|r| r.as_slice()).collect();
+    let dr8: Vec<&[u8]> = d8.iter().map(|r| r.as_slice()).collect();
+    let rr16: Vec<&[u16]> = rows_r.iter().map(|r| r.as_slice()).collect();
+    let dr16: Vec<&[u16]> = rows_d.iter().map(|r| r.as_slice()).collect();
+    let mut a = StatLine::new(w);
+    let mut b = StatLine::new(w);
+    scalar::stat_vertical_u8(&rr8, &dr8, w, &mut a);
+    let sh = StatShifts::for_scale(0, 8);
+    scalar::stat_vertical_u16(
+        &rr16,
+        &dr16,
+        &FILTER_S0,
+        sh,
+        w,
+        &mut b,
+        &mut WideAcc::new(w),
+    );
+    assert_eq!(a.mu1, b.mu1);
+    assert_eq!(a.mu2, b.mu2);
+    assert_eq!(a.xx, b.xx);
+    assert_eq!(a.yy, b.yy);
+    assert_eq!(a.xy, b.xy);
+}
+
+#[test]
+fn filter_steps_by_hand() {
+    // A constant 100 through the scale-1 downsampling taps (sum 65536): vertical
+    // (100 * 65536 + 128) >> 8 = 25600, horizontal (25600 * 65536 + 32768) >> 16 = 25600.
+    let w = 6;
+    let row = [100u8; 6];
+    let rows: Vec<&[u8]> = vec![&row; 9];
+    let (mut tr, mut td) = (vec![0u32; w + 2 * PAD], vec![0u32; w + 2 * PAD]);
+    scalar::subsample_vertical(&rows, &rows, &FILTER_S1, 128, 8, w, &mut tr, &mut td);
+    assert_eq!(&tr[PAD..PAD + w], &[25600; 6]);
+    scalar::pad_line(&mut tr, w, 4);
+    scalar::pad_line(&mut td, w, 4);
+    let (mut or, mut od) = ([0u16; 3], [0u16; 3]);
+    scalar::subsample_horizontal(&tr, &td, &FILTER_S1, w, &mut or, &mut od);
+    assert_eq!(or, [25600; 3]);
+
+    // An impulse of 1 on the centre row: vertical (14692 + 128) >> 8 = 57 in that column only.
+    let zero = [0u8; 6];
+    let mut imp = [0u8; 6];
+    imp[2] = 1;
+    let mut rows: Vec<&[u8]> = vec![&zero; 9];
+    rows[4] = &imp;
+    scalar::subsample_vertical(&rows, &rows, &FILTER_S1, 128, 8, w, &mut tr, &mut td);
+    assert_eq!(&tr[PAD..PAD + w], &[0, 0, 57, 0, 0, 0]);
+    // Horizontally at even columns 0, 2, 4, where the mirror padding puts copies of the impulse
+    // at columns -2 and 8: 57 * (7925 + 7925), 57 * (14692 + 1244), 57 * (7925 + 1244), each
+    // rounded by 16 bits.
+    scalar::pad_line(&mut tr, w, 4);
+    scalar::pad_line(&mut td, w, 4);
+    scalar::subsample_horizontal(&tr, &td, &FILTER_S1, w, &mut or, &mut od);
+    let q = |f: u32| ((57 * f + 32768) >> 16) as u16;
+    assert_eq!(or, [q(7925 + 7925), q(14692 + 1244), q(7925 + 1244)]);
+    assert_eq!(or, [14, 14, 8]);
+
+    // 16-bit vertical statistic at scale 0, 10-bit: constant 1000 gives mu = (65536000 + 512)
+    // >> 10 = 64000 and squares (65536 * 10^6 + 8) >> 4 = 4096 * 10^6.
+    let c = [1000u16; 4];
+    let rows: Vec<&[u16]> = vec![&c; 17];
+    let mut line = StatLine::new(4);
+    let sh = StatShifts::for_scale(0, 10);
+    assert_eq!(
+        (sh.mu_round, sh.mu_shift, sh.sq_round, sh.sq_shift),
+        (512, 10, 8, 4)
+    );
+    scalar::stat_vertical_u16(
+        &rows,
+        &rows,
+        &FILTER_S0,
+        sh,
+        4,
+        &mut line,
+        &mut WideAcc::new(4),
+    );
+    assert_eq!(&line.mu1[PAD..PAD + 4], &[64000; 4]);
+    assert_eq!(&line.xx[PAD..PAD + 4], &[4_096_000_000; 4]);
+}
+
+#[test]
+fn vif_term_branches() {
+    let t = tables::log2_table();
+    // Below the noise floor: linear term.
+    let mut s = VifSums::default();
+    scalar::vif_term(1000, -5, 10, 100.0, t, &mut s);
+    scalar::vif_term(1000, 700, 10, 100.0, t, &mut s);
+    assert_eq!(
+        s,
+        VifSums {
+            num_log: 0,
+            den_log: 0,
+            num_non_log: 700,
+            den_non_log: 2
+        }
+    );
+    // sigma1 = sigma2 = sigma12 = 2^18: den term log2(2^18 + 2^17) - 17 in Q11; the gain is
+    // just below 1 and sv_sq truncates to 0, so numerator = log2(2^17 + (g^2 * 2^18 as int)).
+    let mut s = VifSums::default();
+    let x = 1 << 18;
+    scalar::vif_term(x, x, x, 100.0, t, &mut s);
+    let den = tables::log2_32(t, (1 << 18) + (1 << 17)) - 2048 * 17;
+    // 393216 = 49152 << 3: table entry of 49152 plus 3 in Q11, i.e. log2(1.5) + 1 = 3246 / 2048.
+    assert_eq!(den, t[49152] as i32 + 2048 * 3 - 2048 * 17);
+    assert_eq!(den, 3246);
+    assert_eq!(s.den_log, den as i64);
+    let g = x as f64 / (x as f64 + tables::EPS);
+    let n = tables::log2_64(t, (g * g * x as f64) as u64 + (1 << 17)) - tables::log2_64(t, 1 << 17);
+    assert_eq!(s.num_log, n as i64);
+    assert_eq!((s.num_non_log, s.den_non_log), (0, 0));
+}
+
+#[test]
+fn log2_table_matches_log2f() {
+    let t = tables::log2_table();
+    assert_eq!(t[32766], 0);
+    assert_eq!(t[32767], 30720); // round(log2(32767) * 2048) = round(30719.91)
+    assert_eq!(t[32768], 30720);
+    assert_eq!(t[65535], 32768);
+    // The table is defined through correctly rounded log2f; the platform's log2f (glibc, whose
+    // results libvmaf's table is built from) agrees on every entry.
+    for i in 32767u32..65536 {
+        let platform = (((i as f32).log2() * 2048.0) as f64).round() as u16;
+        assert_eq!(t[i as usize], platform, "entry {i}");
+    }
+}
+
+#[test]
+fn padding_reflects_repeatedly() {
+    // [a, b, c] padded by 4: libvmaf's copy order ([-f] = [f], then [w-1+f] = [w-1-f], for
+    // f = 1..=4) yields a b c b | a b c | b a b c.
+    let w = 3;
+    let mut v = vec![0u32; w + 2 * PAD];
+    v[PAD..PAD + 3].copy_from_slice(&[1, 2, 3]);
+    scalar::pad_line(&mut v, w, 4);
+    assert_eq!(&v[PAD - 4..PAD + w + 4], &[1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3]);
+    // Row mirroring follows the same rule.
+    let rows: Vec<usize> = (-4..7).map(|y| mirror(y, 3)).collect();
+    assert_eq!(rows, [0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2]);
+    // and the simple reflection for tall planes
+    assert_eq!(mirror(-8, 16), 8);
+    assert_eq!(mirror(15 + 8, 16), 7);
+}
+
+#[test]
+fn odd_sizes_and_strides_do_not_panic() {
+    for &(w, h) in &[(16, 16), (17, 19), (33, 16), (16, 47), (31, 17), (18, 33)] {
+        for bpc in [8u8, 10, 12, 16] {
+            let stride = w + 5;
+            let r = texture(stride, h, bpc as u32, 5, 40);
+            let d = texture(stride, h, bpc as u32, 6, 90);
+            let nd = if bpc == 8 {
+                run_u8(w, h, &to_u8(&r), &to_u8(&d), stride)
+            } else {
+                run_u16(w, h, bpc, &r, &d, stride)
+            };
+            for s in nd {
+                assert!(
+                    s.den > 0.0 && (s.num / s.den).is_finite(),
+                    "{w}x{h} {bpc}: {s:?}"
+                );
+            }
+        }
+    }
+    assert!(Vif::new(15, 40, 8, 100.0, false).is_err());
+    assert!(Vif::new(40, 15, 8, 100.0, false).is_err());
+    assert!(Vif::new(40, 40, 17, 100.0, false).is_err());
+}
+
+#[test]
+fn extreme_16_bit_values_do_not_overflow() {
+    // Full-range noise maximises every variance term; debug builds would panic on an overflow
+    // the C code does not have.
+    let (w, h) = (48, 40);
+    let r = noise(w * h, 16, 1);
+    let d = noise(w * h, 16, 2);
+    let z = vec![0u16; w * h];
+    let m = vec![u16::MAX; w * h];
+    for (a, b) in [(&r, &d), (&r, &r), (&z, &m), (&m, &r)] {
+        for s in run_u16(w, h, 16, a, b, w) {
+            assert!(s.den > 0.0);
+        }
+    }
+    let r8 = to_u8(&noise(w * h, 8, 3));
+    let d8 = to_u8(&noise(w * h, 8, 4));
+    for s in run_u8(w, h, &r8, &d8, w) {
+        assert!(s.den > 0.0);
+    }
+}
+
+#[test]
+fn extractor_options_names_and_skip_scale0() {
+    let (w, h) = (64, 48);
+    let r = to_u8(&texture(w, h, 8, 21, 10));
+    let d = to_u8(&texture(w, h, 8, 22, 30));
+    let format = PictureFormat {
+        width: w,
+        height: h,
+        bpc: 8,
+        layout: ChromaLayout::Yuv420,
+    };
+    let run = |opts: OptValues| {
+        let mut ex = (DEF.create)(&ExtractorConfig { format, opts }).unwrap();
+        let input = FrameInput {
+            reference: Plane::new_u8(&r, w, h, w).unwrap(),
+            distorted: Plane::new_u8(&d, w, h, w).unwrap(),
+            prev_reference: None,
+            prev_prev_reference: None,
+            index: 0,
+        };
+        let mut out = [f64::NAN; 4];
+        ex.extract(&input, &mut out).unwrap();
+        out
+    };
+    let base = run(OptValues::defaults(DEF.options));
+    let nd = run_u8(w, h, &r, &d, w);
+    for s in 0..4 {
+        assert_eq!(base[s], (nd[s].num / nd[s].den) as f64);
+    }
+
+    let mut o = OptValues::defaults(DEF.options);
+    o.set("vif_skip_scale0", "true").unwrap();
+    assert_eq!(
+        o.feature_name("VMAF_integer_feature_vif_scale0_score"),
+        "integer_vif_scale0_ssclz"
+    );
+    let skipped = run(o);
+    assert_eq!(skipped[0], 0.0);
+    assert_eq!(&skipped[1..], &base[1..]);
+
+    let mut o = OptValues::defaults(DEF.options);
+    o.set("vif_enhn_gain_limit", "1").unwrap();
+    o.set("debug", "true").unwrap();
+    assert_eq!(
+        o.feature_name("VMAF_integer_feature_vif_scale2_score"),
+        "integer_vif_scale2_egl_1"
+    );
+    let limited = run(o);
+    for s in 0..4 {
+        assert!(limited[s] <= base[s]);
+    }
+    assert!(OptValues::defaults(DEF.options).set("egl", "0.5").is_err());
+    assert_eq!(
+        FILTERS.iter().map(|f| f.len()).collect::<Vec<_>>(),
+        [17, 9, 5, 3]
+    );
+    for f in FILTERS {
+        assert_eq!(f.iter().map(|&c| c as u32).sum::<u32>(), 65536);
+    }
+}
+
+#[test]
+fn wrong_sample_width_or_size_is_an_error() {
+    let (w, h) = (32, 32);
+    let mut v = Vif::new(w, h, 10, 100.0, false).unwrap();
+    let b8 = vec![0u8; w * h];
+    let p8 = Plane::new_u8(&b8, w, h, w).unwrap();
+    assert!(v.compute(&p8, &p8).is_err());
+    let b16 = vec![0u16; w * h];
+    let small = Plane::new_u16(&b16, w - 1, h, w).unwrap();
+    assert!(v.compute(&small, &small).is_err());
+}
