@@ -1,10 +1,675 @@
-//! The engine: placeholder, being written.
+//! The engine: configure with a picture format and models, send (reference, distorted) pairs,
+//! receive per-frame scores in order, flush, pool.
+//!
+//! Per-frame features run on a batch of up to `n_threads` frames in parallel (each worker slot owns
+//! its extractor instances and scratch, allocated once); temporal stages (motion2/motion3) and model
+//! prediction then run in frame order, so results are identical for any thread count. Buffers are
+//! allocated on the first frame, not at configuration, so a configured engine that never sees a
+//! frame (FFmpeg's probe graph) costs nothing.
 
-/// Engine configuration.
-pub struct EngineConfig;
-/// The engine.
-pub struct Engine;
-/// Scores of one frame.
-pub struct FrameScores;
-/// Pooled results.
-pub struct PooledResults;
+use crate::error::{Error, Result};
+use crate::feature::options::OptValues;
+use crate::feature::{self, names, Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
+use crate::model::{FeatureSpec, Model, ModelSpec, PoolMethod, PoolStats};
+use crate::picture::{OwnedPlane, Picture, PictureFormat, Plane};
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// What to compute and how.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Format of both streams.
+    pub format: PictureFormat,
+    /// Models to evaluate (libvmaf's default `version=vmaf_v0.6.1` when empty).
+    pub models: Vec<ModelSpec>,
+    /// Extra features to compute and log (`feature=name=…`).
+    pub features: Vec<FeatureSpec>,
+    /// Worker threads; 0 or 1 computes on the calling thread.
+    pub n_threads: usize,
+    /// Score every n-th frame (libvmaf's `n_subsample`); motion still sees every frame.
+    pub n_subsample: u32,
+    /// Pooling method for the headline score.
+    pub pool: PoolMethod,
+}
+
+impl EngineConfig {
+    /// A configuration with libvmaf's defaults for a format.
+    pub fn new(format: PictureFormat) -> Self {
+        EngineConfig {
+            format,
+            models: Vec::new(),
+            features: Vec::new(),
+            n_threads: 0,
+            n_subsample: 1,
+            pool: PoolMethod::Mean,
+        }
+    }
+}
+
+/// One extractor instance of an engine's plan (see [`Engine::instances`]).
+#[derive(Debug, Clone)]
+pub struct InstanceInfo<'a> {
+    /// Extractor name (`vif`, `adm`, `motion`).
+    pub extractor: &'static str,
+    /// Its option values.
+    pub opts: &'a OptValues,
+    /// The row columns its per-frame values go to, in the extractor's output order.
+    pub columns: std::ops::Range<usize>,
+    /// Whether it runs on every frame and needs previous reference frames.
+    pub needs_prev_ref: bool,
+}
+
+/// Scores of one frame: one value per entry of [`Engine::columns`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FrameScores {
+    /// Frame index in the stream (counting every pair sent).
+    pub index: u64,
+    /// Values, in [`Engine::columns`] order (features, then model scores).
+    pub values: Vec<f64>,
+}
+
+/// Pooled results over all scored frames.
+#[derive(Debug, Clone)]
+pub struct PooledResults {
+    /// (column name, statistics) for every column.
+    pub columns: Vec<(String, PoolStats)>,
+    /// Frames scored.
+    pub frames: u64,
+}
+
+/// One extractor instance kind with its options (deduplicated across models).
+struct Instance {
+    def: &'static ExtractorDef,
+    opts: OptValues,
+    /// Column of its first spatial value.
+    spatial_col: usize,
+    /// Column of its first temporal value, if it has a temporal stage.
+    temporal_col: Option<usize>,
+}
+
+/// The compiled plan: instances, columns, models.
+struct Plan {
+    instances: Vec<Instance>,
+    columns: Vec<String>,
+    n_feature_cols: usize,
+    models: Vec<(Model, Vec<usize>)>,
+}
+
+/// Extractor instances and output row of one worker slot.
+struct Slot {
+    extractors: Vec<Box<dyn Extractor>>,
+    row: Vec<f64>,
+}
+
+/// A frame whose features are computed but whose temporal values may still be pending.
+struct Pending {
+    index: u64,
+    row: Vec<f64>,
+    missing: usize,
+}
+
+/// Lazily allocated per-stream state.
+struct Runtime {
+    pool: Option<rayon::ThreadPool>,
+    slots: Vec<Slot>,
+    /// Reference planes by frame index modulo its length (history for motion + batch).
+    refs: Vec<OwnedPlane>,
+    /// Distorted planes of the current batch.
+    dists: Vec<OwnedPlane>,
+    temporals: Vec<(usize, Box<dyn Temporal>)>,
+    batch: Vec<(u64, bool)>,
+    spare_rows: Vec<Vec<f64>>,
+    model_inputs: Vec<f64>,
+}
+
+/// The VMAF engine.
+pub struct Engine {
+    cfg: EngineConfig,
+    plan: Plan,
+    rt: Option<Runtime>,
+    next_index: u64,
+    pending: VecDeque<Pending>,
+    ready: VecDeque<FrameScores>,
+    /// Flat per-frame values of every scored frame (for pooling and logs).
+    history: Vec<f64>,
+    history_index: Vec<u64>,
+    flushed: bool,
+    started: Option<Instant>,
+    elapsed: f64,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("format", &self.cfg.format)
+            .field("columns", &self.plan.columns)
+            .field("next_index", &self.next_index)
+            .finish()
+    }
+}
+
+fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
+    let specs = if cfg.models.is_empty() {
+        crate::model::parse_model_option("")?
+    } else {
+        cfg.models.clone()
+    };
+    let mut models = Vec::new();
+    for s in &specs {
+        models.push(s.load()?);
+    }
+    let mut names_seen = std::collections::HashSet::new();
+    for m in &models {
+        if !names_seen.insert(m.name().to_string()) {
+            return Err(Error::InvalidOption(format!(
+                "two models are named '{}'; give each a distinct name=",
+                m.name()
+            )));
+        }
+    }
+
+    // Instances, deduplicated by (extractor, options), in order of first request.
+    let mut instances: Vec<Instance> = Vec::new();
+    let mut instance_of = |def: &'static ExtractorDef, opts: OptValues| -> usize {
+        if let Some(i) = instances
+            .iter()
+            .position(|x| std::ptr::eq(x.def, def) && x.opts == opts)
+        {
+            return i;
+        }
+        instances.push(Instance {
+            def,
+            opts,
+            spatial_col: 0,
+            temporal_col: None,
+        });
+        instances.len() - 1
+    };
+    let mut model_features: Vec<Vec<(usize, String)>> = Vec::new();
+    for m in &models {
+        let mut feats = Vec::new();
+        for f in m.features() {
+            let def = feature::find_by_provided(&f.name)?;
+            let mut opts = OptValues::defaults(def.options);
+            for (k, v) in &f.opts {
+                opts.set_json(k, v).map_err(|e| {
+                    Error::Model(format!("model '{}', feature '{}': {e}", m.name(), f.name))
+                })?;
+            }
+            let inst = instance_of(def, opts);
+            feats.push((inst, names::full_name(&f.name).to_string()));
+        }
+        model_features.push(feats);
+    }
+    for fs in &cfg.features {
+        let def = feature::find_by_name(&fs.name)?;
+        let mut opts = OptValues::defaults(def.options);
+        for (k, v) in &fs.opts {
+            opts.set(k, v)
+                .map_err(|e| Error::InvalidOption(format!("feature '{}': {e}", fs.name)))?;
+        }
+        instance_of(def, opts);
+    }
+
+    // Columns: every instance's spatial values, then temporal values (libvmaf's log order).
+    let mut columns = Vec::new();
+    for inst in instances.iter_mut() {
+        inst.spatial_col = columns.len();
+        for n in inst.def.spatial {
+            columns.push(names::alias(&inst.opts.feature_name(n)).to_string());
+        }
+    }
+    for inst in instances.iter_mut() {
+        if inst.def.create_temporal.is_some() {
+            inst.temporal_col = Some(columns.len());
+            for n in inst.def.temporal {
+                columns.push(names::alias(&inst.opts.feature_name(n)).to_string());
+            }
+        }
+    }
+    let n_feature_cols = columns.len();
+    let mut out_models = Vec::new();
+    for (m, feats) in models.into_iter().zip(model_features) {
+        let mut cols = Vec::new();
+        for (inst, full) in feats {
+            let want = names::alias(&instances[inst].opts.feature_name(&full)).to_string();
+            let col = columns[..n_feature_cols]
+                .iter()
+                .position(|c| *c == want)
+                .ok_or_else(|| Error::Internal(format!("column {want} missing")))?;
+            cols.push(col);
+        }
+        columns.push(m.name().to_string());
+        out_models.push((m, cols));
+    }
+    Ok(Plan {
+        instances,
+        columns,
+        n_feature_cols,
+        models: out_models,
+    })
+}
+
+impl Engine {
+    /// Validates the configuration and loads the models. Allocates no frame buffers.
+    pub fn new(cfg: EngineConfig) -> Result<Self> {
+        cfg.format.validate()?;
+        if cfg.n_subsample == 0 {
+            return Err(Error::InvalidOption("n_subsample must be at least 1".into()));
+        }
+        let plan = build_plan(&cfg)?;
+        Ok(Engine {
+            cfg,
+            plan,
+            rt: None,
+            next_index: 0,
+            pending: VecDeque::new(),
+            ready: VecDeque::new(),
+            history: Vec::new(),
+            history_index: Vec::new(),
+            flushed: false,
+            started: None,
+            elapsed: 0.0,
+        })
+    }
+
+    /// Output names, in [`FrameScores::values`] order: log names of features, then model names.
+    pub fn columns(&self) -> &[String] {
+        &self.plan.columns
+    }
+
+    /// Names of the models, in configuration order.
+    pub fn model_names(&self) -> Vec<&str> {
+        self.plan.models.iter().map(|(m, _)| m.name()).collect()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.cfg
+    }
+
+    /// Pairs sent so far.
+    pub fn frames_sent(&self) -> u64 {
+        self.next_index
+    }
+
+    /// Frames scored so far (subsampled frames only).
+    pub fn frames_scored(&self) -> u64 {
+        self.history_index.len() as u64
+    }
+
+    /// Wall-clock seconds spent computing (for the log's fps).
+    pub fn elapsed_seconds(&self) -> f64 {
+        self.elapsed
+    }
+
+    /// Per-stream state shared by every backend (temporal stages, row buffers), made on the first
+    /// frame.
+    fn runtime(&mut self) -> Result<&mut Runtime> {
+        if self.rt.is_none() {
+            let temporals = self
+                .plan
+                .instances
+                .iter()
+                .enumerate()
+                .filter_map(|(i, inst)| inst.def.create_temporal.map(|c| (i, c(&inst.opts))))
+                .collect();
+            let n_inputs = self.plan.models.iter().map(|(_, c)| c.len()).max().unwrap_or(0);
+            self.rt = Some(Runtime {
+                pool: None,
+                slots: Vec::new(),
+                refs: Vec::new(),
+                dists: Vec::new(),
+                temporals,
+                batch: Vec::new(),
+                spare_rows: Vec::new(),
+                model_inputs: vec![0.0; n_inputs],
+            });
+        }
+        Ok(self.rt.as_mut().expect("just created"))
+    }
+
+    /// The CPU workers: thread pool, per-slot extractors and scratch, frame buffers. Made on the
+    /// first picture sent.
+    fn cpu_runtime(&mut self) -> Result<&mut Runtime> {
+        let workers = self.cfg.n_threads.max(1);
+        let f = self.cfg.format;
+        self.runtime()?;
+        let plan = &self.plan;
+        let rt = self.rt.as_mut().expect("runtime");
+        if rt.slots.is_empty() {
+            if workers > 1 {
+                rt.pool = Some(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(workers)
+                        .thread_name(|i| format!("vmaf_rs-{i}"))
+                        .build()
+                        .map_err(|e| Error::Internal(format!("thread pool: {e}")))?,
+                );
+            }
+            for _ in 0..workers {
+                let mut extractors = Vec::new();
+                for inst in &plan.instances {
+                    extractors.push((inst.def.create)(&ExtractorConfig {
+                        format: f,
+                        opts: inst.opts.clone(),
+                    })?);
+                }
+                rt.slots.push(Slot {
+                    extractors,
+                    row: vec![0.0; plan.n_feature_cols],
+                });
+            }
+            rt.refs = (0..workers + 2)
+                .map(|_| OwnedPlane::new(f.width, f.height, f.bpc))
+                .collect();
+            rt.dists = (0..workers)
+                .map(|_| OwnedPlane::new(f.width, f.height, f.bpc))
+                .collect();
+            rt.batch.reserve(workers);
+        }
+        Ok(rt)
+    }
+
+    fn check_picture(&self, what: &str, p: &Picture<'_>) -> Result<()> {
+        if p.format != self.cfg.format {
+            return Err(Error::Mismatch(format!(
+                "{what} picture is {}, the stream was configured as {}",
+                p.format, self.cfg.format
+            )));
+        }
+        Ok(())
+    }
+
+    /// Scores one (reference, distorted) pair. Pictures are only borrowed for the call. May
+    /// compute a batch of frames; results become available through [`Engine::receive`].
+    pub fn send(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<()> {
+        if self.flushed {
+            return Err(Error::State("frame sent after flush".into()));
+        }
+        if reference.format != distorted.format {
+            return Err(Error::Mismatch(format!(
+                "reference {}, distorted {}",
+                reference.format, distorted.format
+            )));
+        }
+        self.check_picture("reference", reference)?;
+        self.check_picture("distorted", distorted)?;
+        let t0 = Instant::now();
+        self.started.get_or_insert(t0);
+        let index = self.next_index;
+        let scored = index % self.cfg.n_subsample as u64 == 0;
+        let rt = self.cpu_runtime()?;
+        let nref = rt.refs.len();
+        rt.refs[(index as usize) % nref].copy_from(&reference.luma, reference.luma_shift)?;
+        let slot = rt.batch.len();
+        if scored {
+            rt.dists[slot].copy_from(&distorted.luma, distorted.luma_shift)?;
+        }
+        rt.batch.push((index, scored));
+        let full = rt.batch.len() == rt.slots.len();
+        self.next_index += 1;
+        if full {
+            self.run_batch()?;
+        }
+        self.elapsed += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Computes the queued batch, then feeds temporal stages and models in frame order.
+    fn run_batch(&mut self) -> Result<()> {
+        let plan = &self.plan;
+        let rt = self.rt.as_mut().expect("runtime exists when a batch is queued");
+        if rt.batch.is_empty() {
+            return Ok(());
+        }
+        let nref = rt.refs.len();
+        let refs = &rt.refs;
+        let dists = &rt.dists;
+        let batch = &rt.batch;
+        let work = |(slot_i, slot): (usize, &mut Slot)| -> Result<()> {
+            let Some(&(index, scored)) = batch.get(slot_i) else {
+                return Ok(());
+            };
+            let at = |back: u64| -> Option<Plane<'_>> {
+                (index >= back).then(|| refs[((index - back) as usize) % nref].as_plane())
+            };
+            let input = FrameInput {
+                reference: at(0).expect("current frame"),
+                distorted: dists[slot_i].as_plane(),
+                prev_reference: at(1),
+                prev_prev_reference: at(2),
+                index,
+            };
+            for (inst, ex) in plan.instances.iter().zip(slot.extractors.iter_mut()) {
+                if !scored && !inst.def.needs_prev_ref {
+                    continue;
+                }
+                let n = inst.def.spatial.len();
+                ex.extract(&input, &mut slot.row[inst.spatial_col..inst.spatial_col + n])?;
+            }
+            Ok(())
+        };
+        let results: Vec<Result<()>> = match &rt.pool {
+            Some(pool) => pool.install(|| {
+                use rayon::prelude::*;
+                rt.slots.par_iter_mut().enumerate().map(work).collect()
+            }),
+            None => rt.slots.iter_mut().enumerate().map(work).collect(),
+        };
+        for r in results {
+            r?;
+        }
+
+        // In frame order: temporal stages, completion.
+        let slots = std::mem::take(&mut rt.slots);
+        let batch = std::mem::take(&mut rt.batch);
+        for (slot, &(index, scored)) in slots.iter().zip(batch.iter()) {
+            self.accept_row(index, scored, &slot.row);
+        }
+        let rt = self.rt.as_mut().expect("runtime");
+        rt.slots = slots;
+        rt.batch = batch;
+        rt.batch.clear();
+        self.complete_ready();
+        Ok(())
+    }
+
+    /// Takes one frame's per-frame values (in frame order) and feeds the temporal stages.
+    fn accept_row(&mut self, index: u64, scored: bool, spatial_row: &[f64]) {
+        let plan = &self.plan;
+        let rt = self.rt.as_mut().expect("runtime");
+        let mut row = rt.spare_rows.pop().unwrap_or_default();
+        row.clear();
+        row.extend_from_slice(&spatial_row[..plan.n_feature_cols]);
+        if !scored {
+            // Only prev-ref extractors ran; the rest of the row is unused.
+            for inst in &plan.instances {
+                if !inst.def.needs_prev_ref {
+                    let n = inst.def.spatial.len();
+                    row[inst.spatial_col..inst.spatial_col + n].fill(f64::NAN);
+                }
+            }
+        }
+        row.resize(plan.columns.len(), f64::NAN);
+        self.pending.push_back(Pending {
+            index,
+            row,
+            missing: rt.temporals.len(),
+        });
+        for (inst_i, stage) in rt.temporals.iter_mut() {
+            let inst = &plan.instances[*inst_i];
+            let n = inst.def.spatial.len();
+            let tcol = inst.temporal_col.expect("temporal instance has columns");
+            let spatial = &spatial_row[inst.spatial_col..inst.spatial_col + n];
+            let pending = &mut self.pending;
+            stage.push(index, spatial, &mut |idx, vals| {
+                if let Some(p) = pending.iter_mut().find(|p| p.index == idx) {
+                    p.row[tcol..tcol + vals.len()].copy_from_slice(vals);
+                    p.missing -= 1;
+                }
+            });
+        }
+    }
+
+    /// The extractor instances of the plan, for backends that compute per-frame values elsewhere
+    /// (the CUDA backend): each writes `columns` of the row given to [`Engine::push_spatial`].
+    pub fn instances(&self) -> impl Iterator<Item = InstanceInfo<'_>> {
+        self.plan.instances.iter().map(|i| InstanceInfo {
+            extractor: i.def.name,
+            opts: &i.opts,
+            columns: i.spatial_col..i.spatial_col + i.def.spatial.len(),
+            needs_prev_ref: i.def.needs_prev_ref,
+        })
+    }
+
+    /// Length of the per-frame row [`Engine::push_spatial`] takes.
+    pub fn spatial_row_len(&self) -> usize {
+        self.plan.n_feature_cols
+    }
+
+    /// Feeds the per-frame values of the next frame (index [`Engine::frames_sent`]), computed by
+    /// an external backend, instead of sending pictures. For frames skipped by `n_subsample` only
+    /// the `needs_prev_ref` instances' columns are read. Must not be mixed with
+    /// [`Engine::send`] in one stream.
+    pub fn push_spatial(&mut self, row: &[f64]) -> Result<()> {
+        if self.flushed {
+            return Err(Error::State("frame sent after flush".into()));
+        }
+        if row.len() < self.plan.n_feature_cols {
+            return Err(Error::Internal(format!(
+                "push_spatial: row of {} values, the plan has {}",
+                row.len(),
+                self.plan.n_feature_cols
+            )));
+        }
+        let rt = self.runtime()?;
+        if !rt.batch.is_empty() {
+            return Err(Error::State("push_spatial mixed with send in one stream".into()));
+        }
+        let index = self.next_index;
+        let scored = index % self.cfg.n_subsample as u64 == 0;
+        self.next_index += 1;
+        self.accept_row(index, scored, row);
+        self.complete_ready();
+        Ok(())
+    }
+
+    /// Moves frames whose temporal values are all in from `pending` to `ready`, scoring models.
+    fn complete_ready(&mut self) {
+        let n_sub = self.cfg.n_subsample as u64;
+        while self.pending.front().is_some_and(|p| p.missing == 0) {
+            let Pending { index, mut row, .. } = self.pending.pop_front().expect("checked");
+            let rt = self.rt.as_mut().expect("runtime");
+            if index % n_sub != 0 {
+                rt.spare_rows.push(row);
+                continue;
+            }
+            for (mi, (model, cols)) in self.plan.models.iter().enumerate() {
+                let inputs = &mut rt.model_inputs[..cols.len()];
+                for (dst, &c) in inputs.iter_mut().zip(cols) {
+                    *dst = row[c];
+                }
+                row[self.plan.n_feature_cols + mi] = model.predict(inputs);
+            }
+            self.history.extend_from_slice(&row);
+            self.history_index.push(index);
+            self.ready.push_back(FrameScores { index, values: row });
+        }
+    }
+
+    /// The next frame's scores, in order, if ready.
+    pub fn receive(&mut self) -> Option<FrameScores> {
+        self.ready.pop_front()
+    }
+
+    /// Like [`Engine::receive`], but reuses `out`'s buffer (no allocation on the hot path).
+    pub fn receive_into(&mut self, out: &mut FrameScores) -> bool {
+        match self.ready.pop_front() {
+            Some(mut s) => {
+                std::mem::swap(out, &mut s);
+                if let Some(rt) = self.rt.as_mut() {
+                    rt.spare_rows.push(s.values);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// End of stream: computes everything pending. Afterwards `receive` drains the rest.
+    pub fn flush(&mut self) -> Result<()> {
+        if self.flushed {
+            return Ok(());
+        }
+        self.flushed = true;
+        if self.rt.is_none() {
+            return Ok(());
+        }
+        let t0 = Instant::now();
+        self.run_batch()?;
+        let rt = self.rt.as_mut().expect("runtime");
+        let pending = &mut self.pending;
+        for (inst_i, stage) in rt.temporals.iter_mut() {
+            let tcol = self.plan.instances[*inst_i]
+                .temporal_col
+                .expect("temporal instance has columns");
+            stage.flush(&mut |idx, vals| {
+                if let Some(p) = pending.iter_mut().find(|p| p.index == idx) {
+                    p.row[tcol..tcol + vals.len()].copy_from_slice(vals);
+                    p.missing -= 1;
+                }
+            });
+        }
+        self.complete_ready();
+        self.elapsed += t0.elapsed().as_secs_f64();
+        if !self.pending.is_empty() {
+            return Err(Error::Internal("frames left pending after flush".into()));
+        }
+        Ok(())
+    }
+
+    /// Whether flush has been called.
+    pub fn is_flushed(&self) -> bool {
+        self.flushed
+    }
+
+    /// Every scored frame so far: (index, values) in order.
+    pub fn scored_frames(&self) -> impl Iterator<Item = (u64, &[f64])> {
+        let n = self.plan.columns.len();
+        self.history_index
+            .iter()
+            .copied()
+            .zip(self.history.chunks_exact(n.max(1)))
+    }
+
+    /// Pooled statistics of every column over the scored frames (libvmaf's pooling).
+    pub fn pooled(&self) -> PooledResults {
+        let n = self.plan.columns.len();
+        let columns = self
+            .plan
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(c, name)| {
+                let vals = self.history.chunks_exact(n.max(1)).map(|r| r[c]);
+                (name.clone(), crate::model::pool(vals))
+            })
+            .collect();
+        PooledResults {
+            columns,
+            frames: self.frames_scored(),
+        }
+    }
+
+    /// The headline score of model `i` with the configured pool method.
+    pub fn pooled_model_score(&self, i: usize) -> Option<f64> {
+        if self.history_index.is_empty() || i >= self.plan.models.len() {
+            return None;
+        }
+        let col = self.plan.n_feature_cols + i;
+        let n = self.plan.columns.len();
+        let stats = crate::model::pool(self.history.chunks_exact(n).map(|r| r[col]));
+        Some(stats.get(self.cfg.pool))
+    }
+}

@@ -10,6 +10,8 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+#[cfg(feature = "capi")]
+pub mod capi;
 pub mod cpu;
 pub mod engine;
 pub mod error;
@@ -17,6 +19,8 @@ pub mod feature;
 pub mod model;
 pub mod output;
 pub mod picture;
+pub mod report;
+pub mod session;
 
 pub use engine::{Engine, EngineConfig, FrameScores, PooledResults};
 pub use error::{Error, Result};

@@ -55,6 +55,9 @@ pub struct ExtractorConfig {
     pub opts: OptValues,
 }
 
+/// Creates an extractor's temporal stage from its options.
+pub type CreateTemporal = fn(&OptValues) -> Box<dyn Temporal>;
+
 /// A registered extractor kind.
 pub struct ExtractorDef {
     /// Name used in `feature=name=…` (libvmaf's extractor name).
@@ -70,7 +73,7 @@ pub struct ExtractorDef {
     /// Creates a per-frame instance.
     pub create: fn(&ExtractorConfig) -> Result<Box<dyn Extractor>>,
     /// Creates the temporal stage, if the extractor has one.
-    pub create_temporal: Option<fn(&OptValues) -> Box<dyn Temporal>>,
+    pub create_temporal: Option<CreateTemporal>,
 }
 
 impl std::fmt::Debug for ExtractorDef {

@@ -75,13 +75,18 @@ impl OptValues {
     }
 
     fn index(&self, key: &str) -> Option<usize> {
-        self.specs
-            .iter()
-            .position(|s| s.name == key || s.alias == Some(key))
+        self.specs.iter().position(|s| s.name == key)
     }
 
-    /// Sets `key` (name or alias) from its text form, checking type and range.
+    /// Sets `key` from its text form, checking type and range. Like libvmaf, only full option
+    /// names set options (libvmaf silently ignores an alias such as `egl`; we refuse it).
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        if let Some(s) = self.specs.iter().find(|s| s.alias == Some(key)) {
+            return Err(Error::InvalidOption(format!(
+                "'{key}' is only the short name used in feature names; set '{}' instead",
+                s.name
+            )));
+        }
         let i = self.index(key).ok_or_else(|| {
             let known: Vec<_> = self.specs.iter().map(|s| s.name).collect();
             Error::InvalidOption(format!(
@@ -285,7 +290,8 @@ mod tests {
             o.feature_name("VMAF_integer_feature_vif_scale0_score"),
             "VMAF_integer_feature_vif_scale0_score"
         );
-        o.set("egl", "1").unwrap();
+        assert!(o.set("egl", "1").is_err());
+        o.set("vif_enhn_gain_limit", "1").unwrap();
         o.set("debug", "true").unwrap();
         assert_eq!(
             o.feature_name("VMAF_integer_feature_vif_scale0_score"),
@@ -301,8 +307,8 @@ mod tests {
     #[test]
     fn bad_values_are_rejected() {
         let mut o = OptValues::defaults(SPECS);
-        assert!(o.set("egl", "0.5").is_err());
-        assert!(o.set("egl", "abc").is_err());
+        assert!(o.set("vif_enhn_gain_limit", "0.5").is_err());
+        assert!(o.set("vif_enhn_gain_limit", "abc").is_err());
         assert!(o.set("nope", "1").is_err());
         assert!(o.set("debug", "maybe").is_err());
     }

@@ -1,0 +1,217 @@
+//! `vmaf-rs`: libvmaf's `vmaf` command-line tool, over the vmaf_rs engine.
+
+mod input;
+
+use clap::Parser;
+use input::VideoReader;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use vmaf_rs::model::{parse_feature_option, parse_model_option, PoolMethod};
+use vmaf_rs::output::LogFormat;
+use vmaf_rs::{ChromaLayout, Engine, EngineConfig, Error, Picture, PictureFormat, Plane, Result};
+
+/// Compute VMAF of a distorted video against its reference, with libvmaf-identical scores.
+#[derive(Parser, Debug)]
+#[command(name = "vmaf-rs", version, disable_help_flag = true)]
+struct Args {
+    /// Reference video (.y4m, or raw .yuv with --width/--height/--pixel_format/--bitdepth).
+    #[arg(short = 'r', long)]
+    reference: PathBuf,
+    /// Distorted video (same format as the reference).
+    #[arg(short = 'd', long)]
+    distorted: PathBuf,
+    /// Width of raw input.
+    #[arg(short = 'w', long)]
+    width: Option<usize>,
+    /// Height of raw input.
+    #[arg(short = 'h', long)]
+    height: Option<usize>,
+    /// Chroma layout of raw input: 420, 422, 444 (or 400).
+    #[arg(short = 'p', long = "pixel_format")]
+    pixel_format: Option<String>,
+    /// Bit depth of raw input (8 to 16).
+    #[arg(short = 'b', long)]
+    bitdepth: Option<u8>,
+    /// Model: `version=vmaf_v0.6.1` or `path=model.json`, with `:name=…`, `:disable_clip`,
+    /// `:enable_transform`. Repeatable. Default: version=vmaf_v0.6.1.
+    #[arg(short = 'm', long = "model")]
+    models: Vec<String>,
+    /// Extra feature to compute and log, e.g. `adm` or `name=vif:vif_enhn_gain_limit=1.0`.
+    #[arg(long = "feature")]
+    features: Vec<String>,
+    /// Log file path.
+    #[arg(short = 'o', long)]
+    output: Option<PathBuf>,
+    /// Write the log as XML (the default).
+    #[arg(long, group = "fmt")]
+    xml: bool,
+    /// Write the log as JSON.
+    #[arg(long, group = "fmt")]
+    json: bool,
+    /// Write the log as CSV.
+    #[arg(long, group = "fmt")]
+    csv: bool,
+    /// Write the log as SUB (subtitles).
+    #[arg(long, group = "fmt")]
+    sub: bool,
+    /// Worker threads (0: compute on the main thread).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Score every N-th frame.
+    #[arg(long, default_value_t = 1)]
+    subsample: u32,
+    /// Stop after this many frames.
+    #[arg(long = "frame_cnt")]
+    frame_cnt: Option<u64>,
+    /// Pool method for the printed score: mean, harmonic_mean, min, max.
+    #[arg(long, default_value = "mean")]
+    pool: String,
+    /// No progress, no score on stdout.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
+}
+
+fn open(path: &PathBuf, args: &Args) -> Result<VideoReader> {
+    let is_y4m = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("y4m"));
+    if is_y4m {
+        return VideoReader::open_y4m(path);
+    }
+    let (Some(width), Some(height), Some(pf), Some(bpc)) =
+        (args.width, args.height, args.pixel_format.as_deref(), args.bitdepth)
+    else {
+        return Err(Error::InvalidOption(format!(
+            "{} is not .y4m: raw input needs --width, --height, --pixel_format and --bitdepth",
+            path.display()
+        )));
+    };
+    let layout = ChromaLayout::parse(pf).ok_or_else(|| {
+        Error::InvalidOption(format!("--pixel_format {pf}: expected 420, 422, 444 or 400"))
+    })?;
+    VideoReader::open_raw(path, PictureFormat { width, height, bpc, layout })
+}
+
+fn picture<'a>(fmt: PictureFormat, bytes: &'a [u8], wide: &'a mut Vec<u16>) -> Result<Picture<'a>> {
+    let plane = if fmt.bpc > 8 {
+        wide.clear();
+        wide.extend(bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])));
+        Plane::new_u16(wide, fmt.width, fmt.height, fmt.width)?
+    } else {
+        Plane::new_u8(bytes, fmt.width, fmt.height, fmt.width)?
+    };
+    Picture::new(fmt, plane)
+}
+
+fn run(args: &Args) -> Result<()> {
+    let mut r = open(&args.reference, args)?;
+    let mut d = open(&args.distorted, args)?;
+    if r.format != d.format {
+        return Err(Error::Mismatch(format!(
+            "reference {} is {}, distorted {} is {}; convert one of them first",
+            args.reference.display(),
+            r.format,
+            args.distorted.display(),
+            d.format
+        )));
+    }
+    let mut cfg = EngineConfig::new(r.format);
+    for m in &args.models {
+        cfg.models.extend(parse_model_option(m)?);
+    }
+    for f in &args.features {
+        let text = if f.split(':').next().is_some_and(|t| !t.contains('=')) {
+            format!("name={f}")
+        } else {
+            f.clone()
+        };
+        cfg.features.extend(parse_feature_option(&text)?);
+    }
+    cfg.n_threads = args.threads;
+    cfg.n_subsample = args.subsample;
+    cfg.pool = args.pool.parse::<PoolMethod>()?;
+    let fmt = if args.json {
+        LogFormat::Json
+    } else if args.csv {
+        LogFormat::Csv
+    } else if args.sub {
+        LogFormat::Sub
+    } else {
+        LogFormat::Xml
+    };
+    // Fail on an unwritable log before spending time on the video.
+    let mut log_file = match &args.output {
+        Some(p) => Some(std::fs::File::create(p).map_err(|e| {
+            Error::io(format!("cannot write log {}", p.display()), e)
+        })?),
+        None => None,
+    };
+
+    let mut engine = Engine::new(cfg)?;
+    let bar = if args.quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {pos} frames {per_sec} {elapsed}")
+                .expect("valid template"),
+        );
+        b
+    };
+    let (mut wr, mut wd) = (Vec::new(), Vec::new());
+    let mut n = 0u64;
+    loop {
+        if args.frame_cnt.is_some_and(|c| n >= c) {
+            break;
+        }
+        let (fr, fd) = (r.next_frame()?, d.next_frame()?);
+        let (fr, fd) = match (fr, fd) {
+            (Some(a), Some(b)) => (a, b),
+            (None, None) => break,
+            (a, _) => {
+                return Err(Error::Mismatch(format!(
+                    "{} ends after {n} frames but {} has more; score equal-length inputs or use --frame_cnt",
+                    if a.is_none() { args.reference.display() } else { args.distorted.display() },
+                    if a.is_none() { args.distorted.display() } else { args.reference.display() },
+                )))
+            }
+        };
+        let pr = picture(r.format, fr, &mut wr)?;
+        let pd = picture(d.format, fd, &mut wd)?;
+        engine.send(&pr, &pd)?;
+        while engine.receive().is_some() {}
+        n += 1;
+        bar.set_position(n);
+    }
+    engine.flush()?;
+    bar.finish_and_clear();
+    if n == 0 {
+        return Err(Error::Unsupported("the inputs hold no frames".into()));
+    }
+    if let (Some(f), Some(p)) = (log_file.as_mut(), &args.output) {
+        vmaf_rs::report::write_log(&engine, fmt, f)
+            .map_err(|e| Error::io(format!("cannot write log {}", p.display()), e))?;
+    }
+    if !args.quiet {
+        for (i, name) in engine.model_names().iter().enumerate() {
+            if let Some(s) = engine.pooled_model_score(i) {
+                println!("{name}: {s:.6}");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vmaf-rs: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

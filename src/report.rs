@@ -1,0 +1,44 @@
+//! Turns an engine's results into a libvmaf-shaped log (see [`crate::output`]).
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::output::{write_log as write_fmt, LogData, LogFormat};
+use std::io::Write;
+use std::path::Path;
+
+/// Writes the log of every scored frame and the pooled metrics in `fmt` to `w`.
+pub fn write_log(engine: &Engine, fmt: LogFormat, w: &mut dyn Write) -> std::io::Result<()> {
+    let frames: Vec<(u64, &[f64])> = engine.scored_frames().collect();
+    let pooled = engine.pooled();
+    let secs = engine.elapsed_seconds();
+    let fps = if secs > 0.0 {
+        engine.frames_sent() as f64 / secs
+    } else {
+        0.0
+    };
+    let version = concat!("vmaf_rs-", env!("CARGO_PKG_VERSION"));
+    let data = LogData {
+        version,
+        fps,
+        columns: engine.columns(),
+        frames: &frames,
+        pooled: &pooled.columns,
+        params: crate::output::LogParams {
+            n_subsample: engine.config().n_subsample,
+            frames_sent: engine.frames_sent(),
+            models: engine.model_names().iter().map(|s| s.to_string()).collect(),
+            width: engine.config().format.width,
+            height: engine.config().format.height,
+        },
+    };
+    write_fmt(w, fmt, &data)
+}
+
+/// Writes the log to a file (created or truncated).
+pub fn write_log_file(engine: &Engine, fmt: LogFormat, path: &Path) -> Result<()> {
+    let ctx = |e| Error::io(format!("cannot write log {}", path.display()), e);
+    let f = std::fs::File::create(path).map_err(ctx)?;
+    let mut w = std::io::BufWriter::new(f);
+    write_log(engine, fmt, &mut w).map_err(ctx)?;
+    w.flush().map_err(ctx)
+}
