@@ -1,1 +1,282 @@
-//! libvmaf-shaped logs: placeholder, being written.
+//! libvmaf-shaped logs: the XML, JSON, CSV and SUB files libvmaf's `vmaf_write_output` writes
+//! (and FFmpeg's `libvmaf` filter produces with `log_path` / `log_fmt`), byte for byte in
+//! structure, key names, ordering, spacing and number formatting, so that any parser of libvmaf
+//! logs reads ours unchanged.
+//!
+//! Formatting rules (libvmaf `output.c`):
+//! * a value prints as `%.6f`, or as `%.16f` when its fractional part has more than six leading
+//!   zeros (`count_leading_zeros_d`: e.g. `0.0000001`, or `3.0000000001`); non-finite values print
+//!   as C does (`nan`, `-nan`, `inf`, `-inf`) except in JSON, where they are `null`;
+//! * `fps` prints as `%.2f` (JSON: `null` when not finite);
+//! * with `n_subsample > 1`, only frames whose number is a multiple of it are written;
+//! * pooled metrics list `min`, `max`, `mean`, `harmonic_mean` in that order (XML and JSON only);
+//! * `aggregate_metrics` is written empty (FFmpeg's filter never sets any);
+//! * libvmaf's quirks are kept: in JSON a non-finite frame value is written as `null` without the
+//!   line break that follows other values, and the first frame is preceded by `,` when its number
+//!   is not 0; names are written without escaping.
+#![forbid(unsafe_code)]
+
+use std::fmt;
+use std::io::{self, Write};
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+use crate::model::{PoolMethod, PoolStats};
+
+/// A log format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LogFormat {
+    /// libvmaf's XML log (FFmpeg's default `log_fmt`).
+    Xml,
+    /// libvmaf's JSON log.
+    Json,
+    /// Comma-separated values: a header line, then one line per frame.
+    Csv,
+    /// MicroDVD subtitles (`{frame}{frame+1}…`), one line per frame.
+    Sub,
+}
+
+impl LogFormat {
+    /// The format's `log_fmt` name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogFormat::Xml => "xml",
+            LogFormat::Json => "json",
+            LogFormat::Csv => "csv",
+            LogFormat::Sub => "sub",
+        }
+    }
+}
+
+impl fmt::Display for LogFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for LogFormat {
+    type Err = Error;
+
+    /// Parses `xml`, `json`, `csv` or `sub`. (FFmpeg's filter silently falls back to XML for
+    /// anything else; we refuse instead.)
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "xml" => Ok(LogFormat::Xml),
+            "json" => Ok(LogFormat::Json),
+            "csv" => Ok(LogFormat::Csv),
+            "sub" => Ok(LogFormat::Sub),
+            _ => Err(Error::InvalidOption(format!(
+                "unknown log format '{s}' (known: xml, json, csv, sub)"
+            ))),
+        }
+    }
+}
+
+/// Run parameters a log may show.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LogParams {
+    /// libvmaf's `n_subsample`: only frames whose number is a multiple of it are written (0 and 1
+    /// write every frame given).
+    pub n_subsample: u32,
+    /// Frames sent to the engine (informational; libvmaf's formats do not print it).
+    pub frames_sent: u64,
+    /// Model names (informational; the scores are ordinary columns).
+    pub models: Vec<String>,
+    /// Picture width (XML `qualityWidth`).
+    pub width: usize,
+    /// Picture height (XML `qualityHeight`).
+    pub height: usize,
+}
+
+/// Everything a log shows.
+#[derive(Debug, Clone)]
+pub struct LogData<'a> {
+    /// The `version` written in XML and JSON. libvmaf writes its git revision (`86da14d` for the
+    /// oracle); vmaf_rs callers pass their own, e.g. `vmaf_rs-0.1.0`.
+    pub version: &'a str,
+    /// Frames per second of the run (libvmaf: frames / CPU seconds), written in XML and JSON.
+    pub fps: f64,
+    /// Column names as logs print them, already aliased (`integer_adm2`,
+    /// `integer_vif_scale0_egl_1`, `vmaf`), in libvmaf's column order.
+    pub columns: &'a [String],
+    /// (frame number, one value per column), in frame order. A row shorter than `columns` leaves
+    /// the remaining columns unwritten for that frame, as libvmaf does for scores it lacks; a
+    /// frame with no value is not written.
+    pub frames: &'a [(u64, &'a [f64])],
+    /// Pooled statistics, one entry per column, in column order (XML and JSON).
+    pub pooled: &'a [(String, PoolStats)],
+    /// Run parameters.
+    pub params: LogParams,
+}
+
+/// Writes `data` as a libvmaf log in format `fmt`.
+pub fn write_log(w: &mut dyn Write, fmt: LogFormat, data: &LogData) -> io::Result<()> {
+    match fmt {
+        LogFormat::Xml => write_xml(w, data),
+        LogFormat::Json => write_json(w, data),
+        LogFormat::Csv => write_csv(w, data),
+        LogFormat::Sub => write_sub(w, data),
+    }
+}
+
+/// libvmaf's `count_leading_zeros_d`: zeros after the decimal point of `|x|`'s fractional part,
+/// counted by repeated multiplication by 10 in double precision. `(int)x` is emulated as x86's
+/// conversion does it: NaN, infinities and values beyond `i32` give `INT_MIN`.
+fn leading_zeros(x: f64) -> u32 {
+    let x = if x < 0.0 { x.abs() } else { x };
+    let int_part = if x.is_nan() || x >= 2_147_483_648.0 {
+        -2_147_483_648.0
+    } else {
+        x.trunc()
+    };
+    let mut frac = x - int_part;
+    let mut n = 0;
+    while frac < 1.0 && frac != 0.0 {
+        frac *= 10.0;
+        n += 1;
+    }
+    n
+}
+
+/// C's `%.*f`, including glibc's spelling of non-finite values.
+fn c_fixed(v: f64, prec: usize) -> String {
+    if v.is_nan() {
+        if v.is_sign_negative() { "-nan" } else { "nan" }.to_string()
+    } else if v.is_infinite() {
+        if v < 0.0 { "-inf" } else { "inf" }.to_string()
+    } else {
+        format!("{v:.prec$}")
+    }
+}
+
+/// A value as libvmaf prints it: `%.6f`, or `%.16f` with more than six leading fractional zeros.
+fn value(v: f64) -> String {
+    c_fixed(v, if leading_zeros(v) <= 6 { 6 } else { 16 })
+}
+
+/// The frames libvmaf writes, each with its written (column, value) pairs.
+fn frames<'a>(data: &'a LogData<'a>) -> impl Iterator<Item = (u64, Vec<(&'a str, f64)>)> + 'a {
+    let sub = u64::from(data.params.n_subsample);
+    data.frames.iter().filter_map(move |(idx, vals)| {
+        if sub > 1 && idx % sub != 0 {
+            return None;
+        }
+        let written: Vec<(&str, f64)> = data
+            .columns
+            .iter()
+            .map(String::as_str)
+            .zip(vals.iter().copied())
+            .collect();
+        (!written.is_empty()).then_some((*idx, written))
+    })
+}
+
+fn write_xml(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
+    writeln!(w, "<VMAF version=\"{}\">", data.version)?;
+    writeln!(
+        w,
+        "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
+        data.params.width, data.params.height
+    )?;
+    writeln!(w, "  <fyi fps=\"{}\" />", c_fixed(data.fps, 2))?;
+    writeln!(w, "  <frames>")?;
+    for (idx, vals) in frames(data) {
+        write!(w, "    <frame frameNum=\"{idx}\" ")?;
+        for (name, v) in vals {
+            write!(w, "{name}=\"{}\" ", value(v))?;
+        }
+        writeln!(w, "/>")?;
+    }
+    writeln!(w, "  </frames>")?;
+    writeln!(w, "  <pooled_metrics>")?;
+    for (name, stats) in data.pooled {
+        write!(w, "    <metric name=\"{name}\" ")?;
+        for m in PoolMethod::LOG_ORDER {
+            write!(w, "{m}=\"{}\" ", value(stats.get(m)))?;
+        }
+        writeln!(w, "/>")?;
+    }
+    writeln!(w, "  </pooled_metrics>")?;
+    writeln!(w, "  <aggregate_metrics />")?;
+    writeln!(w, "</VMAF>")
+}
+
+fn write_json(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
+    writeln!(w, "{{")?;
+    writeln!(w, "  \"version\": \"{}\",", data.version)?;
+    if data.fps.is_finite() {
+        writeln!(w, "  \"fps\": {:.2},", data.fps)?;
+    } else {
+        writeln!(w, "  \"fps\": null,")?;
+    }
+    write!(w, "  \"frames\": [")?;
+    for (idx, vals) in frames(data) {
+        write!(w, "{}", if idx > 0 { ",\n" } else { "\n" })?;
+        writeln!(w, "    {{")?;
+        writeln!(w, "      \"frameNum\": {idx},")?;
+        writeln!(w, "      \"metrics\": {{")?;
+        let cnt = vals.len();
+        for (j, (name, v)) in vals.into_iter().enumerate() {
+            let comma = if j + 1 < cnt { "," } else { "" };
+            if v.is_finite() {
+                writeln!(w, "        \"{name}\": {}{comma}", value(v))?;
+            } else {
+                // libvmaf writes no line break here.
+                write!(w, "        \"{name}\": null{comma}")?;
+            }
+        }
+        writeln!(w, "      }}")?;
+        write!(w, "    }}")?;
+    }
+    write!(w, "\n  ],\n")?;
+    write!(w, "  \"pooled_metrics\": {{")?;
+    for (i, (name, stats)) in data.pooled.iter().enumerate() {
+        write!(w, "{}", if i > 0 { ",\n" } else { "\n" })?;
+        write!(w, "    \"{name}\": {{")?;
+        for (j, m) in PoolMethod::LOG_ORDER.into_iter().enumerate() {
+            write!(w, "{}", if j > 0 { ",\n" } else { "\n" })?;
+            let v = stats.get(m);
+            if v.is_finite() {
+                write!(w, "      \"{m}\": {}", value(v))?;
+            } else {
+                write!(w, "      \"{m}\": null")?;
+            }
+        }
+        writeln!(w)?;
+        write!(w, "    }}")?;
+    }
+    write!(w, "\n  }},\n")?;
+    write!(w, "  \"aggregate_metrics\": {{")?;
+    write!(w, "\n  }}\n")?;
+    writeln!(w, "}}")
+}
+
+fn write_csv(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
+    write!(w, "Frame,")?;
+    for name in data.columns {
+        write!(w, "{name},")?;
+    }
+    writeln!(w)?;
+    for (idx, vals) in frames(data) {
+        write!(w, "{idx},")?;
+        for (_, v) in vals {
+            write!(w, "{},", value(v))?;
+        }
+        writeln!(w)?;
+    }
+    Ok(())
+}
+
+fn write_sub(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
+    for (idx, vals) in frames(data) {
+        write!(w, "{{{idx}}}{{{}}}frame: {idx}|", idx + 1)?;
+        for (name, v) in vals {
+            write!(w, "{name}: {}|", value(v))?;
+        }
+        writeln!(w)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
