@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Fetches the pristine sources the FFmpeg build needs into build/cache/ and checks their sha256:
+#   - the FFmpeg release tarball (official release, shipped as Debian's ffmpeg_<ver>.orig.tar.xz),
+#   - nv-codec-headers (Debian 12's libffmpeg-nvenc-dev is too old for FFmpeg >= 7.1).
+#
+# Usage: scripts/ffmpeg-fetch.sh [all|ffmpeg|nv-codec-headers]
+#   Prints the path of each requested source on stdout (a tarball, or a directory when one was
+#   supplied), one per line, in the order ffmpeg, nv-codec-headers. Progress goes to stderr.
+#
+# Environment:
+#   FFMPEG_VERSION=9.0.2                 release to fetch (one of the versions listed below)
+#   FFMPEG_SOURCE=<tarball|dir>          use this FFmpeg source instead of downloading; a tarball
+#                                        is checked against the recorded sha256 (a directory is not)
+#   NV_CODEC_HEADERS_SOURCE=<tarball|dir> the same for nv-codec-headers
+#   VMAF_RS_SKIP_SHA256=1                accept a supplied tarball whose sha256 is not recorded
+#
+# Downloads go through apt (`apt-get source --download-only`). When apt knows no deb-src entry
+# that carries the package, one is added for bookworm, trixie and sid, derived from the mirror the
+# machine already uses (/etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list); this
+# needs root (or sudo). No host name is written into this repository.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache="$root/build/cache"
+what=${1:-all}
+
+ffmpeg_version=${FFMPEG_VERSION:-9.0.2}
+
+# Release tarballs: Debian source version and the tarball's sha256 (from the Debian Sources index;
+# verified on download). Add a line when supporting a new release (see ffmpeg-patches/*/README.md).
+ffmpeg_release() {
+    case "$1" in
+        9.0.2) echo "7:9.0.2-4 8c3850283eb25fa026482078a04051e0be17347b09ef81a0849bec15a96e002e" ;;
+        8.1.2) echo "7:8.1.2-2 464beb5e7bf0c311e68b45ae2f04e9cc2af88851abb4082231742a74d97b524c" ;;
+        7.1.5) echo "7:7.1.5-0+deb13u1 de668509caf9e35e3cd162473441fdb29538c6d96ed080292b3cf9e6fc5d558f" ;;
+        *) return 1 ;;
+    esac
+}
+# nv-codec-headers 12.1.14.0: sha256 of nv-codec-headers_12.1.14.0.orig.tar.xz (from its .dsc).
+nv_version=12.1.14.0
+nv_debian_version=12.1.14.0-1
+nv_sha256=0ca1a0c85b149646fa6ce4d600584507fdccf5a23d58e668d8701e89cee0c3fb
+
+log() { echo "ffmpeg-fetch: $*" >&2; }
+die() { echo "ffmpeg-fetch: error: $*" >&2; exit 1; }
+
+sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"
+    elif command -v sudo >/dev/null; then sudo "$@"
+    else die "need root to run: $* (or supply the source with FFMPEG_SOURCE / NV_CODEC_HEADERS_SOURCE)"
+    fi
+}
+
+# True when apt knows source package $1 at exactly version $2.
+apt_knows_source() {
+    apt-cache showsrc "$1" 2>/dev/null | grep -qxF "Version: $2"
+}
+
+# Prints "URI SIGNED_BY" of the first Debian archive entry on this machine (not -security,
+# not -updates only), from deb822 or one-line sources.
+debian_mirror() {
+    local f
+    for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        awk '
+            function flush() {
+                if (uri != "" && suites ~ /(bookworm|trixie|forky|sid|stable|testing|unstable)/ &&
+                    suites !~ /security/ && types ~ /deb/ && !done) {
+                    print uri, (signed == "" ? "-" : signed); done = 1
+                }
+                uri = ""; suites = ""; types = ""; signed = ""
+            }
+            /^[[:space:]]*$/ { flush(); next }
+            /^[[:space:]]*#/ { next }
+            tolower($1) == "uris:"      { uri = $2 }
+            tolower($1) == "suites:"    { $1 = ""; suites = $0 }
+            tolower($1) == "types:"     { $1 = ""; types = $0 }
+            tolower($1) == "signed-by:" { signed = $2 }
+            END { flush() }
+        ' "$f" | head -n1 | grep . && return 0
+    done
+    if [ -f /etc/apt/sources.list ]; then
+        awk '$1 == "deb" && $0 !~ /security/ &&
+             $0 ~ /[[:space:]](bookworm|trixie|forky|sid|stable|testing|unstable)[[:space:]]/ {
+                 for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i, "-"; exit }
+             }' /etc/apt/sources.list | grep . && return 0
+    fi
+    return 1
+}
+
+# Makes sure apt can fetch source package $1=$2: apt-get update if some deb-src entry exists,
+# otherwise add one (bookworm, trixie, sid) derived from the machine's Debian mirror.
+ensure_deb_src() {
+    local pkg=$1 ver=$2
+    apt_knows_source "$pkg" "$ver" && return 0
+    command -v apt-get >/dev/null || die "apt-get not found; supply the source with FFMPEG_SOURCE / NV_CODEC_HEADERS_SOURCE"
+    local listfile=/etc/apt/sources.list.d/vmaf-rs-deb-src.sources
+    if [ ! -f "$listfile" ]; then
+        local mirror uri signed
+        mirror=$(debian_mirror) || die "no Debian mirror found in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list"
+        uri=${mirror% *}; signed=${mirror#* }
+        [ "$signed" != "-" ] || signed=/usr/share/keyrings/debian-archive-keyring.gpg
+        log "adding deb-src entry (bookworm trixie sid) for the machine's mirror: $listfile"
+        printf 'Types: deb-src\nURIs: %s\nSuites: bookworm trixie sid\nComponents: main\nSigned-By: %s\n' \
+            "$uri" "$signed" | as_root tee "$listfile" >/dev/null
+    fi
+    log "apt-get update"
+    as_root apt-get update -qq >&2 || log "apt-get update reported errors (continuing)"
+    apt_knows_source "$pkg" "$ver" || die "apt does not know source package $pkg=$ver; supply it with FFMPEG_SOURCE / NV_CODEC_HEADERS_SOURCE"
+}
+
+# fetch_apt PKG DEBVER FILE SHA256: leaves $cache/FILE (checked) and prints its path.
+fetch_apt() {
+    local pkg=$1 debver=$2 file=$3 sum=$4
+    local dest="$cache/$file"
+    if [ -f "$dest" ] && [ "$(sha256_of "$dest")" = "$sum" ]; then
+        echo "$dest"; return 0
+    fi
+    rm -f "$dest"
+    mkdir -p "$cache"
+    ensure_deb_src "$pkg" "$debver"
+    local tmp
+    tmp=$(mktemp -d "$cache/apt.XXXXXX")
+    log "apt-get source --download-only $pkg=$debver"
+    # apt-get exits 100 when the .dsc or the debian tarball is missing from the mirror, even though
+    # the orig tarball (all we need) arrived: judge by the file, not by the exit code.
+    (cd "$tmp" && apt-get source --download-only "$pkg=$debver" >&2) || true
+    if [ ! -f "$tmp/$file" ]; then
+        rm -rf "$tmp"
+        die "apt-get source did not deliver $file"
+    fi
+    local got
+    got=$(sha256_of "$tmp/$file")
+    if [ "$got" != "$sum" ]; then
+        rm -rf "$tmp"
+        die "$file: sha256 $got, expected $sum"
+    fi
+    mv "$tmp/$file" "$dest"
+    rm -rf "$tmp"
+    log "$file: sha256 ok"
+    echo "$dest"
+}
+
+# use_supplied PATH SHA256 NAME: a user-supplied tarball (checked) or directory.
+use_supplied() {
+    local path=$1 sum=$2 name=$3
+    [ -e "$path" ] || die "$name source $path does not exist"
+    path=$(cd "$(dirname "$path")" && echo "$PWD/$(basename "$path")")
+    if [ -d "$path" ]; then
+        log "using $name source directory $path (not checksummed)"
+    else
+        local got
+        got=$(sha256_of "$path")
+        if [ "$got" != "$sum" ]; then
+            [ "${VMAF_RS_SKIP_SHA256:-0}" = 1 ] || die "$path: sha256 $got, expected $sum (VMAF_RS_SKIP_SHA256=1 to accept it)"
+            log "$path: sha256 $got not the recorded one; accepted (VMAF_RS_SKIP_SHA256=1)"
+        fi
+    fi
+    echo "$path"
+}
+
+fetch_ffmpeg() {
+    local rel debver sum
+    rel=$(ffmpeg_release "$ffmpeg_version") || die "unknown FFmpeg version $ffmpeg_version (known: 9.0.2 8.1.2 7.1.5); add it to ffmpeg_release() in $0"
+    debver=${rel% *}; sum=${rel#* }
+    if [ -n "${FFMPEG_SOURCE:-}" ]; then
+        use_supplied "$FFMPEG_SOURCE" "$sum" FFmpeg
+    else
+        fetch_apt ffmpeg "$debver" "ffmpeg_$ffmpeg_version.orig.tar.xz" "$sum"
+    fi
+}
+
+fetch_nv() {
+    if [ -n "${NV_CODEC_HEADERS_SOURCE:-}" ]; then
+        use_supplied "$NV_CODEC_HEADERS_SOURCE" "$nv_sha256" nv-codec-headers
+    else
+        fetch_apt nv-codec-headers "$nv_debian_version" "nv-codec-headers_$nv_version.orig.tar.xz" "$nv_sha256"
+    fi
+}
+
+case "$what" in
+    all) fetch_ffmpeg; fetch_nv ;;
+    ffmpeg) fetch_ffmpeg ;;
+    nv-codec-headers) fetch_nv ;;
+    *) die "usage: $0 [all|ffmpeg|nv-codec-headers]" ;;
+esac
