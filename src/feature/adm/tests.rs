@@ -106,7 +106,7 @@ fn matches_libvmaf_8bit_noise() {
 #[test]
 fn matches_libvmaf_8bit_noise_egl1() {
     assert_printed(
-        run(96, 64, 8, 10, &[("egl", "1")]),
+        run(96, 64, 8, 10, &[("adm_enhn_gain_limit", "1")]),
         [
             "0.960803", "0.000348", "0.980227", "0.959644", "0.956387", "0.964601", "0.963512",
         ],
@@ -158,7 +158,7 @@ fn identical_input_gives_libvmafs_values() {
         ],
     );
     assert_printed(
-        run(96, 64, 8, 0, &[("egl", "1")]),
+        run(96, 64, 8, 0, &[("adm_enhn_gain_limit", "1")]),
         [
             "0.999997", "0.000000", "0.999999", "1.000028", "0.999985", "0.999985", "0.999990",
         ],
@@ -252,15 +252,29 @@ fn odd_and_tiny_sizes_do_not_panic() {
         for bpc in [8, 10, 16] {
             let out = run(w, h, bpc, 12, &[]);
             assert_eq!(out.len(), 7);
-            let out = run(w, h, bpc, 12, &[("adm_skip_scale0", "true"), ("egl", "1")]);
+            let out = run(
+                w,
+                h,
+                bpc,
+                12,
+                &[("adm_skip_scale0", "true"), ("adm_enhn_gain_limit", "1")],
+            );
             assert_eq!(out.len(), 7);
         }
     }
     // Extreme options (Barten weights overflow libvmaf's fixed point) must not panic either.
     for opts in [
-        &[("adm_csf_mode", "1"), ("scf", "50"), ("scfd", "50")][..],
-        &[("adm_csf_mode", "2"), ("nvd", "24")][..],
-        &[("nw", "1500"), ("egl", "1.5"), ("adm_skip_aim", "true")][..],
+        &[
+            ("adm_csf_mode", "1"),
+            ("adm_csf_scale", "50"),
+            ("adm_csf_diag_scale", "50"),
+        ][..],
+        &[("adm_csf_mode", "2"), ("adm_norm_view_dist", "24")][..],
+        &[
+            ("adm_noise_weight", "1500"),
+            ("adm_enhn_gain_limit", "1.5"),
+            ("adm_skip_aim", "true"),
+        ][..],
     ] {
         for bpc in [8, 12] {
             run(61, 47, bpc, 100, opts);
@@ -317,7 +331,7 @@ fn options_and_names_follow_libvmaf() {
         o.feature_name("VMAF_integer_feature_aim_score"),
         "VMAF_integer_feature_aim_score"
     );
-    o.set("egl", "1").unwrap();
+    o.set("adm_enhn_gain_limit", "1").unwrap();
     o.set("adm_skip_scale0", "true").unwrap();
     assert_eq!(
         o.feature_name("VMAF_integer_feature_adm2_score"),
@@ -325,7 +339,7 @@ fn options_and_names_follow_libvmaf() {
     );
     let mut o = OptValues::defaults(OPTIONS);
     o.set("adm_csf_mode", "1").unwrap();
-    o.set("scf", "2").unwrap();
+    o.set("adm_csf_scale", "2").unwrap();
     o.set("adm_csf_diag_scale", "0.5").unwrap();
     assert_eq!(
         o.feature_name("VMAF_integer_feature_adm_scale3_score"),
