@@ -162,7 +162,9 @@ fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
     for m in &models {
         if !names_seen.insert(m.name().to_string()) {
             return Err(Error::InvalidOption(format!(
-                "two models are named '{}'; give each a distinct name=",
+                "two models are named '{}' (an unnamed model is called 'vmaf'); give each a \
+                 distinct name, e.g. model='version=vmaf_v0.6.1:name=a|version=vmaf_v0.6.1neg:name=b' \
+                 (libvmaf would silently report only the first model's scores)",
                 m.name()
             )));
         }

@@ -81,7 +81,7 @@ fn testsrc2_12bit_444_blur() {
 fn odd_size_rescaled_8bit() {
     default_model(&Case {
         name: "odd-321x243-rescale",
-        source: "testsrc2=s=321x243:r=25:d=0.4",
+        source: "testsrc2=s=320x240:r=25:d=0.4,scale=321:243",
         pix_fmt: "yuv420p",
         dist_filter: "scale=160:120:flags=bilinear,scale=321:243:flags=bicubic",
         encode: &[],
@@ -125,7 +125,7 @@ fn identical_pair() {
 fn libaom_10bit_odd_size() {
     default_model(&Case {
         name: "aom-420p10-odd",
-        source: "testsrc2=s=203x157:r=25:d=0.32",
+        source: "testsrc2=s=200x160:r=25:d=0.32,scale=203:157",
         pix_fmt: "yuv420p10le",
         dist_filter: "",
         encode: &["-c:v", "libaom-av1", "-cpu-used", "8", "-crf", "45", "-pix_fmt", "yuv420p10le"],

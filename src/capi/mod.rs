@@ -454,3 +454,39 @@ pub extern "C" fn vmaf_rs_version() -> *const c_char {
     };
     V.as_ptr()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The header's #defines (written by cbindgen.toml's `after_includes`) equal these constants.
+    #[test]
+    fn header_constants_match() {
+        let h = include_str!("../../include/vmaf_rs.h");
+        for (name, v) in [
+            ("VMAF_RS_LOG_ERROR", VMAF_RS_LOG_ERROR),
+            ("VMAF_RS_LOG_WARNING", VMAF_RS_LOG_WARNING),
+            ("VMAF_RS_LOG_INFO", VMAF_RS_LOG_INFO),
+            ("VMAF_RS_LOG_VERBOSE", VMAF_RS_LOG_VERBOSE),
+            ("VMAF_RS_LOG_DEBUG", VMAF_RS_LOG_DEBUG),
+            ("VMAF_RS_EOF", VMAF_RS_EOF),
+        ] {
+            assert!(h.contains(&format!("#define {name} {v}\n")), "{name} differs in the header");
+        }
+    }
+
+    #[test]
+    fn panics_and_errors_become_errno() {
+        let mut ctx: *mut VmafRsContext = std::ptr::null_mut();
+        // SAFETY: valid out pointer; NULL callback.
+        assert_eq!(unsafe { vmaf_rs_new(&mut ctx, None, std::ptr::null_mut()) }, 0);
+        let r = boundary(ctx, |_| panic!("boom"));
+        assert_eq!(r, -libc::EFAULT);
+        // SAFETY: ctx is valid; the returned string is NUL-terminated.
+        let msg = unsafe { CStr::from_ptr(vmaf_rs_last_error(ctx)) };
+        assert!(msg.to_str().unwrap().contains("boom"));
+        // SAFETY: frees the handle made above.
+        unsafe { vmaf_rs_free(&mut ctx) };
+        assert!(ctx.is_null());
+    }
+}

@@ -1,0 +1,179 @@
+/* Exercises the vmaf_rs C ABI as FFmpeg's filter does: options, configure, send/receive with
+ * strided planes, flush/drain, finish (log + score line), errors and NULL handling.
+ * Built and run by scripts/capi-test.sh (under valgrind); exits non-zero on any failure. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmaf_rs.h"
+
+static int failures;
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                  \
+            fprintf(stderr, "\n");                         \
+            failures++;                                    \
+        }                                                  \
+    } while (0)
+
+static int info_lines;
+static void log_cb(void *opaque, int level, const char *msg)
+{
+    (void)opaque;
+    if (level == VMAF_RS_LOG_INFO && strstr(msg, "VMAF score: "))
+        info_lines++;
+    fprintf(stderr, "[vmaf_rs %d] %s", level, msg);
+}
+
+enum { W = 97, H = 61, PITCH = 128, FRAMES = 7 };
+
+static void fill(uint8_t *buf, int frame, int noise)
+{
+    unsigned s = 1234u + (unsigned)frame;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            int v = (x * 2 + y + frame * 3) & 255;
+            if (noise) {
+                s = s * 1103515245u + 12345u;
+                v += (int)((s >> 16) % 21) - 10;
+            }
+            buf[y * PITCH + x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+}
+
+static VmafRsPicture pic(const uint8_t *luma)
+{
+    VmafRsPicture p;
+    memset(&p, 0, sizeof(p));
+    p.data[0] = luma;
+    p.pitch[0] = PITCH;
+    p.width = W;
+    p.height = H;
+    p.bpc = 8;
+    p.bytes_per_sample = 1;
+    p.layout = VMAF_RS_LAYOUT_GRAY;
+    p.memory = VMAF_RS_MEMORY_HOST;
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    const char *log_path = argc > 1 ? argv[1] : "capi_log.json";
+    VmafRsContext *ctx = NULL;
+
+    /* NULL handling */
+    vmaf_rs_free(NULL);
+    vmaf_rs_free(&ctx);
+    CHECK(vmaf_rs_new(NULL, NULL, NULL) < 0, "new(NULL) must fail");
+    CHECK(vmaf_rs_set_option(NULL, "pool", "mean") < 0, "NULL ctx must fail");
+    CHECK(strlen(vmaf_rs_version()) > 0, "version");
+
+    CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0 && ctx, "new");
+
+    /* bad options: clear errors, negative errno */
+    CHECK(vmaf_rs_set_option(ctx, "n_threads", "-3") == -EINVAL, "n_threads=-3");
+    CHECK(strstr(vmaf_rs_last_error(ctx), "n_threads") != NULL, "error names the option: %s", vmaf_rs_last_error(ctx));
+    CHECK(vmaf_rs_set_option(ctx, "log_fmt", "yaml") < 0, "log_fmt=yaml");
+    CHECK(vmaf_rs_set_option(ctx, "nonsense", "1") < 0, "unknown key");
+    CHECK(vmaf_rs_set_option(ctx, "model", "version=vmaf_v9") < 0 ||
+          vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) < 0, "unknown model version");
+    vmaf_rs_free(&ctx);
+    CHECK(ctx == NULL, "free sets NULL");
+
+    /* a zero-frame context (FFmpeg's probe graph) does nothing at finish */
+    CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0, "new");
+    CHECK(vmaf_rs_set_option(ctx, "log_path", "never_written.json") == 0, "log_path");
+    CHECK(vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) == 0, "configure: %s", vmaf_rs_last_error(ctx));
+    CHECK(vmaf_rs_finish(ctx) == 0, "finish");
+    FILE *f = fopen("never_written.json", "r");
+    CHECK(f == NULL, "zero-frame context wrote a log");
+    if (f) fclose(f);
+    vmaf_rs_free(&ctx);
+
+    /* a real run */
+    CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0, "new");
+    CHECK(vmaf_rs_set_option(ctx, "n_threads", "2") == 0, "n_threads");
+    CHECK(vmaf_rs_set_option(ctx, "log_fmt", "json") == 0, "log_fmt");
+    CHECK(vmaf_rs_set_option(ctx, "log_path", log_path) == 0, "log_path");
+    CHECK(vmaf_rs_set_option(ctx, "model", "version=vmaf_v0.6.1:name=vmaf|version=vmaf_v0.6.1neg:name=neg") == 0,
+          "model: %s", vmaf_rs_last_error(ctx));
+    CHECK(vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) == 0, "configure: %s", vmaf_rs_last_error(ctx));
+
+    uint8_t *ref = calloc(PITCH * H, 1), *dis = calloc(PITCH * H, 1), *small = calloc(PITCH * H, 1);
+    int received = 0;
+    uint64_t expect = 0;
+    for (int i = 0; i < FRAMES; i++) {
+        fill(ref, i, 0);
+        fill(dis, i, 1);
+        VmafRsPicture r = pic(ref), d = pic(dis);
+        CHECK(vmaf_rs_send(ctx, &r, &d) == 0, "send %d: %s", i, vmaf_rs_last_error(ctx));
+        VmafRsFrameScores s;
+        int ret;
+        while ((ret = vmaf_rs_receive(ctx, &s)) == 0) {
+            CHECK(s.index == expect, "frame order: got %llu want %llu", (unsigned long long)s.index, (unsigned long long)expect);
+            expect++;
+            received++;
+            CHECK(!strcmp(s.names[s.count - 1], "neg") && !strcmp(s.names[s.count - 2], "vmaf"), "model names last");
+            for (uint32_t k = 0; k < s.count; k++)
+                CHECK(isfinite(s.values[k]), "value %s finite", s.names[k]);
+        }
+        CHECK(ret == -EAGAIN, "receive before flush returns EAGAIN, got %d", ret);
+    }
+    /* mismatched picture: clear error, stream continues to be usable */
+    VmafRsPicture bad = pic(small);
+    bad.width = W - 1;
+    VmafRsPicture good = pic(ref);
+    CHECK(vmaf_rs_send(ctx, &good, &bad) < 0, "mismatched sizes must fail");
+    CHECK(strstr(vmaf_rs_last_error(ctx), "differ") || strstr(vmaf_rs_last_error(ctx), "configured"),
+          "mismatch message: %s", vmaf_rs_last_error(ctx));
+    bad = pic(NULL);
+    CHECK(vmaf_rs_send(ctx, &good, &bad) < 0, "NULL plane must fail");
+
+    CHECK(vmaf_rs_flush(ctx) == 0, "flush");
+    VmafRsFrameScores s;
+    int ret;
+    while ((ret = vmaf_rs_receive(ctx, &s)) == 0) {
+        CHECK(s.index == expect, "order after flush");
+        expect++;
+        received++;
+    }
+    CHECK(ret == VMAF_RS_EOF, "EOF after drain, got %d", ret);
+    CHECK(received == FRAMES, "received %d of %d", received, FRAMES);
+    CHECK(vmaf_rs_frames_scored(ctx) == FRAMES, "frames_scored");
+    double score = -1;
+    CHECK(vmaf_rs_pooled_score(ctx, 0, &score) == 0 && score >= 0 && score <= 100, "pooled score %f", score);
+    CHECK(vmaf_rs_pooled_score(ctx, 7, &score) < 0, "pooled score of a missing model fails");
+    CHECK(vmaf_rs_finish(ctx) == 0, "finish: %s", vmaf_rs_last_error(ctx));
+    CHECK(info_lines == 2, "one 'VMAF score' line per model, got %d", info_lines);
+    CHECK(vmaf_rs_finish(ctx) == 0 && info_lines == 2, "finish is idempotent");
+    f = fopen(log_path, "r");
+    CHECK(f != NULL, "log written");
+    if (f) {
+        char buf[256] = {0};
+        CHECK(fread(buf, 1, sizeof(buf) - 1, f) > 0 && strstr(buf, "\"frames\""), "log looks like JSON");
+        fclose(f);
+    }
+    CHECK(vmaf_rs_send(ctx, &good, &good) < 0, "send after flush fails");
+    vmaf_rs_free(&ctx);
+
+    /* unwritable log path fails at configure, before any frame */
+    CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0, "new");
+    CHECK(vmaf_rs_set_option(ctx, "log_path", "/nonexistent-dir/x.json") == 0, "log_path");
+    CHECK(vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) < 0, "unwritable log path must fail");
+    CHECK(strstr(vmaf_rs_last_error(ctx), "/nonexistent-dir/x.json") != NULL, "message names the path: %s", vmaf_rs_last_error(ctx));
+    vmaf_rs_free(&ctx);
+
+    free(ref);
+    free(dis);
+    free(small);
+    if (failures) {
+        fprintf(stderr, "capi_smoke: %d failures\n", failures);
+        return 1;
+    }
+    printf("capi_smoke: all checks passed (%d frames)\n", FRAMES);
+    return 0;
+}
