@@ -13,6 +13,7 @@
 #[cfg(feature = "capi")]
 pub mod capi;
 pub mod cpu;
+pub mod cuda;
 pub mod engine;
 pub mod error;
 pub mod feature;

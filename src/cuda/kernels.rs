@@ -1,0 +1,211 @@
+//! The kernel ABI (mirrors of the parameter structs in `kernels/*.cu`, see kernels/README.md)
+//! and the kernel handles of a loaded module. Each struct is `#[repr(C)]` with the field order,
+//! types and padding of its C++ twin; `launch` in driver.rs passes one struct per kernel.
+
+use super::driver::Module;
+use crate::error::Result;
+use cudarc::driver::sys;
+
+/// A plane read by a kernel: pointer, pitch in bytes, right shift of every sample.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SrcPlane {
+    pub ptr: u64,
+    pub pitch: u64,
+    pub shift: i32,
+    pub pad_: i32,
+}
+
+/// `MotionArgs` (motion.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MotionArgs {
+    pub prev: SrcPlane,
+    pub cur: SrcPlane,
+    pub row_sums: u64,
+    pub w: i32,
+    pub h: i32,
+    pub bpc: i32,
+    pub pad_: i32,
+}
+
+/// `MotionFinishArgs` (motion.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MotionFinishArgs {
+    pub row_sums: u64,
+    pub out: u64,
+    pub h: i32,
+    pub pad_: i32,
+}
+
+/// `VifStatArgs` (vif.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VifStatArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub log2_table: u64,
+    pub sums: u64,
+    pub gain_limit: f64,
+    pub eps: f64,
+    pub sq_round: u64,
+    pub w: i32,
+    pub h: i32,
+    pub mu_round: u32,
+    pub mu_shift: u32,
+    pub sq_shift: u32,
+    pub pad_: u32,
+}
+
+/// `VifDownArgs` (vif.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VifDownArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub out_ref: u64,
+    pub out_dis: u64,
+    pub w: i32,
+    pub h: i32,
+    pub round: u32,
+    pub shift: u32,
+}
+
+/// `AdmDwtArgs` (adm.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AdmDwtArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub out_a_ref: u64,
+    pub out_a_dis: u64,
+    pub r: [u64; 3],
+    pub a: [u64; 3],
+    pub den_rows: u64,
+    pub div_lookup: u64,
+    pub gain_limit: f64,
+    pub cos1_sq: f32,
+    pub w: i32,
+    pub h: i32,
+    pub ow: i32,
+    pub oh: i32,
+    pub vp_add: i32,
+    pub vp_shift: i32,
+    pub hp_add: i32,
+    pub hp_shift: i32,
+    pub den_left: i32,
+    pub den_right: i32,
+    pub den_top: i32,
+    pub den_bottom: i32,
+    pub den_add_sq: u32,
+    pub den_shift_sq: u32,
+    pub den_add_cub: u32,
+    pub den_shift_cub: u32,
+    pub scale: i32,
+    pub pad_: i32,
+}
+
+/// `AdmCmArgs` (adm.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AdmCmArgs {
+    pub r: [u64; 3],
+    pub a: [u64; 3],
+    pub rows: u64,
+    pub w: i32,
+    pub h: i32,
+    pub left: i32,
+    pub right: i32,
+    pub top: i32,
+    pub bottom: i32,
+    pub rfactor: [u32; 3],
+    pub add_cub: [u32; 3],
+    pub shift_cub: [u32; 3],
+    pub scale: i32,
+    pub pad_: i32,
+}
+
+/// `AdmFinishArgs` (adm.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AdmFinishArgs {
+    pub rows: [u64; 4],
+    pub out: u64,
+    pub h: [i32; 4],
+    pub shift: [[u32; 9]; 4],
+    pub add: [[u32; 9]; 4],
+}
+
+/// Threads per block of the row kernels (`*_BX` in the .cu files).
+pub(crate) const BX: u32 = 128;
+
+/// Every kernel of the module, looked up once after loading.
+pub(crate) struct Kernels {
+    pub motion_sad_u8: sys::CUfunction,
+    pub motion_sad_u16: sys::CUfunction,
+    pub motion_finish: sys::CUfunction,
+    /// `[u8 s0, u16 s0, u16 s1, u16 s2, u16 s3]`
+    pub vif_stat: [sys::CUfunction; 5],
+    /// `[u8 s1, u16 s1, u16 s2, u16 s3]` (downsampling *into* scale s)
+    pub vif_down: [sys::CUfunction; 4],
+    pub adm_dwt_u8_s0: sys::CUfunction,
+    pub adm_dwt_u16_s0: sys::CUfunction,
+    pub adm_dwt_s123: sys::CUfunction,
+    pub adm_cm_s0: sys::CUfunction,
+    pub adm_cm_s123: sys::CUfunction,
+    pub adm_finish: sys::CUfunction,
+}
+
+impl Kernels {
+    /// Resolves every kernel in `m`.
+    pub(crate) fn resolve(m: &Module) -> Result<Self> {
+        Ok(Kernels {
+            motion_sad_u8: m.function("vmaf_motion_sad_u8")?,
+            motion_sad_u16: m.function("vmaf_motion_sad_u16")?,
+            motion_finish: m.function("vmaf_motion_finish")?,
+            vif_stat: [
+                m.function("vmaf_vif_stat_u8_s0")?,
+                m.function("vmaf_vif_stat_u16_s0")?,
+                m.function("vmaf_vif_stat_u16_s1")?,
+                m.function("vmaf_vif_stat_u16_s2")?,
+                m.function("vmaf_vif_stat_u16_s3")?,
+            ],
+            vif_down: [
+                m.function("vmaf_vif_down_u8_s1")?,
+                m.function("vmaf_vif_down_u16_s1")?,
+                m.function("vmaf_vif_down_u16_s2")?,
+                m.function("vmaf_vif_down_u16_s3")?,
+            ],
+            adm_dwt_u8_s0: m.function("vmaf_adm_dwt_u8_s0")?,
+            adm_dwt_u16_s0: m.function("vmaf_adm_dwt_u16_s0")?,
+            adm_dwt_s123: m.function("vmaf_adm_dwt_s123")?,
+            adm_cm_s0: m.function("vmaf_adm_cm_s0")?,
+            adm_cm_s123: m.function("vmaf_adm_cm_s123")?,
+            adm_finish: m.function("vmaf_adm_finish")?,
+        })
+    }
+}
+
+/// Number of blocks of `BX` threads covering `n` items.
+pub(crate) fn blocks(n: usize) -> u32 {
+    n.div_ceil(BX as usize) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The sizes of the C++ structs (computed by hand from kernels/*.cu, natural alignment).
+    #[test]
+    fn abi_sizes() {
+        assert_eq!(std::mem::size_of::<SrcPlane>(), 24);
+        assert_eq!(std::mem::size_of::<MotionArgs>(), 24 * 2 + 8 + 16);
+        assert_eq!(std::mem::size_of::<MotionFinishArgs>(), 24);
+        assert_eq!(std::mem::size_of::<VifStatArgs>(), 48 + 40 + 24);
+        assert_eq!(std::mem::size_of::<VifDownArgs>(), 48 + 16 + 16);
+        assert_eq!(std::mem::size_of::<AdmDwtArgs>(), 216);
+        assert_eq!(std::mem::size_of::<AdmCmArgs>(), 56 + 24 + 36 + 8);
+        assert_eq!(std::mem::size_of::<AdmFinishArgs>(), 32 + 8 + 16 + 144 * 2);
+    }
+}

@@ -1,0 +1,426 @@
+//! The CUDA scorer: a bounded pipeline of frames in flight on a borrowed context and stream.
+
+use super::driver::{ensure_driver, CtxGuard, DevBuf, Event, Module, PinnedU64};
+use super::kernels::{Kernels, SrcPlane};
+use super::plans::{Ctx, FrameIo, Geometry, Plan, Scratch};
+use super::CudaFrame;
+use crate::engine::{Engine, InstanceInfo};
+use crate::error::{Error, Result};
+use crate::picture::PictureFormat;
+use cudarc::driver::sys;
+use std::collections::VecDeque;
+use std::ffi::c_void;
+
+/// Frames in flight by default (submitted, results not yet read back).
+pub const DEFAULT_DEPTH: usize = 4;
+
+/// GPU state made on the first frame.
+struct Runtime {
+    // Dropped in this order: buffers first, the module last.
+    scratch: Scratch,
+    results: DevBuf,
+    slots: Vec<Slot>,
+    free_slots: Vec<usize>,
+    kernels: Kernels,
+    _module: Module,
+}
+
+struct Slot {
+    pinned: PinnedU64,
+    event: Event,
+}
+
+struct InFlight {
+    index: u64,
+    scored: bool,
+    slot: usize,
+    /// Held until the frame's event completes.
+    distorted: Option<CudaFrame>,
+}
+
+/// Scores (reference, distorted) CUDA frames of one stream on the GPU, inside a context and
+/// stream it borrows (FFmpeg's `AVCUDADeviceContext`).
+///
+/// Frames are borrowed device planes ([`CudaFrame`]); each frame's release callback runs exactly
+/// once, as soon as the GPU no longer reads it (a reference frame is kept until the motion of the
+/// frames that compare against it is done). Results come back in frame order through
+/// [`CudaScorer::poll`] / [`CudaScorer::drain`] as per-frame rows for [`Engine::push_spatial`].
+///
+/// Lifecycle (docs/LIFECYCLE.md): `new` allocates nothing on the GPU; the module, device buffers
+/// and pinned memory are made on the first [`CudaScorer::submit`] and reused; dropping the scorer
+/// waits for its queued work, frees everything it allocated, unloads its module and releases every
+/// frame it still holds. The borrowed context is never created, retained or destroyed.
+pub struct CudaScorer {
+    ctx: sys::CUcontext,
+    stream: sys::CUstream,
+    geom: Geometry,
+    plans: Vec<Plan>,
+    row_len: usize,
+    n_subsample: u64,
+    lag: u64,
+    depth: usize,
+    results_len: usize,
+    rt: Option<Runtime>,
+    next_index: u64,
+    in_flight: VecDeque<InFlight>,
+    ready: VecDeque<Vec<f64>>,
+    spare_rows: Vec<Vec<f64>>,
+    /// Reference frames still needed (by in-flight work or by the motion of later frames).
+    refs: VecDeque<(u64, CudaFrame)>,
+}
+
+// SAFETY: the raw handles (context, stream, device pointers, pinned memory) are plain driver
+// handles usable from any thread; every method pushes the borrowed context on the calling thread
+// first. `&mut self` methods only, and the type is not Sync, so there is no concurrent use. The
+// release callbacks are `Send`.
+unsafe impl Send for CudaScorer {}
+
+impl std::fmt::Debug for CudaScorer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaScorer")
+            .field("geometry", &self.geom)
+            .field("next_index", &self.next_index)
+            .field("in_flight", &self.in_flight.len())
+            .finish()
+    }
+}
+
+impl CudaScorer {
+    /// Configures a scorer. Checks the driver and the plan; allocates nothing on the GPU.
+    ///
+    /// * `ctx`: the `CUcontext` to work in (FFmpeg's `AVCUDADeviceContext.cuda_ctx`), borrowed:
+    ///   the caller keeps it alive (holds its device reference) until the scorer is dropped.
+    /// * `stream`: the `CUstream` to queue work on (may be NULL, the legacy default stream).
+    /// * `format`: the stream's luma size and bit depth; `shift`: right shift of stored samples
+    ///   (`16 - bpc` for MSB-aligned p010/p012/p016, yuv444p10msb/12msb; 0 otherwise).
+    /// * `instances`, `row_len`, `n_subsample`: from the engine ([`Engine::instances`],
+    ///   [`Engine::spatial_row_len`], its configuration); see [`CudaScorer::for_engine`].
+    pub fn new(
+        ctx: *mut c_void,
+        stream: *mut c_void,
+        format: PictureFormat,
+        shift: u8,
+        instances: &[InstanceInfo<'_>],
+        row_len: usize,
+        n_subsample: u32,
+    ) -> Result<Self> {
+        format.validate()?;
+        if ctx.is_null() {
+            return Err(Error::InvalidOption(
+                "CUDA context is NULL (pass the frames' AVCUDADeviceContext.cuda_ctx)".into(),
+            ));
+        }
+        if shift as u32 + format.bpc as u32 > 16 || (format.bpc == 8 && shift != 0) {
+            return Err(Error::InvalidOption(format!(
+                "sample shift {shift} with {} bits per sample",
+                format.bpc
+            )));
+        }
+        if n_subsample == 0 {
+            return Err(Error::InvalidOption("n_subsample must be at least 1".into()));
+        }
+        ensure_driver()?;
+        let geom = Geometry {
+            w: format.width,
+            h: format.height,
+            bpc: format.bpc,
+            shift,
+        };
+        let mut plans = Vec::new();
+        let mut offset = 0;
+        for info in instances {
+            if info.columns.end > row_len {
+                return Err(Error::Internal(format!(
+                    "instance {} writes column {} of a {row_len}-column row",
+                    info.extractor, info.columns.end
+                )));
+            }
+            let p = Plan::new(info, geom, offset)?;
+            offset += p.results_len();
+            plans.push(p);
+        }
+        let lag = plans.iter().map(Plan::ref_lag).max().unwrap_or(0);
+        Ok(CudaScorer {
+            ctx: ctx as sys::CUcontext,
+            stream: stream as sys::CUstream,
+            geom,
+            plans,
+            row_len,
+            n_subsample: n_subsample as u64,
+            lag,
+            depth: DEFAULT_DEPTH,
+            results_len: offset.max(1),
+            rt: None,
+            next_index: 0,
+            in_flight: VecDeque::new(),
+            ready: VecDeque::new(),
+            spare_rows: Vec::new(),
+            refs: VecDeque::new(),
+        })
+    }
+
+    /// A scorer for `engine`'s plan (its instances, row length, format and `n_subsample`).
+    pub fn for_engine(ctx: *mut c_void, stream: *mut c_void, engine: &Engine, shift: u8) -> Result<Self> {
+        let instances: Vec<InstanceInfo<'_>> = engine.instances().collect();
+        let cfg = engine.config();
+        Self::new(
+            ctx,
+            stream,
+            cfg.format,
+            shift,
+            &instances,
+            engine.spatial_row_len(),
+            cfg.n_subsample,
+        )
+    }
+
+    /// Sets the most frames in flight (1..=16, default [`DEFAULT_DEPTH`]); only before the first
+    /// frame. More overlap hides read-back latency; every frame in flight holds its two planes.
+    pub fn set_depth(&mut self, depth: usize) -> Result<()> {
+        if self.rt.is_some() {
+            return Err(Error::State("set_depth after the first frame".into()));
+        }
+        if !(1..=16).contains(&depth) {
+            return Err(Error::InvalidOption(format!("pipeline depth {depth} (1 to 16)")));
+        }
+        self.depth = depth;
+        Ok(())
+    }
+
+    /// Frames submitted so far (the next frame's index).
+    pub fn frames_submitted(&self) -> u64 {
+        self.next_index
+    }
+
+    /// Frames whose planes the scorer still holds (in flight, or kept for motion).
+    pub fn frames_held(&self) -> usize {
+        self.in_flight.iter().filter(|f| f.distorted.is_some()).count() + self.refs.len()
+    }
+
+    /// Device memory allocated by this scorer, in bytes (0 before the first frame).
+    pub fn device_bytes(&self) -> usize {
+        self.rt
+            .as_ref()
+            .map_or(0, |rt| rt.scratch.bytes() + rt.results.bytes)
+    }
+
+    fn check_frame(&self, what: &str, f: &CudaFrame) -> Result<()> {
+        let bps = self.geom.bytes_per_sample();
+        if f.luma == 0 {
+            return Err(Error::InvalidOption(format!("{what} frame: luma pointer is NULL")));
+        }
+        if f.pitch < self.geom.w * bps {
+            return Err(Error::InvalidOption(format!(
+                "{what} frame: pitch {} is smaller than {} bytes ({} samples of {bps} bytes)",
+                f.pitch,
+                self.geom.w * bps,
+                self.geom.w
+            )));
+        }
+        if bps == 2 && (f.luma % 2 != 0 || f.pitch % 2 != 0) {
+            return Err(Error::InvalidOption(format!(
+                "{what} frame: 16-bit plane pointer or pitch is not 2-byte aligned"
+            )));
+        }
+        Ok(())
+    }
+
+    fn plane(&self, f: &CudaFrame) -> SrcPlane {
+        SrcPlane {
+            ptr: f.luma,
+            pitch: f.pitch as u64,
+            shift: self.geom.shift as i32,
+            pad_: 0,
+        }
+    }
+
+    fn runtime(&mut self) -> Result<&mut Runtime> {
+        if self.rt.is_none() {
+            let module = Module::load()?;
+            let kernels = Kernels::resolve(&module)?;
+            let scratch = Scratch::alloc(&self.plans, self.geom, self.stream)?;
+            let results = DevBuf::new(self.results_len * 8, "per-frame results")?;
+            let mut slots = Vec::with_capacity(self.depth);
+            for _ in 0..self.depth {
+                slots.push(Slot {
+                    pinned: PinnedU64::new(self.results_len)?,
+                    event: Event::new()?,
+                });
+            }
+            self.rt = Some(Runtime {
+                scratch,
+                results,
+                free_slots: (0..self.depth).rev().collect(),
+                slots,
+                kernels,
+                _module: module,
+            });
+        }
+        Ok(self.rt.as_mut().expect("just made"))
+    }
+
+    /// Queues the next frame pair (frame index = frames submitted so far). Asynchronous: returns
+    /// once the work is queued, blocking only while the pipeline is full. The frames are held
+    /// until the GPU is done with them, then released (their `release` callback runs).
+    pub fn submit(&mut self, reference: CudaFrame, distorted: CudaFrame) -> Result<()> {
+        self.check_frame("reference", &reference)?;
+        self.check_frame("distorted", &distorted)?;
+        let _g = CtxGuard::push(self.ctx)?;
+        self.runtime()?;
+        while self.in_flight.len() >= self.depth {
+            self.complete_oldest(true)?;
+        }
+        let index = self.next_index;
+        let scored = index % self.n_subsample == 0;
+        let plane_at = |back: u64| -> Option<SrcPlane> {
+            let want = index.checked_sub(back)?;
+            self.refs
+                .iter()
+                .find(|(i, _)| *i == want)
+                .map(|(_, f)| self.plane(f))
+        };
+        let io = FrameIo {
+            reference: self.plane(&reference),
+            distorted: self.plane(&distorted),
+            prev: plane_at(1),
+            prev_prev: plane_at(2),
+            index,
+            scored,
+        };
+        let rt = self.rt.as_mut().expect("runtime");
+        let slot = rt.free_slots.pop().expect("a slot is free below depth");
+        let ctx = Ctx {
+            k: &rt.kernels,
+            stream: self.stream,
+            results: rt.results.ptr,
+            scratch: &rt.scratch,
+            geom: self.geom,
+        };
+        let queued = (|| -> Result<()> {
+            rt.results.zero_async(self.results_len * 8, self.stream)?;
+            for p in &self.plans {
+                p.enqueue(&io, &ctx)?;
+            }
+            let s = &mut rt.slots[slot];
+            s.pinned.download_async(rt.results.ptr, self.stream)?;
+            s.event.record(self.stream)
+        })();
+        if let Err(e) = queued {
+            // Some kernels may be queued on these frames: wait for them before releasing.
+            let s = &rt.slots[slot];
+            if s.event.record(self.stream).is_ok() {
+                let _ = s.event.wait();
+            }
+            rt.free_slots.push(slot);
+            return Err(e);
+        }
+        // A distorted frame no kernel reads (not scored) can go right away.
+        let distorted = if scored { Some(distorted) } else { None };
+        self.in_flight.push_back(InFlight {
+            index,
+            scored,
+            slot,
+            distorted,
+        });
+        self.refs.push_back((index, reference));
+        self.next_index += 1;
+        Ok(())
+    }
+
+    /// Finishes the oldest frame in flight: waits for it (`block`) or returns `false` if it is
+    /// not done; computes its row, releases what it no longer needs.
+    fn complete_oldest(&mut self, block: bool) -> Result<bool> {
+        let Some(front) = self.in_flight.front() else {
+            return Ok(false);
+        };
+        let rt = self.rt.as_mut().expect("frames in flight imply a runtime");
+        let slot = &rt.slots[front.slot];
+        if block {
+            slot.event.wait()?;
+        } else if !slot.event.is_done()? {
+            return Ok(false);
+        }
+        let f = self.in_flight.pop_front().expect("checked");
+        let mut row = self.spare_rows.pop().unwrap_or_default();
+        row.clear();
+        row.resize(self.row_len, f64::NAN);
+        let res = slot.pinned.as_slice();
+        for p in &self.plans {
+            p.finish(res, f.index, f.scored, self.geom, &mut row);
+        }
+        rt.free_slots.push(f.slot);
+        self.ready.push_back(row);
+        drop(f.distorted);
+        // Reference j is read by frames up to j + lag; all frames up to f.index are done.
+        while self
+            .refs
+            .front()
+            .is_some_and(|(j, _)| j + self.lag <= f.index)
+        {
+            self.refs.pop_front();
+        }
+        Ok(true)
+    }
+
+    /// The next finished frame's row (frame order), without blocking. Returns `false` when the
+    /// oldest frame in flight is not done yet (or nothing is in flight).
+    pub fn poll(&mut self, out: &mut Vec<f64>) -> Result<bool> {
+        if self.ready.is_empty() && !self.in_flight.is_empty() {
+            let _g = CtxGuard::push(self.ctx)?;
+            self.complete_oldest(false)?;
+        }
+        match self.ready.pop_front() {
+            Some(row) => {
+                out.clear();
+                out.extend_from_slice(&row);
+                self.spare_rows.push(row);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Waits for every frame in flight and hands each remaining row to `out`, in frame order.
+    /// Reference frames that later frames' motion would compare against stay held (until the
+    /// next frames or the drop).
+    pub fn drain(&mut self, out: &mut dyn FnMut(&[f64])) -> Result<()> {
+        if !self.in_flight.is_empty() {
+            let _g = CtxGuard::push(self.ctx)?;
+            while self.complete_oldest(true)? {}
+        }
+        while let Some(row) = self.ready.pop_front() {
+            out(&row);
+            self.spare_rows.push(row);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CudaScorer {
+    fn drop(&mut self) {
+        match CtxGuard::push(self.ctx) {
+            Ok(_g) => {
+                // 1. Wait for our queued work (only our events: no device-wide synchronisation).
+                if let Some(rt) = &self.rt {
+                    for f in &self.in_flight {
+                        let _ = rt.slots[f.slot].event.wait();
+                    }
+                }
+                // 2. Free device and pinned buffers, then unload the module (Runtime's field order).
+                self.rt = None;
+                // 3. Release every frame still held (the GPU no longer reads any of them).
+                self.in_flight.clear();
+                self.refs.clear();
+            }
+            Err(_) => {
+                // The context is gone (caller broke the contract): nothing of ours can still run
+                // in it. Leak the handles rather than call the driver on a dead context.
+                if let Some(rt) = self.rt.take() {
+                    std::mem::forget(rt);
+                }
+                self.in_flight.clear();
+                self.refs.clear();
+            }
+        }
+    }
+}
