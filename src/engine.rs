@@ -257,7 +257,9 @@ impl Engine {
     pub fn new(cfg: EngineConfig) -> Result<Self> {
         cfg.format.validate()?;
         if cfg.n_subsample == 0 {
-            return Err(Error::InvalidOption("n_subsample must be at least 1".into()));
+            return Err(Error::InvalidOption(
+                "n_subsample must be at least 1".into(),
+            ));
         }
         let plan = build_plan(&cfg)?;
         Ok(Engine {
@@ -316,7 +318,13 @@ impl Engine {
                 .enumerate()
                 .filter_map(|(i, inst)| inst.def.create_temporal.map(|c| (i, c(&inst.opts))))
                 .collect();
-            let n_inputs = self.plan.models.iter().map(|(_, c)| c.len()).max().unwrap_or(0);
+            let n_inputs = self
+                .plan
+                .models
+                .iter()
+                .map(|(_, c)| c.len())
+                .max()
+                .unwrap_or(0);
             self.rt = Some(Runtime {
                 pool: None,
                 slots: Vec::new(),
@@ -421,7 +429,10 @@ impl Engine {
     /// Computes the queued batch, then feeds temporal stages and models in frame order.
     fn run_batch(&mut self) -> Result<()> {
         let plan = &self.plan;
-        let rt = self.rt.as_mut().expect("runtime exists when a batch is queued");
+        let rt = self
+            .rt
+            .as_mut()
+            .expect("runtime exists when a batch is queued");
         if rt.batch.is_empty() {
             return Ok(());
         }
@@ -448,7 +459,10 @@ impl Engine {
                     continue;
                 }
                 let n = inst.def.spatial.len();
-                ex.extract(&input, &mut slot.row[inst.spatial_col..inst.spatial_col + n])?;
+                ex.extract(
+                    &input,
+                    &mut slot.row[inst.spatial_col..inst.spatial_col + n],
+                )?;
             }
             Ok(())
         };
@@ -547,7 +561,9 @@ impl Engine {
         }
         let rt = self.runtime()?;
         if !rt.batch.is_empty() {
-            return Err(Error::State("push_spatial mixed with send in one stream".into()));
+            return Err(Error::State(
+                "push_spatial mixed with send in one stream".into(),
+            ));
         }
         let index = self.next_index;
         let scored = index % self.cfg.n_subsample as u64 == 0;

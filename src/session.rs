@@ -241,7 +241,14 @@ fn check_writable(path: &std::path::Path) -> Result<()> {
         _ => PathBuf::from("."),
     };
     let meta = std::fs::metadata(&dir).map_err(|e| {
-        Error::io(format!("cannot write log {}: directory {}", path.display(), dir.display()), e)
+        Error::io(
+            format!(
+                "cannot write log {}: directory {}",
+                path.display(),
+                dir.display()
+            ),
+            e,
+        )
     })?;
     if !meta.is_dir() {
         return Err(Error::InvalidOption(format!(

@@ -24,7 +24,12 @@ fn check(case: &Case, oracle_opts: &str, ours: &[&str], models: &[&str], tag: &s
     let theirs = oracle_json(&r, &d, oracle_opts, &dir, tag);
     let log = dir.join(format!("ours-{tag}.json"));
     vmaf_rs(&r, &d, ours, &log);
-    compare_logs(&read_json(&log), &theirs, models, &format!("{} [{tag}]", case.name));
+    compare_logs(
+        &read_json(&log),
+        &theirs,
+        models,
+        &format!("{} [{tag}]", case.name),
+    );
 }
 
 fn default_model(case: &Case) {
@@ -51,7 +56,16 @@ fn mandelbrot_10bit_420_x264() {
         source: "mandelbrot=s=320x240:r=25,trim=end_frame=10",
         pix_fmt: "yuv420p10le",
         dist_filter: "",
-        encode: &["-c:v", "libx264", "-preset", "veryfast", "-crf", "30", "-pix_fmt", "yuv420p10le"],
+        encode: &[
+            "-c:v",
+            "libx264",
+            "-preset",
+            "veryfast",
+            "-crf",
+            "30",
+            "-pix_fmt",
+            "yuv420p10le",
+        ],
     });
 }
 
@@ -62,7 +76,16 @@ fn gradients_8bit_422_x264_low_quality() {
         source: "gradients=s=352x288:r=25:speed=0.05,trim=end_frame=10",
         pix_fmt: "yuv422p",
         dist_filter: "",
-        encode: &["-c:v", "libx264", "-preset", "ultrafast", "-crf", "40", "-pix_fmt", "yuv422p"],
+        encode: &[
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-crf",
+            "40",
+            "-pix_fmt",
+            "yuv422p",
+        ],
     });
 }
 
@@ -128,7 +151,16 @@ fn libaom_10bit_odd_size() {
         source: "testsrc2=s=200x160:r=25:d=0.32,scale=203:157",
         pix_fmt: "yuv420p10le",
         dist_filter: "",
-        encode: &["-c:v", "libaom-av1", "-cpu-used", "8", "-crf", "45", "-pix_fmt", "yuv420p10le"],
+        encode: &[
+            "-c:v",
+            "libaom-av1",
+            "-cpu-used",
+            "8",
+            "-crf",
+            "45",
+            "-pix_fmt",
+            "yuv420p10le",
+        ],
     });
 }
 
@@ -153,9 +185,20 @@ const NOISY: Case = Case {
 
 #[test]
 fn every_builtin_model_matches() {
-    for v in ["vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_4k_v0.6.1", "vmaf_4k_v0.6.1neg"] {
+    for v in [
+        "vmaf_v0.6.1",
+        "vmaf_v0.6.1neg",
+        "vmaf_4k_v0.6.1",
+        "vmaf_4k_v0.6.1neg",
+    ] {
         let spec = format!("version={v}");
-        check(&NOISY, &format!("model={spec}"), &["-m", &spec], &["vmaf"], v);
+        check(
+            &NOISY,
+            &format!("model={spec}"),
+            &["-m", &spec],
+            &["vmaf"],
+            v,
+        );
     }
 }
 
@@ -164,7 +207,12 @@ fn two_models_named() {
     check(
         &NOISY,
         "model='version=vmaf_v0.6.1\\:name=a|version=vmaf_v0.6.1neg\\:name=b'",
-        &["-m", "version=vmaf_v0.6.1:name=a", "-m", "version=vmaf_v0.6.1neg:name=b"],
+        &[
+            "-m",
+            "version=vmaf_v0.6.1:name=a",
+            "-m",
+            "version=vmaf_v0.6.1neg:name=b",
+        ],
         &["a", "b"],
         "two-models",
     );
@@ -172,7 +220,13 @@ fn two_models_named() {
 
 #[test]
 fn subsample_and_threads() {
-    check(&NOISY, "n_subsample=3:n_threads=3", &["--subsample", "3", "--threads", "3"], &["vmaf"], "subsample3");
+    check(
+        &NOISY,
+        "n_subsample=3:n_threads=3",
+        &["--subsample", "3", "--threads", "3"],
+        &["vmaf"],
+        "subsample3",
+    );
 }
 
 #[test]

@@ -52,7 +52,8 @@ pub enum VmafRsMemory {
 }
 
 /// Log callback: `msg` is one NUL-terminated line ending in a newline, valid during the call.
-pub type VmafRsLogFn = Option<unsafe extern "C" fn(opaque: *mut c_void, level: c_int, msg: *const c_char)>;
+pub type VmafRsLogFn =
+    Option<unsafe extern "C" fn(opaque: *mut c_void, level: c_int, msg: *const c_char)>;
 
 /// A picture borrowed for the duration of one call.
 #[repr(C)]
@@ -237,7 +238,11 @@ unsafe fn picture<'a>(p: *const VmafRsPicture, what: &str) -> Result<Picture<'a>
 /// # Safety
 /// `out` must be a valid pointer to write the handle to; `opaque` is passed back to `log`.
 #[no_mangle]
-pub unsafe extern "C" fn vmaf_rs_new(out: *mut *mut VmafRsContext, log: VmafRsLogFn, opaque: *mut c_void) -> c_int {
+pub unsafe extern "C" fn vmaf_rs_new(
+    out: *mut *mut VmafRsContext,
+    log: VmafRsLogFn,
+    opaque: *mut c_void,
+) -> c_int {
     if out.is_null() {
         return -libc::EINVAL;
     }
@@ -286,7 +291,11 @@ pub unsafe extern "C" fn vmaf_rs_free(ctx: *mut *mut VmafRsContext) {
 /// # Safety
 /// `ctx` from [`vmaf_rs_new`]; `key` and `value` NUL-terminated strings.
 #[no_mangle]
-pub unsafe extern "C" fn vmaf_rs_set_option(ctx: *mut VmafRsContext, key: *const c_char, value: *const c_char) -> c_int {
+pub unsafe extern "C" fn vmaf_rs_set_option(
+    ctx: *mut VmafRsContext,
+    key: *const c_char,
+    value: *const c_char,
+) -> c_int {
     boundary(ctx, |c| {
         // SAFETY: NUL-terminated per the contract.
         let (k, v) = unsafe { (c_str(key, "option key")?, c_str(value, "option value")?) };
@@ -300,7 +309,13 @@ pub unsafe extern "C" fn vmaf_rs_set_option(ctx: *mut VmafRsContext, key: *const
 /// # Safety
 /// `ctx` from [`vmaf_rs_new`].
 #[no_mangle]
-pub unsafe extern "C" fn vmaf_rs_configure(ctx: *mut VmafRsContext, width: u32, height: u32, bpc: u32, layout: VmafRsLayout) -> c_int {
+pub unsafe extern "C" fn vmaf_rs_configure(
+    ctx: *mut VmafRsContext,
+    width: u32,
+    height: u32,
+    bpc: u32,
+    layout: VmafRsLayout,
+) -> c_int {
     boundary(ctx, |c| {
         let format = PictureFormat {
             width: width as usize,
@@ -317,7 +332,10 @@ pub unsafe extern "C" fn vmaf_rs_configure(ctx: *mut VmafRsContext, width: u32, 
             .collect();
         c.name_ptrs = c.names.iter().map(|n| n.as_ptr()).collect();
         let models = engine.model_names().join(", ");
-        c.log(LogLevel::Verbose, &format!("vmaf_rs: {format}, models: {models}"));
+        c.log(
+            LogLevel::Verbose,
+            &format!("vmaf_rs: {format}, models: {models}"),
+        );
         Ok(0)
     })
 }
@@ -327,10 +345,19 @@ pub unsafe extern "C" fn vmaf_rs_configure(ctx: *mut VmafRsContext, width: u32, 
 /// # Safety
 /// `ctx` from [`vmaf_rs_new`]; both descriptors valid, their luma planes readable as described.
 #[no_mangle]
-pub unsafe extern "C" fn vmaf_rs_send(ctx: *mut VmafRsContext, reference: *const VmafRsPicture, distorted: *const VmafRsPicture) -> c_int {
+pub unsafe extern "C" fn vmaf_rs_send(
+    ctx: *mut VmafRsContext,
+    reference: *const VmafRsPicture,
+    distorted: *const VmafRsPicture,
+) -> c_int {
     boundary(ctx, |c| {
         // SAFETY: descriptors valid for the call per the contract.
-        let (r, d) = unsafe { (picture(reference, "reference")?, picture(distorted, "distorted")?) };
+        let (r, d) = unsafe {
+            (
+                picture(reference, "reference")?,
+                picture(distorted, "distorted")?,
+            )
+        };
         c.session.send(&r, &d)?;
         Ok(0)
     })
@@ -342,7 +369,10 @@ pub unsafe extern "C" fn vmaf_rs_send(ctx: *mut VmafRsContext, reference: *const
 /// # Safety
 /// `ctx` from [`vmaf_rs_new`]; `out` valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn vmaf_rs_receive(ctx: *mut VmafRsContext, out: *mut VmafRsFrameScores) -> c_int {
+pub unsafe extern "C" fn vmaf_rs_receive(
+    ctx: *mut VmafRsContext,
+    out: *mut VmafRsFrameScores,
+) -> c_int {
     boundary(ctx, |c| {
         if out.is_null() {
             return Err(Error::InvalidOption("receive: out is NULL".into()));
@@ -414,7 +444,11 @@ pub unsafe extern "C" fn vmaf_rs_finish(ctx: *mut VmafRsContext) -> c_int {
 /// # Safety
 /// `ctx` from [`vmaf_rs_new`]; `score` valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn vmaf_rs_pooled_score(ctx: *mut VmafRsContext, model_index: u32, score: *mut f64) -> c_int {
+pub unsafe extern "C" fn vmaf_rs_pooled_score(
+    ctx: *mut VmafRsContext,
+    model_index: u32,
+    score: *mut f64,
+) -> c_int {
     boundary(ctx, |c| {
         if score.is_null() {
             return Err(Error::InvalidOption("pooled_score: score is NULL".into()));
@@ -424,7 +458,9 @@ pub unsafe extern "C" fn vmaf_rs_pooled_score(ctx: *mut VmafRsContext, model_ind
             .engine_ref()
             .ok_or_else(|| Error::State("not configured".into()))?;
         let s = e.pooled_model_score(model_index as usize).ok_or_else(|| {
-            Error::State(format!("no pooled score for model {model_index} (no frames, or no such model)"))
+            Error::State(format!(
+                "no pooled score for model {model_index} (no frames, or no such model)"
+            ))
         })?;
         // SAFETY: non-NULL and valid for writes per the contract.
         unsafe { *score = s };
@@ -448,10 +484,11 @@ pub unsafe extern "C" fn vmaf_rs_last_error(ctx: *const VmafRsContext) -> *const
 /// Library version string.
 #[no_mangle]
 pub extern "C" fn vmaf_rs_version() -> *const c_char {
-    static V: &CStr = match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
-        Ok(v) => v,
-        Err(_) => c"unknown",
-    };
+    static V: &CStr =
+        match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+            Ok(v) => v,
+            Err(_) => c"unknown",
+        };
     V.as_ptr()
 }
 
@@ -471,7 +508,10 @@ mod tests {
             ("VMAF_RS_LOG_DEBUG", VMAF_RS_LOG_DEBUG),
             ("VMAF_RS_EOF", VMAF_RS_EOF),
         ] {
-            assert!(h.contains(&format!("#define {name} {v}\n")), "{name} differs in the header");
+            assert!(
+                h.contains(&format!("#define {name} {v}\n")),
+                "{name} differs in the header"
+            );
         }
     }
 
@@ -479,7 +519,8 @@ mod tests {
     fn panics_and_errors_become_errno() {
         let mut ctx: *mut VmafRsContext = std::ptr::null_mut();
         // SAFETY: valid out pointer; NULL callback.
-        assert_eq!(unsafe { vmaf_rs_new(&mut ctx, None, std::ptr::null_mut()) }, 0);
+        let r = unsafe { vmaf_rs_new(&mut ctx, None, std::ptr::null_mut()) };
+        assert_eq!(r, 0);
         let r = boundary(ctx, |_| panic!("boom"));
         assert_eq!(r, -libc::EFAULT);
         // SAFETY: ctx is valid; the returned string is NUL-terminated.

@@ -47,7 +47,10 @@ pub fn cpu_level() -> CpuLevel {
     static LEVEL: OnceLock<CpuLevel> = OnceLock::new();
     *LEVEL.get_or_init(|| {
         let hw = CpuLevel::detect_hw();
-        match std::env::var("VMAF_RS_CPU").ok().and_then(|v| CpuLevel::parse(&v)) {
+        match std::env::var("VMAF_RS_CPU")
+            .ok()
+            .and_then(|v| CpuLevel::parse(&v))
+        {
             Some(req) => req.min(hw),
             None => hw,
         }

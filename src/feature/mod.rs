@@ -12,7 +12,7 @@ pub mod options;
 pub mod vif;
 
 use crate::error::{Error, Result};
-use crate::picture::{Plane, PictureFormat};
+use crate::picture::{PictureFormat, Plane};
 use options::{OptSpec, OptValues};
 
 /// The planes an extractor sees for one frame.
@@ -78,7 +78,9 @@ pub struct ExtractorDef {
 
 impl std::fmt::Debug for ExtractorDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ExtractorDef").field("name", &self.name).finish()
+        f.debug_struct("ExtractorDef")
+            .field("name", &self.name)
+            .finish()
     }
 }
 

@@ -5,17 +5,41 @@ static ALIASES: &[(&str, &str)] = &[
     ("VMAF_integer_feature_adm2_score", "integer_adm2"),
     ("VMAF_integer_feature_aim_score", "integer_aim"),
     ("VMAF_integer_feature_adm3_score", "integer_adm3"),
-    ("VMAF_integer_feature_adm_scale0_score", "integer_adm_scale0"),
-    ("VMAF_integer_feature_adm_scale1_score", "integer_adm_scale1"),
-    ("VMAF_integer_feature_adm_scale2_score", "integer_adm_scale2"),
-    ("VMAF_integer_feature_adm_scale3_score", "integer_adm_scale3"),
+    (
+        "VMAF_integer_feature_adm_scale0_score",
+        "integer_adm_scale0",
+    ),
+    (
+        "VMAF_integer_feature_adm_scale1_score",
+        "integer_adm_scale1",
+    ),
+    (
+        "VMAF_integer_feature_adm_scale2_score",
+        "integer_adm_scale2",
+    ),
+    (
+        "VMAF_integer_feature_adm_scale3_score",
+        "integer_adm_scale3",
+    ),
     ("VMAF_integer_feature_motion_score", "integer_motion"),
     ("VMAF_integer_feature_motion2_score", "integer_motion2"),
     ("VMAF_integer_feature_motion3_score", "integer_motion3"),
-    ("VMAF_integer_feature_vif_scale0_score", "integer_vif_scale0"),
-    ("VMAF_integer_feature_vif_scale1_score", "integer_vif_scale1"),
-    ("VMAF_integer_feature_vif_scale2_score", "integer_vif_scale2"),
-    ("VMAF_integer_feature_vif_scale3_score", "integer_vif_scale3"),
+    (
+        "VMAF_integer_feature_vif_scale0_score",
+        "integer_vif_scale0",
+    ),
+    (
+        "VMAF_integer_feature_vif_scale1_score",
+        "integer_vif_scale1",
+    ),
+    (
+        "VMAF_integer_feature_vif_scale2_score",
+        "integer_vif_scale2",
+    ),
+    (
+        "VMAF_integer_feature_vif_scale3_score",
+        "integer_vif_scale3",
+    ),
 ];
 
 /// The short alias of a full feature name (the name itself if it has none).

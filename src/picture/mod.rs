@@ -100,7 +100,14 @@ impl std::fmt::Display for PictureFormat {
         } else {
             format!(" {}-bit", self.bpc)
         };
-        write!(f, "{}x{} {}{}", self.width, self.height, self.layout.as_str(), depth)
+        write!(
+            f,
+            "{}x{} {}{}",
+            self.width,
+            self.height,
+            self.layout.as_str(),
+            depth
+        )
     }
 }
 

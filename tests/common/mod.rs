@@ -44,7 +44,9 @@ pub fn workdir(name: &str) -> PathBuf {
 
 /// Runs a command, panicking with its stderr on failure; returns stdout+stderr.
 pub fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -83,7 +85,17 @@ pub fn make_pair(case: &Case, dir: &Path) -> (PathBuf, PathBuf) {
     let r = dir.join("ref.y4m");
     let d = dir.join("dis.y4m");
     let rs = r.to_str().unwrap();
-    ffmpeg(&["-f", "lavfi", "-i", case.source, "-pix_fmt", case.pix_fmt, "-strict", "-1", rs]);
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        case.source,
+        "-pix_fmt",
+        case.pix_fmt,
+        "-strict",
+        "-1",
+        rs,
+    ]);
     let mut src = rs.to_string();
     if !case.encode.is_empty() {
         let enc = dir.join("enc.mkv");
@@ -97,7 +109,13 @@ pub fn make_pair(case: &Case, dir: &Path) -> (PathBuf, PathBuf) {
     if !case.dist_filter.is_empty() {
         a.extend(["-vf", case.dist_filter]);
     }
-    a.extend(["-pix_fmt", case.pix_fmt, "-strict", "-1", d.to_str().unwrap()]);
+    a.extend([
+        "-pix_fmt",
+        case.pix_fmt,
+        "-strict",
+        "-1",
+        d.to_str().unwrap(),
+    ]);
     ffmpeg(&a);
     (r, d)
 }
@@ -157,7 +175,12 @@ pub fn tolerance(metric: &str, model_names: &[&str]) -> f64 {
 
 /// Compares two libvmaf-shaped JSON logs: same frames, same metric names, every value within
 /// tolerance, pooled metrics too. Returns the largest difference per metric (for the report).
-pub fn compare_logs(ours: &Value, theirs: &Value, model_names: &[&str], what: &str) -> BTreeMap<String, f64> {
+pub fn compare_logs(
+    ours: &Value,
+    theirs: &Value,
+    model_names: &[&str],
+    what: &str,
+) -> BTreeMap<String, f64> {
     let (a, b) = (frames(ours), frames(theirs));
     assert_eq!(
         a.keys().collect::<Vec<_>>(),
@@ -178,7 +201,10 @@ pub fn compare_logs(ours: &Value, theirs: &Value, model_names: &[&str], what: &s
             let w = worst.entry(k.clone()).or_insert(0.0);
             *w = w.max(d);
             if d > tolerance(k, model_names) {
-                failures.push(format!("frame {n} {k}: ours {} libvmaf {tv} (diff {d:.3e})", ours_m[k]));
+                failures.push(format!(
+                    "frame {n} {k}: ours {} libvmaf {tv} (diff {d:.3e})",
+                    ours_m[k]
+                ));
             }
         }
     }
@@ -186,10 +212,14 @@ pub fn compare_logs(ours: &Value, theirs: &Value, model_names: &[&str], what: &s
     for (k, stats) in pb.as_object().expect("pooled_metrics") {
         for s in ["min", "max", "mean", "harmonic_mean"] {
             let tv = stats[s].as_f64().unwrap();
-            let ov = pa[k][s].as_f64().unwrap_or_else(|| panic!("{what}: pooled {k}.{s} missing"));
+            let ov = pa[k][s]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{what}: pooled {k}.{s} missing"));
             let d = (ov - tv).abs();
             if d > tolerance(k, model_names) {
-                failures.push(format!("pooled {k}.{s}: ours {ov} libvmaf {tv} (diff {d:.3e})"));
+                failures.push(format!(
+                    "pooled {k}.{s}: ours {ov} libvmaf {tv} (diff {d:.3e})"
+                ));
             }
         }
     }
@@ -197,6 +227,11 @@ pub fn compare_logs(ours: &Value, theirs: &Value, model_names: &[&str], what: &s
     for (k, d) in &worst {
         eprintln!("  {k:<40} {d:.1e}");
     }
-    assert!(failures.is_empty(), "{what}: {} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{what}: {} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     worst
 }

@@ -42,7 +42,8 @@ fn layout_from_y4m(tag: &str) -> Option<(ChromaLayout, u8)> {
 
 impl VideoReader {
     fn open_file(path: &Path) -> Result<BufReader<File>> {
-        let f = File::open(path).map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+        let f = File::open(path)
+            .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
         Ok(BufReader::with_capacity(1 << 20, f))
     }
 
@@ -53,9 +54,7 @@ impl VideoReader {
         inner
             .read_line(&mut header)
             .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-        let bad = |what: &str| {
-            Error::Unsupported(format!("{}: {what}", path.display()))
-        };
+        let bad = |what: &str| Error::Unsupported(format!("{}: {what}", path.display()));
         let mut toks = header.split_ascii_whitespace();
         if toks.next() != Some("YUV4MPEG2") {
             return Err(bad("not a y4m file (no YUV4MPEG2 header)"));
@@ -72,7 +71,12 @@ impl VideoReader {
         }
         let (layout, bpc) =
             layout_from_y4m(&c).ok_or_else(|| bad(&format!("unsupported colorspace C{c}")))?;
-        let format = PictureFormat { width: w, height: h, bpc, layout };
+        let format = PictureFormat {
+            width: w,
+            height: h,
+            bpc,
+            layout,
+        };
         format.validate().map_err(|e| bad(&e.to_string()))?;
         Ok(Self::new(inner, path, format, true))
     }
@@ -118,13 +122,19 @@ impl VideoReader {
         match read_full(&mut self.inner, &mut self.luma).map_err(ctx)? {
             0 if !self.y4m => return Ok(None),
             n if n < self.luma.len() => {
-                return Err(Error::Unsupported(format!("{}: truncated frame", self.path)))
+                return Err(Error::Unsupported(format!(
+                    "{}: truncated frame",
+                    self.path
+                )))
             }
             _ => {}
         }
         let c = self.chroma_bytes;
         if read_full(&mut self.inner, &mut self.skip[..c]).map_err(ctx)? < c {
-            return Err(Error::Unsupported(format!("{}: truncated frame", self.path)));
+            return Err(Error::Unsupported(format!(
+                "{}: truncated frame",
+                self.path
+            )));
         }
         Ok(Some(&self.luma))
     }

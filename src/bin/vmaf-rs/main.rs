@@ -74,31 +74,48 @@ struct Args {
     help: Option<bool>,
 }
 
-fn open(path: &PathBuf, args: &Args) -> Result<VideoReader> {
+fn open(path: &std::path::Path, args: &Args) -> Result<VideoReader> {
     let is_y4m = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("y4m"));
     if is_y4m {
         return VideoReader::open_y4m(path);
     }
-    let (Some(width), Some(height), Some(pf), Some(bpc)) =
-        (args.width, args.height, args.pixel_format.as_deref(), args.bitdepth)
-    else {
+    let (Some(width), Some(height), Some(pf), Some(bpc)) = (
+        args.width,
+        args.height,
+        args.pixel_format.as_deref(),
+        args.bitdepth,
+    ) else {
         return Err(Error::InvalidOption(format!(
             "{} is not .y4m: raw input needs --width, --height, --pixel_format and --bitdepth",
             path.display()
         )));
     };
     let layout = ChromaLayout::parse(pf).ok_or_else(|| {
-        Error::InvalidOption(format!("--pixel_format {pf}: expected 420, 422, 444 or 400"))
+        Error::InvalidOption(format!(
+            "--pixel_format {pf}: expected 420, 422, 444 or 400"
+        ))
     })?;
-    VideoReader::open_raw(path, PictureFormat { width, height, bpc, layout })
+    VideoReader::open_raw(
+        path,
+        PictureFormat {
+            width,
+            height,
+            bpc,
+            layout,
+        },
+    )
 }
 
 fn picture<'a>(fmt: PictureFormat, bytes: &'a [u8], wide: &'a mut Vec<u16>) -> Result<Picture<'a>> {
     let plane = if fmt.bpc > 8 {
         wide.clear();
-        wide.extend(bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])));
+        wide.extend(
+            bytes
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]])),
+        );
         Plane::new_u16(wide, fmt.width, fmt.height, fmt.width)?
     } else {
         Plane::new_u8(bytes, fmt.width, fmt.height, fmt.width)?
@@ -144,9 +161,10 @@ fn run(args: &Args) -> Result<()> {
     };
     // Fail on an unwritable log before spending time on the video.
     let mut log_file = match &args.output {
-        Some(p) => Some(std::fs::File::create(p).map_err(|e| {
-            Error::io(format!("cannot write log {}", p.display()), e)
-        })?),
+        Some(p) => Some(
+            std::fs::File::create(p)
+                .map_err(|e| Error::io(format!("cannot write log {}", p.display()), e))?,
+        ),
         None => None,
     };
 
@@ -162,6 +180,7 @@ fn run(args: &Args) -> Result<()> {
         b
     };
     let (mut wr, mut wd) = (Vec::new(), Vec::new());
+    let (rf, df) = (r.format, d.format);
     let mut n = 0u64;
     loop {
         if args.frame_cnt.is_some_and(|c| n >= c) {
@@ -179,8 +198,8 @@ fn run(args: &Args) -> Result<()> {
                 )))
             }
         };
-        let pr = picture(r.format, fr, &mut wr)?;
-        let pd = picture(d.format, fd, &mut wd)?;
+        let pr = picture(rf, fr, &mut wr)?;
+        let pd = picture(df, fd, &mut wd)?;
         engine.send(&pr, &pd)?;
         while engine.receive().is_some() {}
         n += 1;

@@ -225,7 +225,11 @@ impl MotionTemporal {
         emit(i, &[motion2, motion3]);
         self.next += 1;
         // Keep only what `lo` of a later frame can still need (the frame just emitted).
-        while self.sads.front().is_some_and(|(idx, _)| *idx + 1 < self.next) {
+        while self
+            .sads
+            .front()
+            .is_some_and(|(idx, _)| *idx + 1 < self.next)
+        {
             self.sads.pop_front();
         }
     }

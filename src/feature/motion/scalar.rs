@@ -22,7 +22,9 @@ fn mirror(i: isize, size: isize) -> usize {
 /// as libvmaf's `uint32_t row_sad`), rows summed in 64 bits.
 pub fn blurred_diff_sad(prev: &Plane<'_>, cur: &Plane<'_>, y_row: &mut [i32], bpc: u8) -> u64 {
     match (prev.samples, cur.samples) {
-        (Samples::U8(p), Samples::U8(c)) => sad_impl(p, prev.stride, c, cur.stride, cur, y_row, bpc),
+        (Samples::U8(p), Samples::U8(c)) => {
+            sad_impl(p, prev.stride, c, cur.stride, cur, y_row, bpc)
+        }
         (Samples::U16(p), Samples::U16(c)) => {
             sad_impl(p, prev.stride, c, cur.stride, cur, y_row, bpc)
         }

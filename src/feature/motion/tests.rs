@@ -1,6 +1,6 @@
 use super::*;
 use crate::feature::options::OptValues;
-use crate::picture::{Plane, PictureFormat, ChromaLayout};
+use crate::picture::{ChromaLayout, PictureFormat, Plane};
 
 /// libvmaf's flush-time motion2/motion3 computation over the whole SAD sequence, written plainly:
 /// the streaming stage must produce exactly this.
@@ -9,7 +9,11 @@ fn batch(sads: &[f64], five: bool, mbf: f64, mbo: f64, mma: bool) -> Vec<[f64; 2
     let min_idx = if five { 2 } else { 1 };
     let stride = if five { 2 } else { 1 };
     let max_val = 10000.0;
-    let stamp = if n > min_idx { blend(sads[min_idx], mbf, mbo).min(max_val) } else { 0.0 };
+    let stamp = if n > min_idx {
+        blend(sads[min_idx], mbf, mbo).min(max_val)
+    } else {
+        0.0
+    };
     let mut prev = 0.0;
     let mut out = vec![];
     for i in 0..n {
@@ -62,7 +66,9 @@ fn stream(sads: &[f64], opts: &OptValues) -> Vec<(u64, [f64; 2])> {
 fn streaming_matches_flush_time_computation() {
     let mut seed = 12345u64;
     let mut rnd = move || {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((seed >> 33) % 1000) as f64 / 37.0
     };
     for &(five, mma, mbf) in &[
@@ -72,8 +78,13 @@ fn streaming_matches_flush_time_computation() {
         (true, true, 0.3),
     ] {
         let mut opts = OptValues::defaults(OPTIONS);
-        opts.set("motion_five_frame_window", if five { "true" } else { "false" }).unwrap();
-        opts.set("motion_moving_average", if mma { "true" } else { "false" }).unwrap();
+        opts.set(
+            "motion_five_frame_window",
+            if five { "true" } else { "false" },
+        )
+        .unwrap();
+        opts.set("motion_moving_average", if mma { "true" } else { "false" })
+            .unwrap();
         opts.set("motion_blend_factor", &mbf.to_string()).unwrap();
         opts.set("motion_blend_offset", "5").unwrap();
         for n in 1..10 {
@@ -87,8 +98,16 @@ fn streaming_matches_flush_time_computation() {
             assert_eq!(got.len(), n);
             for (i, (idx, v)) in got.iter().enumerate() {
                 assert_eq!(*idx, i as u64);
-                assert_eq!(v[0].to_bits(), want[i][0].to_bits(), "motion2 n={n} i={i} five={five}");
-                assert_eq!(v[1].to_bits(), want[i][1].to_bits(), "motion3 n={n} i={i} five={five}");
+                assert_eq!(
+                    v[0].to_bits(),
+                    want[i][0].to_bits(),
+                    "motion2 n={n} i={i} five={five}"
+                );
+                assert_eq!(
+                    v[1].to_bits(),
+                    want[i][1].to_bits(),
+                    "motion3 n={n} i={i} five={five}"
+                );
             }
         }
     }
@@ -104,7 +123,11 @@ fn sad_of_identical_frames_is_zero_and_shift_is_exact() {
     assert_eq!(scalar::blurred_diff_sad(&pa, &pa, &mut row, 8), 0);
     // A constant offset of d: the taps sum to 65536, so every pixel gives
     // round(round(d·65536/2^bpc)·65536/65536) = 10·256 / 2^(bpc-8).
-    let b: Vec<u8> = a.iter().map(|v| v.saturating_add(0)).map(|v| v / 2).collect();
+    let b: Vec<u8> = a
+        .iter()
+        .map(|v| v.saturating_add(0))
+        .map(|v| v / 2)
+        .collect();
     let c: Vec<u8> = b.iter().map(|v| v + 10).collect();
     let pb = Plane::new_u8(&b, w, h, w).unwrap();
     let pc = Plane::new_u8(&c, w, h, w).unwrap();
@@ -128,7 +151,12 @@ fn sad_of_identical_frames_is_zero_and_shift_is_exact() {
 
 #[test]
 fn extractor_scores_zero_on_first_frame() {
-    let fmt = PictureFormat { width: 16, height: 16, bpc: 8, layout: ChromaLayout::Yuv420 };
+    let fmt = PictureFormat {
+        width: 16,
+        height: 16,
+        bpc: 8,
+        layout: ChromaLayout::Yuv420,
+    };
     let mut ex = create(&crate::feature::ExtractorConfig {
         format: fmt,
         opts: OptValues::defaults(OPTIONS),
