@@ -1,0 +1,472 @@
+//! End to end through FFmpeg: the patched ffmpeg's `vmaf_rs` filter (built by
+//! scripts/ffmpeg-build.sh into build/ffmpeg) against the oracle's `libvmaf` filter on the same
+//! generated content, fed as y4m and as encoded files decoded by each ffmpeg; log formats;
+//! per-frame metadata; options; bad inputs.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The patched ffmpeg. Fails (never skips) when it has not been built.
+fn ours() -> PathBuf {
+    let p = root().join("build/ffmpeg/bin/ffmpeg");
+    assert!(
+        p.exists(),
+        "{} is missing: build it with scripts/ffmpeg-build.sh (scripts/test.sh does)",
+        p.display()
+    );
+    p
+}
+
+fn ffprobe() -> PathBuf {
+    root().join("build/ffmpeg/bin/ffprobe")
+}
+
+/// Runs our ffmpeg with `-i main -i reference -lavfi <graph> -f null -`.
+fn run_ours(main: &Path, reference: &Path, graph: &str) -> Output {
+    Command::new(ours())
+        .args(["-hide_banner", "-nostdin", "-y", "-i"])
+        .arg(main)
+        .arg("-i")
+        .arg(reference)
+        .args(["-lavfi", graph, "-f", "null", "-"])
+        .output()
+        .expect("run ffmpeg")
+}
+
+fn ok(o: &Output) -> String {
+    let text = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "ffmpeg failed:\n{text}");
+    text
+}
+
+/// Runs both filters on (main, reference) with the same option text and compares the JSON logs.
+fn compare(case: &str, main: &Path, reference: &Path, opts: &str, models: &[&str], dir: &Path) {
+    let theirs = oracle_json(reference, main, opts, dir, "oracle");
+    let log = dir.join("ours.json");
+    let mut graph = format!("vmaf_rs=log_fmt=json:log_path={}", log.display());
+    if !opts.is_empty() {
+        graph.push(':');
+        graph.push_str(opts);
+    }
+    let text = ok(&run_ours(main, reference, &graph));
+    assert!(
+        text.contains("VMAF score: "),
+        "no 'VMAF score' line:\n{text}"
+    );
+    compare_logs(&read_json(&log), &theirs, models, case);
+}
+
+/// Generates a case's pair in its own directory (`tag` keeps concurrent tests apart).
+fn pair(case: &Case, tag: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = workdir(&format!("ff-{}-{tag}", case.name));
+    let (r, d) = make_pair(case, &dir);
+    (dir, r, d)
+}
+
+const NOISE_420: Case = Case {
+    name: "noise-420",
+    source: "testsrc2=s=320x240:r=25:d=0.48",
+    pix_fmt: "yuv420p",
+    dist_filter: "noise=alls=18:allf=t+u",
+    encode: &[],
+};
+
+#[test]
+fn y4m_cases_match_libvmaf() {
+    let cases = [
+        NOISE_420,
+        Case {
+            name: "p10-x264",
+            source: "mandelbrot=s=320x240:r=25,trim=end_frame=8",
+            pix_fmt: "yuv420p10le",
+            dist_filter: "",
+            encode: &[
+                "-c:v",
+                "libx264",
+                "-preset",
+                "veryfast",
+                "-crf",
+                "30",
+                "-pix_fmt",
+                "yuv420p10le",
+            ],
+        },
+        Case {
+            name: "422-blur",
+            source: "testsrc2=s=352x288:r=25:d=0.32",
+            pix_fmt: "yuv422p",
+            dist_filter: "boxblur=2:1",
+            encode: &[],
+        },
+        Case {
+            name: "444p12-odd",
+            source: "testsrc2=s=320x240:r=25:d=0.32,scale=203:157",
+            pix_fmt: "yuv444p12le",
+            dist_filter: "noise=alls=10:allf=t",
+            encode: &[],
+        },
+        Case {
+            name: "identical",
+            source: "testsrc2=s=320x240:r=25:d=0.2",
+            pix_fmt: "yuv420p",
+            dist_filter: "",
+            encode: &[],
+        },
+    ];
+    for c in &cases {
+        let (dir, r, d) = pair(c, "y4m");
+        compare(c.name, &d, &r, "n_threads=2", &["vmaf"], &dir);
+    }
+}
+
+/// Encoded distorted files, decoded by each ffmpeg's own H.264/HEVC decoder.
+#[test]
+fn encoded_inputs_decoded_by_each_ffmpeg() {
+    for (name, codec) in [("h264", "libx264"), ("hevc", "libx265")] {
+        let dir = workdir(&format!("ff-enc-{name}"));
+        let r = dir.join("ref.y4m");
+        ffmpeg(&[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=s=320x240:r=25:d=0.4",
+            "-pix_fmt",
+            "yuv420p",
+            r.to_str().unwrap(),
+        ]);
+        let enc = dir.join(format!("dis-{name}.mkv"));
+        ffmpeg(&[
+            "-i",
+            r.to_str().unwrap(),
+            "-c:v",
+            codec,
+            "-preset",
+            "ultrafast",
+            "-crf",
+            "33",
+            "-x265-params",
+            "log-level=error",
+            enc.to_str().unwrap(),
+        ]);
+        compare(name, &enc, &r, "", &["vmaf"], &dir);
+    }
+}
+
+#[test]
+fn options_match_libvmaf() {
+    let (dir, r, d) = pair(&NOISE_420, "options");
+    let opts = [
+        ("subsample", "n_subsample=3:n_threads=3", vec!["vmaf"]),
+        ("pool", "pool=harmonic_mean", vec!["vmaf"]),
+        (
+            "models",
+            "model='version=vmaf_v0.6.1\\:name=a|version=vmaf_v0.6.1neg\\:name=b'",
+            vec!["a", "b"],
+        ),
+        ("4k", "model=version=vmaf_4k_v0.6.1", vec!["vmaf"]),
+        (
+            "feature",
+            "feature='name=vif\\:vif_enhn_gain_limit=1.0|name=adm\\:adm_enhn_gain_limit=1.0'",
+            vec!["vmaf"],
+        ),
+        ("model-path", "", vec!["vmaf"]),
+    ];
+    for (tag, o, models) in opts {
+        let sub = dir.join(tag);
+        std::fs::create_dir_all(&sub).unwrap();
+        let o = if tag == "model-path" {
+            let p = root().join("src/model/builtin/vmaf_v0.6.1neg.json");
+            format!("model=path={}", p.display())
+        } else {
+            o.to_string()
+        };
+        compare(tag, &d, &r, &o, &models, &sub);
+    }
+}
+
+/// xml, csv and sub logs have libvmaf's structure: same lines once numbers are masked.
+#[test]
+fn log_formats_have_libvmaf_structure() {
+    let (dir, r, d) = pair(&NOISE_420, "formats");
+    let mask = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| !l.contains("fps=") && !l.contains("<fyi") && !l.contains("version="))
+            .map(|l| {
+                let mut out = String::new();
+                let mut in_num = false;
+                for c in l.chars() {
+                    if c.is_ascii_digit() || (in_num && (c == '.' || c == 'e' || c == '-')) {
+                        if !in_num {
+                            out.push('#');
+                        }
+                        in_num = true;
+                    } else {
+                        in_num = false;
+                        out.push(c);
+                    }
+                }
+                out
+            })
+            .collect()
+    };
+    for fmt in ["xml", "csv", "sub"] {
+        let theirs = dir.join(format!("oracle.{fmt}"));
+        let mine = dir.join(format!("ours.{fmt}"));
+        ffmpeg(&[
+            "-i",
+            d.to_str().unwrap(),
+            "-i",
+            r.to_str().unwrap(),
+            "-lavfi",
+            &format!("libvmaf=log_fmt={fmt}:log_path={}", theirs.display()),
+            "-f",
+            "null",
+            "-",
+        ]);
+        ok(&run_ours(
+            &d,
+            &r,
+            &format!("vmaf_rs=log_fmt={fmt}:log_path={}", mine.display()),
+        ));
+        let (a, b) = (
+            std::fs::read_to_string(&mine).unwrap(),
+            std::fs::read_to_string(&theirs).unwrap(),
+        );
+        assert_eq!(
+            mask(&a),
+            mask(&b),
+            "{fmt} log structure differs from libvmaf's"
+        );
+    }
+}
+
+/// Per-frame metadata: read back through ffprobe, equal to the log's values.
+#[test]
+fn metadata_reaches_ffprobe() {
+    let (dir, r, d) = pair(&NOISE_420, "metadata");
+    let log = dir.join("meta.json");
+    let graph = format!(
+        "movie={}[m];movie={}[r];[m][r]vmaf_rs=log_fmt=json:log_path={}",
+        d.display(),
+        r.display(),
+        log.display()
+    );
+    let out = Command::new(ffprobe())
+        .args([
+            "-hide_banner",
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            &graph,
+            "-show_entries",
+            "frame_tags",
+            "-of",
+            "json",
+        ])
+        .output()
+        .expect("run ffprobe");
+    assert!(
+        out.status.success(),
+        "ffprobe failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let frames = v["frames"].as_array().expect("frames");
+    let logged = common::frames(&read_json(&log));
+    assert_eq!(frames.len(), logged.len(), "one metadata set per frame");
+    for (i, f) in frames.iter().enumerate() {
+        let tags = &f["tags"];
+        let want = &logged[&(i as u64)];
+        for key in [
+            "vmaf",
+            "integer_adm2",
+            "integer_vif_scale0",
+            "integer_motion2",
+        ] {
+            let got: f64 = tags[format!("lavfi.vmaf_rs.{key}")]
+                .as_str()
+                .unwrap_or_else(|| panic!("frame {i}: lavfi.vmaf_rs.{key} missing: {tags}"))
+                .parse()
+                .unwrap();
+            assert!(
+                (got - want[key]).abs() < 1e-6,
+                "frame {i} {key}: metadata {got}, log {}",
+                want[key]
+            );
+        }
+    }
+}
+
+#[test]
+fn zero_frame_graph_writes_nothing() {
+    // Inputs without frames: the graph is configured, sees nothing, and must stay silent.
+    let dir = workdir("ff-zero");
+    let log = dir.join("never.json");
+    let src = "testsrc2=s=64x64:d=0";
+    let o = Command::new(ours())
+        .args([
+            "-hide_banner",
+            "-nostdin",
+            "-f",
+            "lavfi",
+            "-i",
+            src,
+            "-f",
+            "lavfi",
+            "-i",
+            src,
+        ])
+        .args([
+            "-lavfi",
+            &format!("vmaf_rs=log_path={}", log.display()),
+            "-f",
+            "null",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{text}");
+    assert!(!log.exists(), "a graph that saw no frame wrote a log");
+    assert!(
+        !text.contains("VMAF score"),
+        "a graph that saw no frame printed a score:\n{text}"
+    );
+
+    // A normal run: ffmpeg 9 first builds and frees a probe graph (a second filter instance,
+    // visible at verbose level); only the real graph reports, once.
+    let (dir, r, d) = pair(&NOISE_420, "probe");
+    let log = dir.join("once.json");
+    let o = Command::new(ours())
+        .args(["-hide_banner", "-nostdin", "-loglevel", "verbose", "-i"])
+        .arg(&d)
+        .arg("-i")
+        .arg(&r)
+        .args([
+            "-lavfi",
+            &format!("vmaf_rs=log_path={}", log.display()),
+            "-f",
+            "null",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{text}");
+    assert_eq!(text.matches("VMAF score: ").count(), 1, "{text}");
+    assert!(log.exists());
+}
+
+/// Bad inputs: a clear message and a normal non-zero exit, never a crash.
+#[test]
+fn bad_inputs_fail_cleanly() {
+    let (dir, r, d) = pair(&NOISE_420, "bad");
+    let small = dir.join("small.y4m");
+    ffmpeg(&[
+        "-i",
+        r.to_str().unwrap(),
+        "-vf",
+        "scale=160:120",
+        small.to_str().unwrap(),
+    ]);
+    let p10 = dir.join("p10.y4m");
+    ffmpeg(&[
+        "-i",
+        r.to_str().unwrap(),
+        "-pix_fmt",
+        "yuv420p10le",
+        "-strict",
+        "-1",
+        p10.to_str().unwrap(),
+    ]);
+    let cases: Vec<(&str, PathBuf, String, &str)> = vec![
+        ("size", small.clone(), "vmaf_rs".into(), "160x120"),
+        ("format", p10.clone(), "vmaf_rs".into(), "yuv420p10le"),
+        (
+            "model path",
+            d.clone(),
+            "vmaf_rs=model=path=/nonexistent/model.json".into(),
+            "/nonexistent/model.json",
+        ),
+        (
+            "model version",
+            d.clone(),
+            "vmaf_rs=model=version=vmaf_v9".into(),
+            "vmaf_v9",
+        ),
+        (
+            "log path",
+            d.clone(),
+            "vmaf_rs=log_path=/nonexistent-dir/x.json".into(),
+            "/nonexistent-dir/x.json",
+        ),
+        ("log fmt", d.clone(), "vmaf_rs=log_fmt=yaml".into(), "yaml"),
+        ("pool", d.clone(), "vmaf_rs=pool=median".into(), "median"),
+        (
+            "n_subsample",
+            d.clone(),
+            "vmaf_rs=n_subsample=0".into(),
+            "n_subsample",
+        ),
+        (
+            "feature",
+            d.clone(),
+            "vmaf_rs=feature=name=nosuch".into(),
+            "nosuch",
+        ),
+    ];
+    for (what, main, graph, needle) in cases {
+        let o = run_ours(&main, &r, &graph);
+        let text = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{what}: bad input accepted:\n{text}");
+        assert!(
+            o.status.code().is_some(),
+            "{what}: killed by a signal (crash):\n{text}"
+        );
+        assert!(
+            text.contains(needle),
+            "{what}: message does not name '{needle}':\n{text}"
+        );
+    }
+}
+
+/// One short run under valgrind: nothing definitely lost, no invalid accesses.
+#[test]
+fn valgrind_short_run_is_clean() {
+    let (dir, r, d) = pair(&NOISE_420, "valgrind");
+    let log = dir.join("vg.json");
+    let o = Command::new("valgrind")
+        .args([
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite",
+            "--show-leak-kinds=definite",
+        ])
+        .arg(ours())
+        .args(["-hide_banner", "-nostdin", "-i"])
+        .arg(&d)
+        .arg("-i")
+        .arg(&r)
+        .args([
+            "-lavfi",
+            &format!(
+                "vmaf_rs=log_fmt=json:log_path={}:n_threads=2",
+                log.display()
+            ),
+            "-frames:v",
+            "4",
+            "-f",
+            "null",
+            "-",
+        ])
+        .output()
+        .expect("valgrind (installed by scripts/deps.sh)");
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "valgrind reported errors:\n{text}");
+    assert!(text.contains("VMAF score"), "{text}");
+}
