@@ -20,8 +20,19 @@ cargo fmt --all -- --check
 cargo clippy --release --all-targets -- -D warnings
 scripts/gen-header.sh --check
 
-step "unit and fidelity tests (vs libvmaf)"
+step "FFmpeg 9.0.2 with the vmaf_rs filter (cached by version + patches + crate)"
+scripts/ffmpeg-build.sh
+
+step "unit tests, fidelity vs libvmaf (CLI), end-to-end vs libvmaf (ffmpeg filter)"
 cargo test --release -- --test-threads=2
+
+step "C ABI under valgrind"
+scripts/capi-test.sh
+
+step "CUDA: kernels compiled and embedded (no GPU needed); GPU tests skip without a GPU"
+scripts/cuda-toolchain.sh >/dev/null
+cargo clippy --release --features cuda --all-targets -- -D warnings
+cargo test --release --features cuda --test cuda -- --test-threads=1
 
 elapsed=$(( $(date +%s) - t0 ))
 printf '\nall tests passed in %d s\n' "$elapsed"
