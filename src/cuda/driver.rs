@@ -38,9 +38,11 @@ pub(crate) fn ensure_driver() -> Result<()> {
         .get_or_init(|| {
             // SAFETY: is_culib_present only tries to dlopen the candidate library names.
             if !unsafe { sys::is_culib_present() } {
-                return Err("no CUDA driver (libcuda.so not found; is the NVIDIA driver \
+                return Err(
+                    "no CUDA driver (libcuda.so not found; is the NVIDIA driver \
                             installed and on the library path?)"
-                    .into());
+                        .into(),
+                );
             }
             // SAFETY: libcuda is present (checked above); cuInit may be called any number of times.
             let r = unsafe { sys::cuInit(0) };
@@ -111,12 +113,18 @@ impl DevBuf {
 
     /// Queues a copy of `src` into the start of this buffer on `stream`. `src` must stay valid
     /// until the copy is done; callers pass `'static` tables.
-    pub(crate) fn upload_async<T: Copy>(&self, src: &'static [T], stream: sys::CUstream) -> Result<()> {
+    pub(crate) fn upload_async<T: Copy>(
+        &self,
+        src: &'static [T],
+        stream: sys::CUstream,
+    ) -> Result<()> {
         let n = std::mem::size_of_val(src);
         assert!(n <= self.bytes, "upload larger than the buffer");
         // SAFETY: `src` is 'static and `n` bytes long; the destination holds `n` bytes.
         check(
-            unsafe { sys::cuMemcpyHtoDAsync_v2(self.ptr, src.as_ptr() as *const c_void, n, stream) },
+            unsafe {
+                sys::cuMemcpyHtoDAsync_v2(self.ptr, src.as_ptr() as *const c_void, n, stream)
+            },
             "cuMemcpyHtoDAsync",
         )
     }
@@ -158,11 +166,17 @@ impl PinnedU64 {
     }
 
     /// Queues a copy of `len` values from device memory into this buffer.
-    pub(crate) fn download_async(&mut self, src: sys::CUdeviceptr, stream: sys::CUstream) -> Result<()> {
+    pub(crate) fn download_async(
+        &mut self,
+        src: sys::CUdeviceptr,
+        stream: sys::CUstream,
+    ) -> Result<()> {
         // SAFETY: the destination holds `len` values; `src` is a device buffer of at least that
         // size (the scorer's result buffer); the buffer is not read until the event after this.
         check(
-            unsafe { sys::cuMemcpyDtoHAsync_v2(self.ptr as *mut c_void, src, self.len * 8, stream) },
+            unsafe {
+                sys::cuMemcpyDtoHAsync_v2(self.ptr as *mut c_void, src, self.len * 8, stream)
+            },
             "cuMemcpyDtoHAsync",
         )
     }
@@ -184,7 +198,9 @@ impl Event {
         let mut e: sys::CUevent = std::ptr::null_mut();
         // SAFETY: valid out-pointer; a context is current.
         check(
-            unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) },
+            unsafe {
+                sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+            },
             "cuEventCreate",
         )?;
         Ok(Event(e))
@@ -193,7 +209,10 @@ impl Event {
     /// Records the event at the current end of `stream`.
     pub(crate) fn record(&self, stream: sys::CUstream) -> Result<()> {
         // SAFETY: valid event and stream of the current context.
-        check(unsafe { sys::cuEventRecord(self.0, stream) }, "cuEventRecord")
+        check(
+            unsafe { sys::cuEventRecord(self.0, stream) },
+            "cuEventRecord",
+        )
     }
 
     /// Whether the work before the last record is done (non-blocking).
@@ -209,7 +228,10 @@ impl Event {
     /// Blocks until the work before the last record is done.
     pub(crate) fn wait(&self) -> Result<()> {
         // SAFETY: valid event.
-        check(unsafe { sys::cuEventSynchronize(self.0) }, "cuEventSynchronize")
+        check(
+            unsafe { sys::cuEventSynchronize(self.0) },
+            "cuEventSynchronize",
+        )
     }
 }
 
@@ -223,8 +245,10 @@ impl Drop for Event {
 /// The fatbin built by build.rs, 16-byte aligned as cuModuleLoadData expects.
 #[repr(C, align(16))]
 struct Aligned<B: ?Sized>(B);
-static FATBIN: &Aligned<[u8]> =
-    &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/vmaf_rs_kernels.fatbin")));
+static FATBIN: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/vmaf_rs_kernels.fatbin"
+)));
 
 /// The loaded kernel module, unloaded on drop (its context must be current then).
 pub(crate) struct Module(sys::CUmodule);
@@ -304,6 +328,9 @@ pub(crate) unsafe fn launch<A>(
 pub(crate) fn mem_info() -> Result<(usize, usize)> {
     let (mut free, mut total) = (0usize, 0usize);
     // SAFETY: valid out-pointers; a context is current (caller holds a CtxGuard).
-    check(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, "cuMemGetInfo")?;
+    check(
+        unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) },
+        "cuMemGetInfo",
+    )?;
     Ok((free, total))
 }

@@ -9,10 +9,10 @@ use super::kernels::{
 };
 use crate::engine::InstanceInfo;
 use crate::error::{Error, Result};
-use crate::feature::options::OptValues;
 use crate::feature::adm::scalar::{self as adm_scalar, CmShiftsS0, Region};
 use crate::feature::adm::tables::{DEFAULT_NORM_VIEW_DIST, DEFAULT_REF_DISPLAY_HEIGHT};
 use crate::feature::adm::AdmParams;
+use crate::feature::options::OptValues;
 use crate::feature::vif::scalar::{StatShifts, VifSums};
 use cudarc::driver::sys;
 use std::ops::Range;
@@ -146,10 +146,18 @@ impl Scratch {
     pub(crate) fn bytes(&self) -> usize {
         let mut n = self.motion_rows.as_ref().map_or(0, |b| b.bytes);
         if let Some(v) = &self.vif {
-            n += v.log2.bytes + v.levels.iter().map(|(a, b)| a.bytes + b.bytes).sum::<usize>();
+            n += v.log2.bytes
+                + v.levels
+                    .iter()
+                    .map(|(a, b)| a.bytes + b.bytes)
+                    .sum::<usize>();
         }
         if let Some(a) = &self.adm {
-            n += a.band_a.iter().map(|(x, y)| x.bytes + y.bytes).sum::<usize>();
+            n += a
+                .band_a
+                .iter()
+                .map(|(x, y)| x.bytes + y.bytes)
+                .sum::<usize>();
             n += a.r.iter().chain(a.a.iter()).map(|b| b.bytes).sum::<usize>();
             n += a.rows.bytes + a.div.bytes;
         }
@@ -171,7 +179,9 @@ impl Plan {
         match info.extractor {
             "motion" => Ok(Plan::Motion(MotionPlan::new(info.opts, cols, offset)?)),
             "vif" => Ok(Plan::Vif(VifPlan::new(info.opts, cols, offset, geom)?)),
-            "adm" => Ok(Plan::Adm(Box::new(AdmPlan::new(info.opts, cols, offset, geom)?))),
+            "adm" => Ok(Plan::Adm(Box::new(AdmPlan::new(
+                info.opts, cols, offset, geom,
+            )?))),
             other => Err(Error::Unsupported(format!(
                 "the CUDA backend does not compute '{other}' (it computes vif, adm and motion)"
             ))),
@@ -206,7 +216,14 @@ impl Plan {
     }
 
     /// Writes the instance's per-frame values into `row` from the frame's result block.
-    pub(crate) fn finish(&self, res: &[u64], index: u64, scored: bool, geom: Geometry, row: &mut [f64]) {
+    pub(crate) fn finish(
+        &self,
+        res: &[u64],
+        index: u64,
+        scored: bool,
+        geom: Geometry,
+        row: &mut [f64],
+    ) {
         match self {
             Plan::Motion(p) => p.finish(res, index, geom, row),
             Plan::Vif(p) if scored => p.finish(res, row),
@@ -215,7 +232,6 @@ impl Plan {
         }
     }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Motion
@@ -248,9 +264,18 @@ impl MotionPlan {
         if self.force_zero || io.index < self.min_idx {
             return Ok(());
         }
-        let prev = if self.five_frame { io.prev_prev } else { io.prev };
-        let prev = prev.ok_or_else(|| Error::Internal("motion: previous reference missing".into()))?;
-        let rows = c.scratch.motion_rows.as_ref().expect("allocated with the plan");
+        let prev = if self.five_frame {
+            io.prev_prev
+        } else {
+            io.prev
+        };
+        let prev =
+            prev.ok_or_else(|| Error::Internal("motion: previous reference missing".into()))?;
+        let rows = c
+            .scratch
+            .motion_rows
+            .as_ref()
+            .expect("allocated with the plan");
         let g = c.geom;
         rows.zero_async(g.h * 4, c.stream)?;
         let args = MotionArgs {
@@ -262,10 +287,23 @@ impl MotionPlan {
             bpc: g.bpc as i32,
             pad_: 0,
         };
-        let f = if g.eight_bit() { c.k.motion_sad_u8 } else { c.k.motion_sad_u16 };
+        let f = if g.eight_bit() {
+            c.k.motion_sad_u8
+        } else {
+            c.k.motion_sad_u16
+        };
         // SAFETY: MotionArgs mirrors motion.cu; the planes are live borrowed frames (held until the
         // frame's event) and `rows` holds h u32 values.
-        unsafe { super::driver::launch(f, (blocks(g.w), g.h as u32, 1), BX, c.stream, &args, "motion sad")? };
+        unsafe {
+            super::driver::launch(
+                f,
+                (blocks(g.w), g.h as u32, 1),
+                BX,
+                c.stream,
+                &args,
+                "motion sad",
+            )?
+        };
         let fin = MotionFinishArgs {
             row_sums: rows.ptr,
             out: c.results + 8 * self.offset as u64,
@@ -273,7 +311,16 @@ impl MotionPlan {
             pad_: 0,
         };
         // SAFETY: MotionFinishArgs mirrors motion.cu; `out` is inside the result block.
-        unsafe { super::driver::launch(c.k.motion_finish, (1, 1, 1), 256, c.stream, &fin, "motion finish") }
+        unsafe {
+            super::driver::launch(
+                c.k.motion_finish,
+                (1, 1, 1),
+                256,
+                c.stream,
+                &fin,
+                "motion finish",
+            )
+        }
     }
 
     fn finish(&self, res: &[u64], index: u64, g: Geometry, row: &mut [f64]) {
@@ -345,7 +392,9 @@ impl VifPlan {
             };
             // SAFETY: VifStatArgs mirrors vif.cu; planes are live (borrowed frames or our scale
             // buffers of w x h samples); `sums` points at 4 i64 of the result block.
-            unsafe { super::driver::launch(f, (blocks(w), h as u32, 1), BX, c.stream, &args, "vif stat") }
+            unsafe {
+                super::driver::launch(f, (blocks(w), h as u32, 1), BX, c.stream, &args, "vif stat")
+            }
         };
         let level = |s: usize| -> (SrcPlane, SrcPlane, usize, usize) {
             let (w, h) = (g.w >> s, g.h >> s);
@@ -384,7 +433,16 @@ impl VifPlan {
             };
             // SAFETY: VifDownArgs mirrors vif.cu; the source holds w x h samples, the outputs
             // (w/2) x (h/2).
-            unsafe { super::driver::launch(f, (blocks(wo), ho as u32, 1), BX, c.stream, &args, "vif downsample") }
+            unsafe {
+                super::driver::launch(
+                    f,
+                    (blocks(wo), ho as u32, 1),
+                    BX,
+                    c.stream,
+                    &args,
+                    "vif downsample",
+                )
+            }
         };
         if !self.skip_scale0 {
             stat(0, io.reference, io.distorted, g.w, g.h)?;
@@ -550,7 +608,14 @@ impl AdmPlan {
                 } else {
                     let (cub, acc) = x.den_s123;
                     let sq = [31u32, 30, 31][s - 1];
-                    (sq, 1u32 << sq, cub & 63, half_pow2_u32(cub), acc & 63, half_pow2_u32(acc))
+                    (
+                        sq,
+                        1u32 << sq,
+                        cub & 63,
+                        half_pow2_u32(cub),
+                        acc & 63,
+                        half_pow2_u32(acc),
+                    )
                 };
             let dwt = AdmDwtArgs {
                 reference: src_r,
@@ -590,7 +655,14 @@ impl AdmPlan {
             // SAFETY: AdmDwtArgs mirrors adm.cu; inputs hold in_w x in_h samples, every output
             // buffer at least w x h values (sized for scale 0/1), row sums 9 x h values.
             unsafe {
-                super::driver::launch(f, (blocks(x.w), x.h as u32, 1), BX, c.stream, &dwt, "adm dwt")?
+                super::driver::launch(
+                    f,
+                    (blocks(x.w), x.h as u32, 1),
+                    BX,
+                    c.stream,
+                    &dwt,
+                    "adm dwt",
+                )?
             };
             // CM constants (scalar::cm_s0 / cm_s123).
             let (cub, inner) = if s == 0 {
@@ -625,14 +697,24 @@ impl AdmPlan {
                 scale: s as i32,
                 pad_: 0,
             };
-            let f = if s == 0 { c.k.adm_cm_s0 } else { c.k.adm_cm_s123 };
-            let grid = (blocks(x.reg.right - x.reg.left), (x.reg.bottom - x.reg.top) as u32, 1);
+            let f = if s == 0 {
+                c.k.adm_cm_s0
+            } else {
+                c.k.adm_cm_s123
+            };
+            let grid = (
+                blocks(x.reg.right - x.reg.left),
+                (x.reg.bottom - x.reg.top) as u32,
+                1,
+            );
             // SAFETY: AdmCmArgs mirrors adm.cu; r/a hold w x h values written by the dwt above.
             unsafe { super::driver::launch(f, grid, BX, c.stream, &cm, "adm cm")? };
         }
         // SAFETY: AdmFinishArgs mirrors adm.cu; rows were filled above, `out` is 36 u64 of the
         // result block.
-        unsafe { super::driver::launch(c.k.adm_finish, (9, 4, 1), 256, c.stream, &fin, "adm finish") }
+        unsafe {
+            super::driver::launch(c.k.adm_finish, (9, 4, 1), 256, c.stream, &fin, "adm finish")
+        }
     }
 
     fn finish(&self, res: &[u64], g: Geometry, row: &mut [f64]) {
@@ -648,7 +730,13 @@ impl AdmPlan {
                 if prm.skip_scale0 {
                     (0.0f32, 1e-10f32, 0.0f32)
                 } else {
-                    let d = adm_scalar::csf_den_pool_s0(dn, x.den_s0, x.rfactor, area, prm.noise_weight);
+                    let d = adm_scalar::csf_den_pool_s0(
+                        dn,
+                        x.den_s0,
+                        x.rfactor,
+                        area,
+                        prm.noise_weight,
+                    );
                     let n = adm_scalar::cm_pool_s0(cm(0), x.cm_s0, x.w, x.h, prm.noise_weight);
                     let a = if prm.skip_aim {
                         0.0

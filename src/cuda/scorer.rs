@@ -117,7 +117,9 @@ impl CudaScorer {
             )));
         }
         if n_subsample == 0 {
-            return Err(Error::InvalidOption("n_subsample must be at least 1".into()));
+            return Err(Error::InvalidOption(
+                "n_subsample must be at least 1".into(),
+            ));
         }
         ensure_driver()?;
         let geom = Geometry {
@@ -160,7 +162,12 @@ impl CudaScorer {
     }
 
     /// A scorer for `engine`'s plan (its instances, row length, format and `n_subsample`).
-    pub fn for_engine(ctx: *mut c_void, stream: *mut c_void, engine: &Engine, shift: u8) -> Result<Self> {
+    pub fn for_engine(
+        ctx: *mut c_void,
+        stream: *mut c_void,
+        engine: &Engine,
+        shift: u8,
+    ) -> Result<Self> {
         let instances: Vec<InstanceInfo<'_>> = engine.instances().collect();
         let cfg = engine.config();
         Self::new(
@@ -181,7 +188,9 @@ impl CudaScorer {
             return Err(Error::State("set_depth after the first frame".into()));
         }
         if !(1..=16).contains(&depth) {
-            return Err(Error::InvalidOption(format!("pipeline depth {depth} (1 to 16)")));
+            return Err(Error::InvalidOption(format!(
+                "pipeline depth {depth} (1 to 16)"
+            )));
         }
         self.depth = depth;
         Ok(())
@@ -194,7 +203,11 @@ impl CudaScorer {
 
     /// Frames whose planes the scorer still holds (in flight, or kept for motion).
     pub fn frames_held(&self) -> usize {
-        self.in_flight.iter().filter(|f| f.distorted.is_some()).count() + self.refs.len()
+        self.in_flight
+            .iter()
+            .filter(|f| f.distorted.is_some())
+            .count()
+            + self.refs.len()
     }
 
     /// Device memory allocated by this scorer, in bytes (0 before the first frame).
@@ -207,7 +220,9 @@ impl CudaScorer {
     fn check_frame(&self, what: &str, f: &CudaFrame) -> Result<()> {
         let bps = self.geom.bytes_per_sample();
         if f.luma == 0 {
-            return Err(Error::InvalidOption(format!("{what} frame: luma pointer is NULL")));
+            return Err(Error::InvalidOption(format!(
+                "{what} frame: luma pointer is NULL"
+            )));
         }
         if f.pitch < self.geom.w * bps {
             return Err(Error::InvalidOption(format!(

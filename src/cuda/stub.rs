@@ -40,7 +40,12 @@ impl CudaScorer {
     }
 
     /// Always fails: this build has no CUDA backend.
-    pub fn for_engine(_ctx: *mut c_void, _stream: *mut c_void, _engine: &Engine, _shift: u8) -> Result<Self> {
+    pub fn for_engine(
+        _ctx: *mut c_void,
+        _stream: *mut c_void,
+        _engine: &Engine,
+        _shift: u8,
+    ) -> Result<Self> {
         Err(unavailable())
     }
 

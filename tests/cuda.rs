@@ -1,0 +1,779 @@
+//! CUDA backend tests: GPU per-frame values must equal the CPU extractors' bit for bit, through the
+//! whole engine (CPU `send` vs CUDA `push_spatial`, then models), on 8-bit, 10-bit, MSB-aligned
+//! 10-bit, 12-bit, odd and tiny sizes, pitch > width and coded-height padding; plus the lifecycle
+//! (no GPU memory leak over 50 create/score/drop cycles, borrowed context intact).
+//!
+//! Each test plays FFmpeg's role: it creates its own context (cuCtxCreate) and stream, uploads
+//! pictures and hands the scorer borrowed device planes. Without a GPU or libcuda the tests print
+//! why and pass ("skipped: ..."). Throughput: `cargo test --release --features cuda --test cuda
+//! -- --ignored --nocapture bench`.
+
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn stub_reports_built_without_cuda() {
+    use vmaf_rs::picture::{ChromaLayout, PictureFormat};
+    let f = PictureFormat {
+        width: 64,
+        height: 64,
+        bpc: 8,
+        layout: ChromaLayout::Yuv420,
+    };
+    let e =
+        vmaf_rs::cuda::CudaScorer::new(std::ptr::null_mut(), std::ptr::null_mut(), f, 0, &[], 0, 1)
+            .unwrap_err();
+    assert!(e.to_string().contains("built without CUDA"), "{e}");
+    assert!(!vmaf_rs::cuda::AVAILABLE);
+}
+
+#[cfg(feature = "cuda")]
+mod gpu {
+    use cudarc::driver::sys;
+    use std::ffi::c_void;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    use vmaf_rs::cuda::{CudaFrame, CudaScorer};
+    use vmaf_rs::model::FeatureSpec;
+    use vmaf_rs::picture::{ChromaLayout, Picture, PictureFormat, Plane};
+    use vmaf_rs::{Engine, EngineConfig};
+
+    /// Tests share one GPU; run them one at a time (memory accounting needs a quiet device).
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn ck(r: sys::CUresult, what: &str) {
+        assert_eq!(r, sys::CUresult::CUDA_SUCCESS, "{what}");
+    }
+
+    /// FFmpeg's side: a context made with cuCtxCreate and a stream in it.
+    struct Gpu {
+        ctx: sys::CUcontext,
+        stream: sys::CUstream,
+    }
+
+    impl Gpu {
+        /// `None` (after printing why) when there is no usable GPU.
+        fn new(null_stream: bool) -> Option<Gpu> {
+            if let Err(e) = vmaf_rs::cuda::probe_driver() {
+                eprintln!("skipped: {e}");
+                return None;
+            }
+            let mut n = 0;
+            // SAFETY: the driver is initialised (probe_driver); valid out-pointer.
+            let r = unsafe { sys::cuDeviceGetCount(&mut n) };
+            if r != sys::CUresult::CUDA_SUCCESS || n == 0 {
+                eprintln!("skipped: no CUDA device ({r:?}, {n} devices)");
+                return None;
+            }
+            let mut dev = 0;
+            // SAFETY: valid out-pointer, device 0 exists.
+            ck(unsafe { sys::cuDeviceGet(&mut dev, 0) }, "cuDeviceGet");
+            let mut ctx = std::ptr::null_mut();
+            // SAFETY: valid out-pointer and device; the new context becomes current here.
+            ck(
+                unsafe { sys::cuCtxCreate_v2(&mut ctx, 0, dev) },
+                "cuCtxCreate",
+            );
+            let mut stream = std::ptr::null_mut();
+            if !null_stream {
+                // SAFETY: a context is current; valid out-pointer.
+                ck(
+                    unsafe { sys::cuStreamCreate(&mut stream, 0) },
+                    "cuStreamCreate",
+                );
+            }
+            Some(Gpu { ctx, stream })
+        }
+
+        fn mem_free(&self) -> usize {
+            self.current();
+            vmaf_rs::cuda::device_memory_info().expect("cuMemGetInfo").0
+        }
+
+        /// Makes our context current on this thread (tests may move between threads).
+        fn current(&self) {
+            // SAFETY: the context is alive until Drop.
+            ck(unsafe { sys::cuCtxSetCurrent(self.ctx) }, "cuCtxSetCurrent");
+        }
+    }
+
+    impl Drop for Gpu {
+        fn drop(&mut self) {
+            self.current();
+            if !self.stream.is_null() {
+                // SAFETY: our stream, no work pending (scorers synchronised their work).
+                ck(
+                    unsafe { sys::cuStreamDestroy_v2(self.stream) },
+                    "cuStreamDestroy",
+                );
+            }
+            // SAFETY: our context; it must still be valid (scorers never destroy it).
+            ck(
+                unsafe { sys::cuCtxDestroy_v2(self.ctx) },
+                "cuCtxDestroy (context still valid)",
+            );
+        }
+    }
+
+    /// A device copy of a host plane buffer (including its pitch padding and padding rows).
+    struct DevPlane {
+        ptr: sys::CUdeviceptr,
+    }
+
+    impl DevPlane {
+        fn upload(bytes: &[u8]) -> DevPlane {
+            let mut ptr = 0;
+            // SAFETY: a context is current; valid out-pointer.
+            ck(
+                unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes.len()) },
+                "cuMemAlloc",
+            );
+            // SAFETY: `ptr` holds bytes.len() bytes; synchronous copy from a live slice.
+            ck(
+                unsafe { sys::cuMemcpyHtoD_v2(ptr, bytes.as_ptr() as *const c_void, bytes.len()) },
+                "cuMemcpyHtoD",
+            );
+            DevPlane { ptr }
+        }
+    }
+
+    impl Drop for DevPlane {
+        fn drop(&mut self) {
+            // SAFETY: allocated above; every scorer using it has been drained or dropped.
+            unsafe { sys::cuMemFree_v2(self.ptr) };
+        }
+    }
+
+    fn hash(x: u32, y: u32, t: u32, seed: u32) -> u32 {
+        let mut h = x.wrapping_mul(0x9E37_79B1)
+            ^ y.wrapping_mul(0x85EB_CA77)
+            ^ t.wrapping_mul(0xC2B2_AE3D)
+            ^ seed.wrapping_mul(0x27D4_EB2F);
+        h ^= h >> 15;
+        h = h.wrapping_mul(0x2C1B_3C6D);
+        h ^= h >> 12;
+        h
+    }
+
+    /// Integer-only synthetic content (identical on every machine): moving ramps and texture with
+    /// noise; the distorted picture is a blurred, quantised, noisy copy.
+    fn picture(w: usize, h: usize, t: u32, bpc: u8, distorted: bool) -> Vec<u32> {
+        let maxv = (1u32 << bpc) - 1;
+        let lo = bpc - 8;
+        let base = |x: usize, y: usize| -> u32 {
+            let a = ((x as u32 * 7 + y as u32 * 3 + t * 11) % 256) as i32;
+            let a = if a > 127 { 255 - a } else { a } as u32;
+            let b = ((x as u32 ^ y as u32) + t * 5) & 63;
+            let n = hash(x as u32, y as u32, t, 1) & 31;
+            let v8 = (a * 2 / 3 + b + n + 40).min(255);
+            ((v8 << lo) | (hash(x as u32, y as u32, t, 2) & ((1 << lo) - 1))).min(maxv)
+        };
+        let mut out = vec![0u32; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                out[y * w + x] = if distorted {
+                    let x1 = (x + 1).min(w - 1);
+                    let y1 = (y + 1).min(h - 1);
+                    let avg = (2 * base(x, y) + base(x1, y) + base(x, y1)) / 4;
+                    let q = (avg >> (lo + 2)) << (lo + 2);
+                    let n = (hash(x as u32, y as u32, t, 3) % (9 << lo)) as i32 - (4 << lo);
+                    (q as i32 + n).clamp(0, maxv as i32) as u32
+                } else {
+                    base(x, y)
+                };
+            }
+        }
+        out
+    }
+
+    /// Stream layout of one test case.
+    #[derive(Clone, Copy, Debug)]
+    struct Layout {
+        w: usize,
+        h: usize,
+        bpc: u8,
+        /// Stored samples are `value << shift` (MSB-aligned formats).
+        shift: u8,
+        /// Row pitch in samples (>= w).
+        stride: usize,
+        /// Allocated rows (>= h; NVDEC's coded height), extra rows filled with garbage.
+        rows: usize,
+    }
+
+    /// The host buffer of a plane in `l`'s layout (garbage in the padding) as bytes.
+    fn host_plane(l: &Layout, v: &[u32]) -> Vec<u8> {
+        let bps = if l.bpc > 8 { 2 } else { 1 };
+        let mut out = vec![0u8; l.stride * l.rows * bps];
+        for y in 0..l.rows {
+            for x in 0..l.stride {
+                let s = if y < l.h && x < l.w {
+                    v[y * l.w + x] << l.shift
+                } else {
+                    hash(x as u32, y as u32, 7, 9) // garbage that must never be read
+                };
+                let at = (y * l.stride + x) * bps;
+                if bps == 1 {
+                    out[at] = s as u8;
+                } else {
+                    out[at..at + 2].copy_from_slice(&(s as u16).to_ne_bytes());
+                }
+            }
+        }
+        out
+    }
+
+    fn cpu_picture<'a>(
+        l: &Layout,
+        fmt: PictureFormat,
+        bytes: &'a [u8],
+        words: &'a [u16],
+    ) -> Picture<'a> {
+        let plane = if l.bpc > 8 {
+            Plane::new_u16(words, l.w, l.h, l.stride).unwrap()
+        } else {
+            Plane::new_u8(bytes, l.w, l.h, l.stride).unwrap()
+        };
+        Picture::with_shift(fmt, plane, l.shift).unwrap()
+    }
+
+    fn words(bytes: &[u8]) -> Vec<u16> {
+        bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+            .collect()
+    }
+
+    struct Case {
+        name: &'static str,
+        layout: Layout,
+        frames: u32,
+        models: &'static str,
+        features: Vec<FeatureSpec>,
+        n_subsample: u32,
+        null_stream: bool,
+        depth: usize,
+    }
+
+    fn feat(name: &str, opts: &[(&str, &str)]) -> FeatureSpec {
+        FeatureSpec {
+            name: name.into(),
+            opts: opts
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    fn config(c: &Case) -> EngineConfig {
+        let l = c.layout;
+        let mut cfg = EngineConfig::new(PictureFormat {
+            width: l.w,
+            height: l.h,
+            bpc: l.bpc,
+            layout: ChromaLayout::Yuv420,
+        });
+        cfg.models = vmaf_rs::model::parse_model_option(c.models).unwrap();
+        cfg.features = c.features.clone();
+        cfg.n_subsample = c.n_subsample;
+        cfg
+    }
+
+    /// Runs one case on CPU and GPU and compares every value's bits. Returns frames compared.
+    fn run_case(c: &Case) -> Option<usize> {
+        let gpu = Gpu::new(c.null_stream)?;
+        let l = c.layout;
+        let cfg = config(c);
+        let fmt = cfg.format;
+        let mut cpu = Engine::new(cfg.clone()).unwrap();
+        let mut eng = Engine::new(cfg).unwrap();
+        let mut scorer = CudaScorer::for_engine(
+            gpu.ctx as *mut c_void,
+            gpu.stream as *mut c_void,
+            &eng,
+            l.shift,
+        )
+        .unwrap_or_else(|e| panic!("{}: CudaScorer::new: {e}", c.name));
+        scorer.set_depth(c.depth).unwrap();
+        let released = Arc::new(AtomicUsize::new(0));
+        let mut planes = Vec::new();
+        let mut row = Vec::new();
+        for t in 0..c.frames {
+            let r = host_plane(&l, &picture(l.w, l.h, t, l.bpc, false));
+            let d = host_plane(&l, &picture(l.w, l.h, t, l.bpc, true));
+            let (rw, dw) = (words(&r), words(&d));
+            cpu.send(
+                &cpu_picture(&l, fmt, &r, &rw),
+                &cpu_picture(&l, fmt, &d, &dw),
+            )
+            .unwrap();
+            gpu.current();
+            let (dr, dd) = (DevPlane::upload(&r), DevPlane::upload(&d));
+            let pitch = l.stride * if l.bpc > 8 { 2 } else { 1 };
+            let mk = |p: &DevPlane| {
+                let n = released.clone();
+                CudaFrame::with_release(p.ptr, pitch, move || {
+                    n.fetch_add(1, Ordering::SeqCst);
+                })
+            };
+            scorer.submit(mk(&dr), mk(&dd)).unwrap();
+            planes.push((dr, dd));
+            while scorer.poll(&mut row).unwrap() {
+                eng.push_spatial(&row).unwrap();
+            }
+            assert!(
+                scorer.frames_held() <= 2 * c.depth + 2,
+                "{}: holds too many frames",
+                c.name
+            );
+        }
+        let mut err = None;
+        scorer
+            .drain(&mut |row| {
+                if let Err(e) = eng.push_spatial(row) {
+                    err.get_or_insert(e);
+                }
+            })
+            .unwrap();
+        assert!(err.is_none(), "{err:?}");
+        drop(scorer);
+        assert_eq!(
+            released.load(Ordering::SeqCst),
+            2 * c.frames as usize,
+            "{}: every frame released exactly once",
+            c.name
+        );
+        cpu.flush().unwrap();
+        eng.flush().unwrap();
+        let cols = cpu.columns().to_vec();
+        assert_eq!(cols, eng.columns());
+        let mut n = 0;
+        // Per column: (mismatching frames, first example).
+        let mut bad: Vec<(usize, String)> = vec![(0, String::new()); cols.len()];
+        while let Some(a) = cpu.receive() {
+            let b = eng.receive().expect("GPU engine has as many frames");
+            assert_eq!(a.index, b.index);
+            for (k, (x, y)) in a.values.iter().zip(&b.values).enumerate() {
+                if x.to_bits() != y.to_bits() {
+                    if bad[k].0 == 0 {
+                        bad[k].1 = format!(
+                            "frame {}: CPU {x:?} ({:#018x}) vs GPU {y:?} ({:#018x})",
+                            a.index,
+                            x.to_bits(),
+                            y.to_bits()
+                        );
+                    }
+                    bad[k].0 += 1;
+                }
+            }
+            n += 1;
+        }
+        let report: Vec<String> = bad
+            .iter()
+            .zip(&cols)
+            .filter(|((c, _), _)| *c > 0)
+            .map(|((c, ex), name)| format!("  {name}: {c} of {n} frames differ; first: {ex}"))
+            .collect();
+        assert!(
+            report.is_empty(),
+            "{}: GPU values differ from the CPU's:\n{}",
+            c.name,
+            report.join("\n")
+        );
+        assert!(eng.receive().is_none());
+        drop(planes);
+        eprintln!(
+            "{}: {} frames, {} columns bit-identical ({}x{} {}-bit shift {} stride {} rows {})",
+            c.name,
+            n,
+            cols.len(),
+            l.w,
+            l.h,
+            l.bpc,
+            l.shift,
+            l.stride,
+            l.rows
+        );
+        Some(n)
+    }
+
+    fn case(name: &'static str, layout: Layout, frames: u32) -> Case {
+        Case {
+            name,
+            layout,
+            frames,
+            models: "version=vmaf_v0.6.1",
+            features: Vec::new(),
+            n_subsample: 1,
+            null_stream: false,
+            depth: vmaf_rs::cuda::DEFAULT_DEPTH,
+        }
+    }
+
+    #[test]
+    fn bit_identical_8bit_padded() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let l = Layout {
+            w: 320,
+            h: 180,
+            bpc: 8,
+            shift: 0,
+            stride: 384,
+            rows: 192,
+        };
+        run_case(&case("8-bit 320x180 pitch 384 coded 192", l, 7));
+    }
+
+    #[test]
+    fn bit_identical_8bit_1080p_nvdec_layout() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let l = Layout {
+            w: 1920,
+            h: 1080,
+            bpc: 8,
+            shift: 0,
+            stride: 2048,
+            rows: 1088,
+        };
+        run_case(&case("8-bit 1920x1080 pitch 2048 coded 1088", l, 3));
+    }
+
+    #[test]
+    fn bit_identical_10bit_lsb() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let l = Layout {
+            w: 176,
+            h: 144,
+            bpc: 10,
+            shift: 0,
+            stride: 192,
+            rows: 152,
+        };
+        run_case(&case("10-bit yuv420p10 176x144", l, 5));
+    }
+
+    #[test]
+    fn bit_identical_10bit_msb_p010() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let l = Layout {
+            w: 160,
+            h: 96,
+            bpc: 10,
+            shift: 6,
+            stride: 256,
+            rows: 112,
+        };
+        let mut c = case("10-bit MSB-aligned (p010) 160x96", l, 5);
+        c.null_stream = true; // FFmpeg's default: AVCUDADeviceContext.stream == NULL
+        run_case(&c);
+    }
+
+    #[test]
+    fn bit_identical_12bit_msb_and_16bit() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let l = Layout {
+            w: 128,
+            h: 72,
+            bpc: 12,
+            shift: 4,
+            stride: 128,
+            rows: 72,
+        };
+        run_case(&case("12-bit MSB-aligned (p012) 128x72", l, 4));
+        let l = Layout {
+            w: 96,
+            h: 64,
+            bpc: 16,
+            shift: 0,
+            stride: 100,
+            rows: 66,
+        };
+        run_case(&case("16-bit 96x64", l, 4));
+    }
+
+    #[test]
+    fn bit_identical_odd_and_tiny_sizes() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let l = Layout {
+            w: 67,
+            h: 37,
+            bpc: 8,
+            shift: 0,
+            stride: 67,
+            rows: 37,
+        };
+        run_case(&case("8-bit odd 67x37", l, 5));
+        let l = Layout {
+            w: 101,
+            h: 53,
+            bpc: 10,
+            shift: 0,
+            stride: 104,
+            rows: 56,
+        };
+        run_case(&case("10-bit odd 101x53", l, 4));
+        let l = Layout {
+            w: 16,
+            h: 16,
+            bpc: 8,
+            shift: 0,
+            stride: 32,
+            rows: 18,
+        };
+        run_case(&case("8-bit tiny 16x16", l, 4));
+        let l = Layout {
+            w: 17,
+            h: 23,
+            bpc: 10,
+            shift: 6,
+            stride: 24,
+            rows: 24,
+        };
+        run_case(&case("10-bit MSB tiny 17x23", l, 4));
+    }
+
+    #[test]
+    fn bit_identical_options_models_subsample_depth() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let l = Layout {
+            w: 200,
+            h: 120,
+            bpc: 8,
+            shift: 0,
+            stride: 256,
+            rows: 128,
+        };
+        let mut c = case("options, two models, n_subsample=3, depth 1", l, 8);
+        c.models = "version=vmaf_v0.6.1:name=a|version=vmaf_v0.6.1neg:name=b";
+        c.features = vec![
+            feat("adm", &[("adm_csf_mode", "1"), ("adm_skip_aim", "true")]),
+            feat(
+                "adm",
+                &[("adm_skip_scale0", "true"), ("adm_min_val", "0.5")],
+            ),
+            feat("adm", &[("adm_csf_mode", "3"), ("adm_norm_view_dist", "5")]),
+            feat("vif", &[("vif_skip_scale0", "true")]),
+            feat("motion", &[("motion_five_frame_window", "true")]),
+            feat("motion", &[("motion_force_zero", "true")]),
+        ];
+        c.n_subsample = 3;
+        c.depth = 1;
+        run_case(&c);
+        let mut c = case("two models, depth 16", l, 6);
+        c.models = "version=vmaf_v0.6.1:name=a|version=vmaf_v0.6.1neg:name=b";
+        c.depth = 16;
+        run_case(&c);
+    }
+
+    #[test]
+    fn refused_frames_are_released() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(gpu) = Gpu::new(false) else { return };
+        let l = Layout {
+            w: 64,
+            h: 64,
+            bpc: 8,
+            shift: 0,
+            stride: 64,
+            rows: 64,
+        };
+        let eng = Engine::new(config(&case("refuse", l, 1))).unwrap();
+        let mut s =
+            CudaScorer::for_engine(gpu.ctx as *mut c_void, gpu.stream as *mut c_void, &eng, 0)
+                .unwrap();
+        let n = Arc::new(AtomicUsize::new(0));
+        let mk = |ptr: u64, pitch: usize| {
+            let n = n.clone();
+            CudaFrame::with_release(ptr, pitch, move || {
+                n.fetch_add(1, Ordering::SeqCst);
+            })
+        };
+        assert!(s.submit(mk(0, 64), mk(0x1000, 64)).is_err());
+        assert!(s.submit(mk(0x1000, 32), mk(0x1000, 64)).is_err());
+        assert_eq!(n.load(Ordering::SeqCst), 4);
+        assert_eq!(
+            s.device_bytes(),
+            0,
+            "nothing allocated before the first frame"
+        );
+    }
+
+    /// Scores `frames` frames of `l` on a fresh scorer and drops it; returns device bytes it held.
+    fn cycle(
+        gpu: &Gpu,
+        eng_cfg: &EngineConfig,
+        l: &Layout,
+        planes: &[(DevPlane, DevPlane)],
+        frames: usize,
+    ) -> usize {
+        let mut eng = Engine::new(eng_cfg.clone()).unwrap();
+        let mut s =
+            CudaScorer::for_engine(gpu.ctx as *mut c_void, gpu.stream as *mut c_void, &eng, 0)
+                .unwrap();
+        let pitch = l.stride;
+        let mut row = Vec::new();
+        for i in 0..frames {
+            let (r, d) = &planes[i % planes.len()];
+            s.submit(CudaFrame::new(r.ptr, pitch), CudaFrame::new(d.ptr, pitch))
+                .unwrap();
+            while s.poll(&mut row).unwrap() {
+                eng.push_spatial(&row).unwrap();
+            }
+        }
+        s.drain(&mut |r| eng.push_spatial(r).unwrap()).unwrap();
+        let bytes = s.device_bytes();
+        drop(s);
+        eng.flush().unwrap();
+        assert_eq!(eng.frames_scored(), frames as u64);
+        bytes
+    }
+
+    #[test]
+    fn lifecycle_no_leak_50_cycles() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(gpu) = Gpu::new(false) else { return };
+        let l = Layout {
+            w: 1920,
+            h: 1080,
+            bpc: 8,
+            shift: 0,
+            stride: 2048,
+            rows: 1088,
+        };
+        let cfg = config(&case("lifecycle", l, 1));
+        let planes: Vec<_> = (0..2)
+            .map(|t| {
+                (
+                    DevPlane::upload(&host_plane(&l, &picture(l.w, l.h, t, 8, false))),
+                    DevPlane::upload(&host_plane(&l, &picture(l.w, l.h, t, 8, true))),
+                )
+            })
+            .collect();
+        // Configuration allocates nothing on the GPU.
+        let eng = Engine::new(cfg.clone()).unwrap();
+        let before = gpu.mem_free();
+        let s = CudaScorer::for_engine(gpu.ctx as *mut c_void, gpu.stream as *mut c_void, &eng, 0)
+            .unwrap();
+        let after = gpu.mem_free();
+        drop(s);
+        assert_eq!(before, after, "CudaScorer::new allocated GPU memory");
+        // Warm-up cycle (driver-internal lazy allocations, module cache), then 50 cycles.
+        let held = cycle(&gpu, &cfg, &l, &planes, 3);
+        let base = gpu.mem_free();
+        let mut frees = Vec::new();
+        for _ in 0..50 {
+            cycle(&gpu, &cfg, &l, &planes, 3);
+            frees.push(gpu.mem_free());
+        }
+        let worst = frees.iter().min().copied().unwrap_or(base);
+        eprintln!(
+            "lifecycle: scorer held {:.1} MiB at 1080p; free after warm-up {} B, after 50 cycles {} B \
+             (lowest {} B, drift {} B)",
+            held as f64 / (1 << 20) as f64,
+            base,
+            frees.last().unwrap(),
+            worst,
+            base as i64 - worst as i64
+        );
+        assert!(
+            frees.iter().all(|&f| f == base),
+            "GPU memory leaked: {frees:?} vs {base}"
+        );
+        // The borrowed context is still valid and usable.
+        gpu.current();
+        let mut p = 0;
+        // SAFETY: the context is current; valid out-pointer.
+        ck(
+            unsafe { sys::cuMemAlloc_v2(&mut p, 1 << 20) },
+            "cuMemAlloc after cycles",
+        );
+        // SAFETY: allocated just above.
+        ck(unsafe { sys::cuMemFree_v2(p) }, "cuMemFree after cycles");
+        drop(planes);
+        drop(gpu); // asserts cuCtxDestroy succeeds
+    }
+
+    fn bench_size(gpu: &Gpu, w: usize, h: usize, frames: usize) {
+        let l = Layout {
+            w,
+            h,
+            bpc: 8,
+            shift: 0,
+            stride: w.next_multiple_of(256),
+            rows: h.next_multiple_of(16),
+        };
+        let cfg = config(&case("bench", l, 1));
+        gpu.current();
+        // Enough distinct frames that they do not all sit in the 60 MB L2 cache.
+        let n_planes = (256 << 20) / (2 * l.stride * l.rows).max(1);
+        let planes: Vec<_> = (0..n_planes.clamp(4, 32) as u32)
+            .map(|t| {
+                (
+                    DevPlane::upload(&host_plane(&l, &picture(l.w, l.h, t, 8, false))),
+                    DevPlane::upload(&host_plane(&l, &picture(l.w, l.h, t, 8, true))),
+                )
+            })
+            .collect();
+        cycle(gpu, &cfg, &l, &planes, 8); // warm-up
+        let t0 = Instant::now();
+        cycle(gpu, &cfg, &l, &planes, frames);
+        let dt = t0.elapsed().as_secs_f64();
+        eprintln!(
+            "bench: {w}x{h} 8-bit, default model (vif+adm+motion), frames on the GPU: {frames} frames \
+             in {dt:.3} s = {:.1} fps ({} distinct frame pairs; including scorer setup and teardown)",
+            frames as f64 / dt,
+            planes.len()
+        );
+    }
+
+    #[test]
+    fn scorer_moves_between_threads() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(gpu) = Gpu::new(false) else { return };
+        let l = Layout {
+            w: 96,
+            h: 80,
+            bpc: 8,
+            shift: 0,
+            stride: 128,
+            rows: 80,
+        };
+        let cfg = config(&case("threads", l, 1));
+        let planes: Vec<_> = (0..3)
+            .map(|t| {
+                (
+                    DevPlane::upload(&host_plane(&l, &picture(l.w, l.h, t, 8, false))),
+                    DevPlane::upload(&host_plane(&l, &picture(l.w, l.h, t, 8, true))),
+                )
+            })
+            .collect();
+        let eng = Engine::new(cfg).unwrap();
+        let mut s =
+            CudaScorer::for_engine(gpu.ctx as *mut c_void, gpu.stream as *mut c_void, &eng, 0)
+                .unwrap();
+        let ptrs: Vec<(u64, u64)> = planes.iter().map(|(r, d)| (r.ptr, d.ptr)).collect();
+        let rows = std::thread::spawn(move || {
+            // No context is current on this thread: the scorer pushes its borrowed one.
+            for (r, d) in ptrs {
+                s.submit(CudaFrame::new(r, 128), CudaFrame::new(d, 128))
+                    .unwrap();
+            }
+            let mut n = 0;
+            s.drain(&mut |_| n += 1).unwrap();
+            drop(s);
+            n
+        })
+        .join()
+        .unwrap();
+        assert_eq!(rows, 3);
+        gpu.current();
+        drop(planes);
+    }
+
+    #[test]
+    #[ignore]
+    fn bench_throughput() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(gpu) = Gpu::new(false) else { return };
+        bench_size(&gpu, 1920, 1080, 600);
+        bench_size(&gpu, 3840, 2160, 200);
+    }
+}
