@@ -70,7 +70,8 @@ fn main() {
         .arg("-I")
         .arg(&kernels);
     for a in SASS_ARCHS {
-        cmd.arg("-gencode").arg(format!("arch=compute_{a},code=sm_{a}"));
+        cmd.arg("-gencode")
+            .arg(format!("arch=compute_{a},code=sm_{a}"));
     }
     cmd.arg("-gencode")
         .arg(format!("arch=compute_{PTX_ARCH},code=compute_{PTX_ARCH}"));
