@@ -16,8 +16,9 @@
 #
 # Downloads go through apt (`apt-get source --download-only`). When apt knows no deb-src entry
 # that carries the package, one is added for bookworm, trixie and sid, derived from the mirror the
-# machine already uses (/etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list); this
-# needs root (or sudo). No host name is written into this repository.
+# machine already uses (/etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list; apt's
+# Dir::Etc settings are honoured); this needs root (or sudo). No host name is written into this
+# repository.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,14 +56,23 @@ as_root() {
 
 # True when apt knows source package $1 at exactly version $2.
 apt_knows_source() {
-    apt-cache showsrc "$1" 2>/dev/null | grep -qxF "Version: $2"
+    apt-cache showsrc "$1" 2>/dev/null | grep -xF "Version: $2" >/dev/null  # no -q: SIGPIPE + pipefail
 }
 
-# Prints "URI SIGNED_BY" of the first Debian archive entry on this machine (not -security,
-# not -updates only), from deb822 or one-line sources.
+# apt's source list locations (normally /etc/apt/sources.list and /etc/apt/sources.list.d/).
+apt_dirs() {
+    APT_SOURCEPARTS=/etc/apt/sources.list.d/ APT_SOURCELIST=/etc/apt/sources.list
+    if command -v apt-config >/dev/null; then
+        eval "$(apt-config shell APT_SOURCEPARTS Dir::Etc::sourceparts/d APT_SOURCELIST Dir::Etc::sourcelist/f)"
+    fi
+    APT_SOURCEPARTS=${APT_SOURCEPARTS%/}
+}
+
+# Prints "URI SIGNED_BY" of the first Debian archive entry on this machine (not -security),
+# from deb822 or one-line sources.
 debian_mirror() {
     local f
-    for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list.d/*.sources; do
+    for f in "$APT_SOURCEPARTS"/debian.sources "$APT_SOURCEPARTS"/*.sources; do
         [ -f "$f" ] || continue
         awk '
             function flush() {
@@ -81,25 +91,33 @@ debian_mirror() {
             END { flush() }
         ' "$f" | head -n1 | grep . && return 0
     done
-    if [ -f /etc/apt/sources.list ]; then
+    if [ -f "$APT_SOURCELIST" ]; then
         awk '$1 == "deb" && $0 !~ /security/ &&
              $0 ~ /[[:space:]](bookworm|trixie|forky|sid|stable|testing|unstable)[[:space:]]/ {
                  for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i, "-"; exit }
-             }' /etc/apt/sources.list | grep . && return 0
+             }' "$APT_SOURCELIST" | grep . && return 0
     fi
     return 1
 }
 
 # Makes sure apt can fetch source package $1=$2: apt-get update if some deb-src entry exists,
-# otherwise add one (bookworm, trixie, sid) derived from the machine's Debian mirror.
+# otherwise (or if that is not enough) add one for bookworm, trixie and sid derived from the
+# machine's Debian mirror.
 ensure_deb_src() {
     local pkg=$1 ver=$2
     apt_knows_source "$pkg" "$ver" && return 0
     command -v apt-get >/dev/null || die "apt-get not found; supply the source with FFMPEG_SOURCE / NV_CODEC_HEADERS_SOURCE"
-    local listfile=/etc/apt/sources.list.d/vmaf-rs-deb-src.sources
+    apt_dirs
+    if grep -qsE '^[[:space:]]*(Types:.*deb-src|deb-src[[:space:]])' "$APT_SOURCELIST" \
+            "$APT_SOURCEPARTS"/*.sources "$APT_SOURCEPARTS"/*.list; then
+        log "apt-get update (refreshing deb-src indexes)"
+        as_root apt-get update -qq >&2 || log "apt-get update reported errors (continuing)"
+        apt_knows_source "$pkg" "$ver" && return 0
+    fi
+    local listfile=$APT_SOURCEPARTS/vmaf-rs-deb-src.sources
     if [ ! -f "$listfile" ]; then
         local mirror uri signed
-        mirror=$(debian_mirror) || die "no Debian mirror found in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list"
+        mirror=$(debian_mirror) || die "no Debian mirror found in $APT_SOURCEPARTS/*.sources or $APT_SOURCELIST"
         uri=${mirror% *}; signed=${mirror#* }
         [ "$signed" != "-" ] || signed=/usr/share/keyrings/debian-archive-keyring.gpg
         log "adding deb-src entry (bookworm trixie sid) for the machine's mirror: $listfile"

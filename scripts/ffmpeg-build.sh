@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# Builds FFmpeg with the vmaf_rs filter: build/ffmpeg/bin/{ffmpeg,ffprobe}.
+#
+#   1. installs missing build tools with apt (nasm, pkg-config, make, gcc, xz-utils);
+#   2. builds the crate's static library (cargo, features `capi`, plus `cuda` if VMAF_RS_CUDA=1)
+#      and lays it out as a pkg-config package in build/vmaf_rs/{include,lib,lib/pkgconfig};
+#   3. installs nv-codec-headers into build/nv-codec-headers (headers and ffnvcodec.pc only);
+#   4. unpacks the pristine FFmpeg release and applies ffmpeg-patches/<major.minor>/
+#      (scripts/ffmpeg-apply.sh) into build/ffmpeg-src/<version>;
+#   5. configures a small static FFmpeg out of tree in build/ffmpeg-obj/<version>, runs make and
+#      installs it into build/ffmpeg/.
+#
+# Usage: scripts/ffmpeg-build.sh [--force]
+#   Nothing is done ("up to date") unless the FFmpeg version, the patch series, the crate's
+#   sources (src/, kernels/, build.rs, Cargo.toml, Cargo.lock, include/vmaf_rs.h) or this script
+#   changed. FFmpeg is reconfigured only when the version, the series, the configure line or
+#   vmaf_rs.pc changed; otherwise make recompiles what changed and relinks the programs when
+#   libvmaf_rs.a changed. --force rebuilds FFmpeg from a fresh configure.
+#
+# Environment:
+#   FFMPEG_VERSION=9.0.2     FFmpeg release (ffmpeg-patches/<major.minor>/ must exist)
+#   FFMPEG_SOURCE=...        see scripts/ffmpeg-fetch.sh
+#   VMAF_RS_CUDA=1           build the crate with its `cuda` feature
+#   VMAF_RS_FFMPEG_GPL=1     configure FFmpeg with --enable-gpl and add the (GPL) boxblur filter
+#   VMAF_RS_PREFIX=<dir>     use a prebuilt vmaf_rs (<dir>/include/vmaf_rs.h,
+#                            <dir>/lib/libvmaf_rs.a, <dir>/lib/pkgconfig/vmaf_rs.pc); skips cargo
+#   JOBS=<n>                 parallel make jobs (default: nproc)
+#
+# A modified tree in build/ffmpeg-src/<version> (edited by hand, see scripts/ffmpeg-export.sh) is
+# built as it is, with a warning.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+force=0
+[ "${1:-}" = "--force" ] && force=1
+
+version=${FFMPEG_VERSION:-9.0.2}
+line=$(echo "$version" | cut -d. -f1-2)
+patchdir=$root/ffmpeg-patches/$line
+srcdir=$root/build/ffmpeg-src/$version
+objdir=$root/build/ffmpeg-obj/$version
+prefix=$root/build/ffmpeg
+vmafdir=$root/build/vmaf_rs
+nvdir=$root/build/nv-codec-headers
+nv_version=12.1.14.0
+cuda=${VMAF_RS_CUDA:-0}
+jobs=${JOBS:-$(nproc)}
+stamp=$prefix/.vmaf_rs-build-stamp
+
+log() { echo "ffmpeg-build: $*" >&2; }
+die() { echo "ffmpeg-build: error: $*" >&2; exit 1; }
+sha() { sha256sum | cut -d' ' -f1; }
+
+[ -f "$patchdir/series" ] || die "no patch series for FFmpeg $line ($patchdir/series)"
+
+# What FFmpeg is configured with. Filters and (de)muxers beyond the bare minimum are those the
+# tests and demos use; NVDEC and hwupload_cuda need no CUDA at build time (libcuda is loaded at
+# run time), only nv-codec-headers.
+configure_args=(
+    --disable-everything --disable-autodetect --disable-doc --disable-ffplay --disable-network
+    --enable-static --disable-shared --pkg-config-flags=--static
+    --enable-ffnvcodec --enable-cuda --enable-nvdec --enable-hwaccel=h264_nvdec,hevc_nvdec
+    --enable-decoder=h264,hevc,rawvideo,wrapped_avframe
+    --enable-encoder=wrapped_avframe,rawvideo
+    --enable-parser=h264,hevc
+    --enable-demuxer=h264,hevc,rawvideo,yuv4mpegpipe,mov,matroska
+    --enable-muxer=null,rawvideo,yuv4mpegpipe
+    --enable-protocol=file,pipe
+    --enable-indev=lavfi
+    --enable-filter=hwupload_cuda,hwupload,hwdownload,scale,format,null,setpts,trim
+    --enable-filter=testsrc,testsrc2,nullsrc,color,noise,avgblur,gblur,metadata,split,fps,select,crop,pad,settb,movie,showinfo,concat
+    --enable-libvmaf-rs --enable-filter=vmaf_rs
+)
+# boxblur is GPL in FFmpeg: VMAF_RS_FFMPEG_GPL=1 builds a GPL ffmpeg that has it.
+if [ "${VMAF_RS_FFMPEG_GPL:-0}" = 1 ]; then
+    configure_args+=(--enable-gpl --enable-filter=boxblur)
+fi
+
+# --- identity of the wanted result -------------------------------------------------------------
+series_hash() {
+    (cd "$patchdir" && cat series && for p in $(grep -v '^[[:space:]]*#' series); do sha256sum "$p"; done) | sha
+}
+crate_hash() {
+    if [ -n "${VMAF_RS_PREFIX:-}" ]; then
+        cat "$VMAF_RS_PREFIX/lib/libvmaf_rs.a" "$VMAF_RS_PREFIX/lib/pkgconfig/vmaf_rs.pc" \
+            "$VMAF_RS_PREFIX/include/vmaf_rs.h" | sha
+        return
+    fi
+    (cd "$root" && find src kernels build.rs Cargo.toml Cargo.lock include/vmaf_rs.h \
+        -type f ! -name '*.orig' ! -name '*.rej' ! -name '*~' 2>/dev/null | LC_ALL=C sort | xargs sha256sum) | sha
+}
+tree_state() {
+    # A hand-edited tree is always rebuilt (make is incremental).
+    if [ -d "$srcdir/.git" ] && [ -n "$(git -C "$srcdir" status --porcelain 2>/dev/null)" ]; then
+        echo "modified $(date +%s%N)"
+    fi
+}
+want=$( { echo "ffmpeg $version"; echo "series $(series_hash)"; echo "crate $(crate_hash)";
+          echo "cuda $cuda"; echo "gpl ${VMAF_RS_FFMPEG_GPL:-0}"; echo "prefix ${VMAF_RS_PREFIX:-cargo}"; echo "script $(sha < "$0")";
+          tree_state; } | sha)
+
+if [ "$force" != 1 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
+   [ -x "$prefix/bin/ffmpeg" ] && [ -x "$prefix/bin/ffprobe" ]; then
+    echo "ffmpeg-build: up to date ($prefix/bin/ffmpeg)"
+    exit 0
+fi
+start=$(date +%s)
+
+# --- 1. build tools -------------------------------------------------------------------------------
+missing=()
+command -v nasm >/dev/null       || missing+=(nasm)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+command -v make >/dev/null       || missing+=(make)
+command -v cc >/dev/null         || missing+=(gcc libc6-dev)
+command -v xz >/dev/null         || missing+=(xz-utils)
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+    "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
+        { "${sudo[@]}" apt-get update -qq >&2 &&
+          "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >&2; } ||
+        die "could not install ${missing[*]}"
+fi
+
+# --- 2. the crate ---------------------------------------------------------------------------------
+# Copies $1 to $2 unless identical (keeps mtimes stable so make does not rebuild for nothing).
+install_if_changed() {
+    mkdir -p "$(dirname "$2")"
+    cmp -s "$1" "$2" || cp "$1" "$2"
+}
+if [ -n "${VMAF_RS_PREFIX:-}" ]; then
+    log "using prebuilt vmaf_rs from $VMAF_RS_PREFIX"
+    install_if_changed "$VMAF_RS_PREFIX/include/vmaf_rs.h" "$vmafdir/include/vmaf_rs.h"
+    install_if_changed "$VMAF_RS_PREFIX/lib/libvmaf_rs.a" "$vmafdir/lib/libvmaf_rs.a"
+    native_libs=$(sed -n 's/^Libs:.*-lvmaf_rs//p' "$VMAF_RS_PREFIX/lib/pkgconfig/vmaf_rs.pc")
+else
+    command -v cargo >/dev/null || die "cargo not found: install Rust (https://rustup.rs), then rerun"
+    features=capi
+    [ "$cuda" = 1 ] && features=capi,cuda
+    target_dir=${CARGO_TARGET_DIR:-$root/target}
+    log "building the vmaf_rs static library (cargo, features: $features)"
+    cargo_log=$(mktemp)
+    trap 'rm -f "$cargo_log"' EXIT
+    # One build that also prints the native libraries the staticlib needs (cargo replays the
+    # note when the build is fresh).
+    if ! cargo rustc --manifest-path "$root/Cargo.toml" --release --lib --no-default-features \
+            --features "$features" -- --print native-static-libs >"$cargo_log" 2>&1; then
+        cat "$cargo_log" >&2
+        die "cargo build failed"
+    fi
+    grep -v "native-static-libs\|link against the following native" "$cargo_log" | grep -v '^$' >&2 || true
+    native_libs=$(sed -n 's/.*note: native-static-libs: //p' "$cargo_log" | tail -n1)
+    [ -n "$native_libs" ] || die "cargo did not print the native static libraries (try: cargo clean -p vmaf_rs --release)"
+    install_if_changed "$target_dir/release/libvmaf_rs.a" "$vmafdir/lib/libvmaf_rs.a"
+    install_if_changed "$root/include/vmaf_rs.h" "$vmafdir/include/vmaf_rs.h"
+fi
+crate_version=$(sed -n 's/^version *= *"\(.*\)"/\1/p' "$root/Cargo.toml" | head -n1)
+pc_tmp=$(mktemp)
+cat > "$pc_tmp" <<EOF
+prefix=$vmafdir
+includedir=\${prefix}/include
+libdir=\${prefix}/lib
+
+Name: vmaf_rs
+Description: VMAF in Rust (libvmaf-compatible scores), C ABI for FFmpeg's vmaf_rs filter
+Version: ${crate_version:-0}
+Libs: -L\${libdir} -lvmaf_rs $native_libs
+Cflags: -I\${includedir}
+EOF
+install_if_changed "$pc_tmp" "$vmafdir/lib/pkgconfig/vmaf_rs.pc"
+rm -f "$pc_tmp"
+
+# --- 3. nv-codec-headers --------------------------------------------------------------------------
+if [ "$(cat "$nvdir/.version" 2>/dev/null)" != "$nv_version" ]; then
+    nvsrc=$("$root/scripts/ffmpeg-fetch.sh" nv-codec-headers)
+    nvtmp=$(mktemp -d)
+    if [ -d "$nvsrc" ]; then cp -a "$nvsrc/." "$nvtmp/"; else tar -C "$nvtmp" --no-same-owner --strip-components=1 -xf "$nvsrc"; fi
+    rm -rf "$nvdir"
+    make -C "$nvtmp" install PREFIX="$nvdir" >&2
+    rm -rf "$nvtmp"
+    echo "$nv_version" > "$nvdir/.version"
+fi
+
+# --- 4. FFmpeg sources ------------------------------------------------------------------------------
+set +e
+"$root/scripts/ffmpeg-apply.sh" >/dev/null
+rc=$?
+set -e
+if [ $rc -ne 0 ]; then
+    if [ $rc -eq 3 ]; then
+        log "warning: $srcdir holds local changes; building it as it is (scripts/ffmpeg-export.sh turns them into patches)"
+    else
+        die "could not prepare the FFmpeg sources"
+    fi
+fi
+
+# --- 5. configure, make, install ------------------------------------------------------------------
+export PKG_CONFIG_PATH="$vmafdir/lib/pkgconfig:$nvdir/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+cfg_want=$( { echo "${configure_args[*]}"; echo "prefix $prefix"; cat "$vmafdir/lib/pkgconfig/vmaf_rs.pc";
+              echo "nv $nv_version"; sha256sum "$srcdir/configure" "$srcdir/libavfilter/allfilters.c"; } | sha)
+if [ "$force" = 1 ] || [ "$(cat "$objdir/.vmaf_rs-configure-stamp" 2>/dev/null)" != "$cfg_want" ]; then
+    log "configuring FFmpeg $version in $objdir"
+    rm -rf "$objdir"
+    mkdir -p "$objdir"
+    if ! (cd "$objdir" && "$srcdir/configure" --prefix="$prefix" "${configure_args[@]}" >configure.out 2>&1); then
+        tail -n 30 "$objdir/configure.out" >&2
+        [ -f "$objdir/ffbuild/config.log" ] && tail -n 40 "$objdir/ffbuild/config.log" >&2
+        die "FFmpeg configure failed (full log: $objdir/ffbuild/config.log)"
+    fi
+    echo "$cfg_want" > "$objdir/.vmaf_rs-configure-stamp"
+fi
+
+# FFmpeg's makefiles do not know about libvmaf_rs.a: relink the programs when it changed.
+lib_sha=$(sha < "$vmafdir/lib/libvmaf_rs.a")
+if [ "$(cat "$objdir/.vmaf_rs-lib-sha" 2>/dev/null)" != "$lib_sha" ]; then
+    rm -f "$objdir"/ffmpeg "$objdir"/ffmpeg_g "$objdir"/ffprobe "$objdir"/ffprobe_g
+fi
+
+log "make -j$jobs (FFmpeg $version)"
+if ! make -C "$objdir" -j"$jobs" >"$objdir/make.out" 2>&1; then
+    grep -E "error|Error" -A3 "$objdir/make.out" | head -n 60 >&2 || tail -n 40 "$objdir/make.out" >&2
+    die "FFmpeg make failed (full log: $objdir/make.out)"
+fi
+make -C "$objdir" install >"$objdir/install.out" 2>&1 || { tail -n 20 "$objdir/install.out" >&2; die "make install failed"; }
+echo "$lib_sha" > "$objdir/.vmaf_rs-lib-sha"
+
+"$prefix/bin/ffmpeg" -hide_banner -filters 2>/dev/null | grep " vmaf_rs " >/dev/null ||
+    die "the built ffmpeg has no vmaf_rs filter"
+echo "$want" > "$stamp"
+log "done in $(( $(date +%s) - start )) s: $prefix/bin/ffmpeg, $prefix/bin/ffprobe"
