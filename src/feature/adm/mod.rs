@@ -1,6 +1,7 @@
 //! Integer ADM (libvmaf's `adm` extractor): the Detail Loss Metric (`adm2`), the Additive
 //! Impairment Measure (`aim`), their blend (`adm3`) and the four per-scale ratios, bit-exact with
-//! libvmaf's `integer_adm.c`.
+//! libvmaf's `integer_adm.c` as the reference build runs it on x86 AVX-512 hosts (which differs
+//! from the C in the last column of the scale-0 DWT at some widths: see [`scalar::dwt2_s0`]).
 //!
 //! Pipeline per frame, for scales 0..3: integer DWT of reference and distorted (scale 0 from the
 //! picture into `i16` bands, scales 1..3 from the previous approximation band into `i32` bands),

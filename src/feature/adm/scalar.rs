@@ -15,7 +15,9 @@
 //! Bands are plain row-major slices sharing one `stride`; `h`, `v`, `d` triples are passed in that
 //! order (libvmaf's `theta` 0, 1, 2). Where C relies on implementation-defined or x86-specific
 //! behaviour (narrowing casts, float-to-unsigned conversion of out-of-range values, shift counts),
-//! the code reproduces what GCC emits on x86-64.
+//! the code reproduces what GCC emits on x86-64. Where the x86 AVX-512 kernels that the reference
+//! libvmaf build runs give other values than `integer_adm.c` (the last column of the scale-0 DWT
+//! at some widths, see [`dwt2_s0`]), the AVX-512 values are the specification.
 
 use super::tables::{
     COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, FIX_ONE_BY_30,
@@ -197,10 +199,16 @@ fn fir4_i32(c: &[i32; 4], s: [i32; 4]) -> i32 {
         .wrapping_add(c[3].wrapping_mul(s[3]))
 }
 
+/// Rounds a scale-0 horizontal-pass accumulation by 16 bits into `i16`.
+#[inline(always)]
+fn round_h16(acc: i32) -> i16 {
+    (acc.wrapping_add(32768) >> 16) as i16
+}
+
 /// Four-tap filter of `i16` samples, rounded by 16 bits (scale-0 horizontal pass).
 #[inline(always)]
 fn fir4_h16(c: &[i32; 4], t: &[i16], idx: &[usize; 4]) -> i16 {
-    let acc = fir4_i32(
+    round_h16(fir4_i32(
         c,
         [
             t[idx[0]] as i32,
@@ -208,14 +216,61 @@ fn fir4_h16(c: &[i32; 4], t: &[i16], idx: &[usize; 4]) -> i16 {
             t[idx[2]] as i32,
             t[idx[3]] as i32,
         ],
-    );
-    (acc.wrapping_add(32768) >> 16) as i16
+    ))
 }
 
-/// Scale-0 DWT of one plane into the four `i16` bands (libvmaf `adm_dwt2_8` / `adm_dwt2_16`).
+/// Whether libvmaf's x86 AVX-512 scale-0 DWT computes the last output column of a `w`-wide
+/// plane of `bpc`-bit samples in its vector loop, without the mirrored right edge.
+///
+/// `adm_dwt2_8_avx512` (8-bit) runs its horizontal vector loop over outputs `1 ..
+/// half_w_mod_32`, 32 at a time, with `half_w_mod_32 = half_w - (half_w - 1) % 32`
+/// (`half_w = (w + 1) / 2`); `adm_dwt2_16_avx512` (9..16-bit) does the same with
+/// `half_w_mod64 = half_w - (half_w - 1) % 64`. The remaining outputs go to a scalar tail that
+/// uses the mirrored indices. When `half_w - 1` is a multiple of 32 (resp. 64) the vector loop
+/// ends exactly at the last output, `half_w - 1`, whose taps `2 * half_w - 3 ..= 2 * half_w`
+/// run one or two samples past the row (columns `w` and, for odd `w`, `w + 1`): see
+/// [`dwt2_s0`] for what is read there. Every other output column is the same in both paths.
+pub fn s0_simd_last_column_unmirrored(w: usize, bpc: u32) -> bool {
+    let half = w.div_ceil(2);
+    let step = if bpc == 8 { 32 } else { 64 };
+    half > 1 && (half - 1) % step == 0
+}
+
+/// Scale-0 DWT of one plane into the four `i16` bands (libvmaf `adm_dwt2_8` / `adm_dwt2_16`,
+/// as the x86 AVX-512 versions the reference build runs compute them).
 ///
 /// `src` holds `w`-wide rows `src_stride` apart with `bpc`-bit samples; `ind_y` / `ind_x` come
 /// from [`dwt_indices`] for the plane's height / width; `tmp_lo` / `tmp_hi` hold `w` values.
+///
+/// # The AVX-512 last column
+///
+/// libvmaf's scalar C mirrors the right edge (tap `w -> w - 1`, `w + 1 -> w - 2`). The x86
+/// AVX-512 kernels that libvmaf dispatches on every AVX-512 host, and that the reference build
+/// this crate is held to runs (`adm_dwt2_8_avx512`, `adm_dwt2_16_avx512`), do not when
+/// [`s0_simd_last_column_unmirrored`] holds (8-bit widths 65, 66, 129, 130, 193, ..., 321, 322,
+/// ...; 9..16-bit widths 129, 130, 257, 258, ...): their vector loop then also computes the last
+/// output column, loading its four taps as one contiguous run of the row's vertical pass.
+/// libvmaf keeps the vertical low-pass row `tmplo` and high-pass row `tmphi` back to back in one
+/// scratch buffer (`tmphi = tmplo + w`), so the low-pass taps past the row read `tmphi[0]` (and
+/// `tmphi[1]` for odd `w`): the last column of the approximation (`a`) and vertical (`v`) bands
+/// is filtered from `tmplo[w - 2], tmplo[w - 1], tmphi[0], tmphi[1]` (odd `w`) or
+/// `tmplo[w - 3], tmplo[w - 2], tmplo[w - 1], tmphi[0]` (even `w`). Everything else in those
+/// kernels gives the scalar C's values (their logical shifts and unsigned packs keep the same
+/// low 16 bits). This is reproduced here because the approximation band feeds the next scale:
+/// the last one or two scale-1 columns take it in, the mirrored scale-1..3 DWTs carry it inwards,
+/// and it reaches the pooled region at scale 3 (or earlier for narrow pictures); for 321x243
+/// 8-bit the scalar C's scale-3 ratio differs from the reference by up to 3e-5.
+///
+/// The high-pass taps past the row (last column of `h` and `d`) read whatever follows `tmphi` in
+/// libvmaf's scratch buffer: data left by the previous frame's scale-1..3 DWTs, uninitialised on
+/// the first frame. That cannot be reproduced and keeps the mirrored taps here. It never reaches
+/// a score: only `a` feeds scale 1, and for `half_w >= 33` (the smallest band the condition
+/// allows) the scale-0 pooling region and the masking threshold's neighbourhood end at least one
+/// column before the last (checked against libvmaf with random data in that scratch memory).
+///
+/// libvmaf's scale-1..3 `adm_dwt2_s123_combined_avx512` in the sources at hand has the same loop
+/// shape (8 outputs at a time), but the reference build's scale-1..3 values equal the scalar C's
+/// wherever that would show (e.g. widths 65, 196, 321), so only the scale-0 kernels are followed.
 #[allow(clippy::too_many_arguments)]
 pub fn dwt2_s0<S: Copy + Into<i32>>(
     src: &[S],
@@ -230,6 +285,7 @@ pub fn dwt2_s0<S: Copy + Into<i32>>(
     dst_stride: usize,
 ) {
     let (tmp_lo, tmp_hi) = (&mut tmp_lo[..w], &mut tmp_hi[..w]);
+    let unmirrored = s0_simd_last_column_unmirrored(w, bpc) && ind_x.len() == w.div_ceil(2);
     for (i, iy) in ind_y.iter().enumerate() {
         let rows = iy.map(|r| &src[r * src_stride..r * src_stride + w]);
         dwt_s0_vertical(rows, bpc, tmp_lo, Some(tmp_hi));
@@ -242,6 +298,20 @@ pub fn dwt2_s0<S: Copy + Into<i32>>(
             v[j] = fir4_h16(&DB2_HI, tmp_lo, ix);
             h[j] = fir4_h16(&DB2_LO, tmp_hi, ix);
             d[j] = fir4_h16(&DB2_HI, tmp_hi, ix);
+        }
+        if unmirrored {
+            // The AVX-512 last column: the low-pass row runs on into the high-pass row.
+            let j = n - 1;
+            let taps = [0, 1, 2, 3].map(|k| {
+                let x = 2 * j + k - 1;
+                if x < w {
+                    tmp_lo[x]
+                } else {
+                    tmp_hi[x - w]
+                }
+            });
+            a[j] = round_h16(fir4_i32(&DB2_LO, taps.map(i32::from)));
+            v[j] = round_h16(fir4_i32(&DB2_HI, taps.map(i32::from)));
         }
     }
 }
