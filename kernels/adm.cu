@@ -43,6 +43,7 @@ struct AdmDwtArgs {
     uint32_t den_add_sq, den_shift_sq, den_add_cub, den_shift_cub;  // scales 1..3
     int32_t scale, pad_;
 };
+static_assert(sizeof(AdmDwtArgs) == 216, "ABI: keep in sync with src/cuda/kernels.rs");
 
 VMAF_RS_DEV bool adm_angle_flag(long long ot_dp, long long o_mag_sq, long long t_mag_sq, float cos1) {
     // libvmaf converts each int64 to float, then divides by the double 4096.0 (in double).
@@ -263,6 +264,7 @@ struct AdmCmArgs {
     uint32_t add_cub[3], shift_cub[3];
     int32_t scale, pad_;
 };
+static_assert(sizeof(AdmCmArgs) == 128, "ABI: keep in sync with src/cuda/kernels.rs");
 
 // CSF value and its two filtered forms (neighbour term, centre term) of one coefficient.
 template <bool S0>
@@ -386,6 +388,7 @@ struct AdmFinishArgs {
     uint32_t shift[4][9];
     uint32_t add[4][9];
 };
+static_assert(sizeof(AdmFinishArgs) == 344, "ABI: keep in sync with src/cuda/kernels.rs");
 
 // grid (9, 4), block 256: for quantity q of scale s, sum over rows of (row + add) >> shift
 // (arithmetic shift for the signed CM sums, logical for the unsigned denominator sums). The host

@@ -21,6 +21,7 @@ struct SrcPlane {
     int32_t shift;
     int32_t pad_;
 };
+static_assert(sizeof(SrcPlane) == 24, "ABI: keep in sync with src/cuda/kernels.rs");
 
 template <typename T>
 VMAF_RS_DEV uint32_t load_px(const SrcPlane &p, int x, int y) {

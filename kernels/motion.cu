@@ -13,6 +13,7 @@ struct MotionArgs {
     uint64_t row_sums;   // uint32_t[h]: per-row SAD, zeroed before the launch
     int32_t w, h, bpc, pad_;
 };
+static_assert(sizeof(MotionArgs) == 72, "ABI: keep in sync with src/cuda/kernels.rs");
 
 // grid (ceil(w / 128), h), block 128. Row i, columns [x0, x0 + 128): vertical blur of prev - cur
 // (rounded by bpc bits) for the needed columns into shared memory, horizontal blur (rounded by 16
@@ -63,6 +64,7 @@ struct MotionFinishArgs {
     uint64_t out;       // uint64_t: the frame's SAD
     int32_t h, pad_;
 };
+static_assert(sizeof(MotionFinishArgs) == 24, "ABI: keep in sync with src/cuda/kernels.rs");
 
 // grid 1, block 256: the 64-bit total of the per-row u32 sums.
 extern "C" __global__ void __launch_bounds__(256) vmaf_motion_finish(MotionFinishArgs a) {

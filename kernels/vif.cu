@@ -30,6 +30,7 @@ struct VifStatArgs {
     int32_t w, h;
     uint32_t mu_round, mu_shift, sq_shift, pad_;
 };
+static_assert(sizeof(VifStatArgs) == 112, "ABI: keep in sync with src/cuda/kernels.rs");
 
 VMAF_RS_DEV int32_t vif_log2_32(const uint16_t *t, uint32_t v) {
     const int k = 16 - __clz(v);
@@ -148,6 +149,7 @@ struct VifDownArgs {
     int32_t w, h;               // source size
     uint32_t round, shift;      // vertical pass: (acc + round) >> shift, truncated to 16 bits
 };
+static_assert(sizeof(VifDownArgs) == 80, "ABI: keep in sync with src/cuda/kernels.rs");
 
 // grid (ceil((w/2) / 128), h/2), block 128: filters with the taps of scale S and keeps even rows
 // and columns (vif::mod.rs `downsample`).

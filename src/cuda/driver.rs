@@ -105,10 +105,8 @@ impl DevBuf {
     pub(crate) fn zero_async(&self, bytes: usize, stream: sys::CUstream) -> Result<()> {
         debug_assert!(bytes <= self.bytes);
         // SAFETY: the range lies inside this allocation; stream belongs to the current context.
-        check(
-            unsafe { sys::cuMemsetD8Async(self.ptr, 0, bytes, stream) },
-            "cuMemsetD8Async",
-        )
+        let r = unsafe { sys::cuMemsetD8Async(self.ptr, 0, bytes, stream) };
+        check(r, "cuMemsetD8Async")
     }
 
     /// Queues a copy of `src` into the start of this buffer on `stream`. `src` must stay valid
@@ -121,12 +119,10 @@ impl DevBuf {
         let n = std::mem::size_of_val(src);
         assert!(n <= self.bytes, "upload larger than the buffer");
         // SAFETY: `src` is 'static and `n` bytes long; the destination holds `n` bytes.
-        check(
-            unsafe {
-                sys::cuMemcpyHtoDAsync_v2(self.ptr, src.as_ptr() as *const c_void, n, stream)
-            },
-            "cuMemcpyHtoDAsync",
-        )
+        let r = unsafe {
+            sys::cuMemcpyHtoDAsync_v2(self.ptr, src.as_ptr() as *const c_void, n, stream)
+        };
+        check(r, "cuMemcpyHtoDAsync")
     }
 }
 
@@ -149,10 +145,8 @@ impl PinnedU64 {
         let len = len.max(1);
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointer; a context is current.
-        check(
-            unsafe { sys::cuMemHostAlloc(&mut p, len * 8, 0) },
-            "cuMemHostAlloc",
-        )?;
+        let r = unsafe { sys::cuMemHostAlloc(&mut p, len * 8, 0) };
+        check(r, "cuMemHostAlloc")?;
         let ptr = p as *mut u64;
         // SAFETY: cuMemHostAlloc returned `len * 8` writable, suitably aligned bytes.
         unsafe { std::ptr::write_bytes(ptr, 0, len) };
@@ -197,22 +191,18 @@ impl Event {
     pub(crate) fn new() -> Result<Self> {
         let mut e: sys::CUevent = std::ptr::null_mut();
         // SAFETY: valid out-pointer; a context is current.
-        check(
-            unsafe {
-                sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
-            },
-            "cuEventCreate",
-        )?;
+        let r = unsafe {
+            sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+        };
+        check(r, "cuEventCreate")?;
         Ok(Event(e))
     }
 
     /// Records the event at the current end of `stream`.
     pub(crate) fn record(&self, stream: sys::CUstream) -> Result<()> {
         // SAFETY: valid event and stream of the current context.
-        check(
-            unsafe { sys::cuEventRecord(self.0, stream) },
-            "cuEventRecord",
-        )
+        let r = unsafe { sys::cuEventRecord(self.0, stream) };
+        check(r, "cuEventRecord")
     }
 
     /// Whether the work before the last record is done (non-blocking).
@@ -228,10 +218,8 @@ impl Event {
     /// Blocks until the work before the last record is done.
     pub(crate) fn wait(&self) -> Result<()> {
         // SAFETY: valid event.
-        check(
-            unsafe { sys::cuEventSynchronize(self.0) },
-            "cuEventSynchronize",
-        )
+        let r = unsafe { sys::cuEventSynchronize(self.0) };
+        check(r, "cuEventSynchronize")
     }
 }
 
@@ -258,8 +246,9 @@ impl Module {
     pub(crate) fn load() -> Result<Self> {
         let mut m: sys::CUmodule = std::ptr::null_mut();
         // SAFETY: FATBIN is a complete, aligned fatbin image that lives for the whole program.
+        let r = unsafe { sys::cuModuleLoadData(&mut m, FATBIN.0.as_ptr() as *const c_void) };
         check(
-            unsafe { sys::cuModuleLoadData(&mut m, FATBIN.0.as_ptr() as *const c_void) },
+            r,
             "cuModuleLoadData (vmaf_rs kernels; a driver for CUDA 13.0 or newer is needed)",
         )?;
         Ok(Module(m))
@@ -270,10 +259,8 @@ impl Module {
         let c = std::ffi::CString::new(name).expect("kernel names have no NUL");
         let mut f: sys::CUfunction = std::ptr::null_mut();
         // SAFETY: valid module and NUL-terminated name.
-        check(
-            unsafe { sys::cuModuleGetFunction(&mut f, self.0, c.as_ptr()) },
-            &format!("cuModuleGetFunction({name})"),
-        )?;
+        let r = unsafe { sys::cuModuleGetFunction(&mut f, self.0, c.as_ptr()) };
+        check(r, &format!("cuModuleGetFunction({name})"))?;
         Ok(f)
     }
 }
@@ -328,9 +315,7 @@ pub(crate) unsafe fn launch<A>(
 pub(crate) fn mem_info() -> Result<(usize, usize)> {
     let (mut free, mut total) = (0usize, 0usize);
     // SAFETY: valid out-pointers; a context is current (caller holds a CtxGuard).
-    check(
-        unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) },
-        "cuMemGetInfo",
-    )?;
+    let r = unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) };
+    check(r, "cuMemGetInfo")?;
     Ok((free, total))
 }
