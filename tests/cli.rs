@@ -1,0 +1,187 @@
+//! The `vmaf-rs` CLI: inputs (y4m of every layout, raw yuv), log formats, options and clear errors
+//! for bad input.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmaf-rs"))
+        .args(args)
+        .output()
+        .expect("run vmaf-rs")
+}
+
+fn make(dir: &Path, name: &str, src: &str, pix_fmt: &str) -> PathBuf {
+    let p = dir.join(name);
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        src,
+        "-pix_fmt",
+        pix_fmt,
+        "-strict",
+        "-1",
+        p.to_str().unwrap(),
+    ]);
+    p
+}
+
+fn fails_with(o: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "expected a clean failure, got {:?}: {err}",
+        o.status
+    );
+    for n in needles {
+        assert!(err.contains(n), "message lacks '{n}': {err}");
+    }
+}
+
+#[test]
+fn mismatched_and_unreadable_inputs_fail_clearly() {
+    let dir = workdir("cli-errors");
+    let src = "testsrc2=s=64x48:r=25:d=0.2";
+    let a = make(&dir, "a.y4m", src, "yuv420p");
+    let small = make(&dir, "small.y4m", "testsrc2=s=48x48:r=25:d=0.2", "yuv420p");
+    let p10 = make(&dir, "p10.y4m", src, "yuv420p10le");
+    let c444 = make(&dir, "c444.y4m", src, "yuv444p");
+    let short = make(&dir, "short.y4m", "testsrc2=s=64x48:r=25:d=0.08", "yuv420p");
+    let (a, small, p10, c444, short) = (
+        a.to_str().unwrap(),
+        small.to_str().unwrap(),
+        p10.to_str().unwrap(),
+        c444.to_str().unwrap(),
+        short.to_str().unwrap(),
+    );
+    fails_with(&cli(&["-r", a, "-d", small]), &["64x48", "48x48"]);
+    fails_with(&cli(&["-r", a, "-d", p10]), &["10-bit"]);
+    fails_with(&cli(&["-r", a, "-d", c444]), &["420", "444"]);
+    fails_with(&cli(&["-r", a, "-d", short]), &["ends after 2 frames"]);
+    fails_with(
+        &cli(&["-r", "/nonexistent.y4m", "-d", a]),
+        &["/nonexistent.y4m"],
+    );
+    fails_with(&cli(&["-r", a, "-d", "/tmp/x.yuv"]), &["--width"]);
+    fails_with(&cli(&["-r", a, "-d", a, "-m", "version=nope"]), &["nope"]);
+    fails_with(
+        &cli(&["-r", a, "-d", a, "-m", "path=/nonexistent/m.json"]),
+        &["/nonexistent/m.json"],
+    );
+    fails_with(
+        &cli(&["-r", a, "-d", a, "-o", "/nonexistent-dir/log.xml"]),
+        &["/nonexistent-dir/log.xml"],
+    );
+    fails_with(&cli(&["-r", a, "-d", a, "--pool", "median"]), &["median"]);
+    let corrupt = dir.join("corrupt.json");
+    std::fs::write(&corrupt, "{\"model_dict\": {").unwrap();
+    fails_with(
+        &cli(&[
+            "-r",
+            a,
+            "-d",
+            a,
+            "-m",
+            &format!("path={}", corrupt.display()),
+        ]),
+        &["corrupt.json"],
+    );
+    // frame_cnt limits a longer input to the shorter one's length
+    let o = cli(&["-r", a, "-d", short, "--frame_cnt", "2", "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn raw_yuv_equals_y4m_and_every_log_format_is_written() {
+    let dir = workdir("cli-raw");
+    let r = make(&dir, "r.y4m", "testsrc2=s=96x64:r=25:d=0.2", "yuv422p10le");
+    let d = dir.join("d.y4m");
+    ffmpeg(&[
+        "-i",
+        r.to_str().unwrap(),
+        "-vf",
+        "noise=alls=20:allf=t",
+        "-pix_fmt",
+        "yuv422p10le",
+        "-strict",
+        "-1",
+        d.to_str().unwrap(),
+    ]);
+    let (ry, dy) = (dir.join("r.yuv"), dir.join("d.yuv"));
+    ffmpeg(&[
+        "-i",
+        r.to_str().unwrap(),
+        "-f",
+        "rawvideo",
+        ry.to_str().unwrap(),
+    ]);
+    ffmpeg(&[
+        "-i",
+        d.to_str().unwrap(),
+        "-f",
+        "rawvideo",
+        dy.to_str().unwrap(),
+    ]);
+    let j1 = dir.join("y4m.json");
+    let j2 = dir.join("raw.json");
+    let o = cli(&[
+        "-r",
+        r.to_str().unwrap(),
+        "-d",
+        d.to_str().unwrap(),
+        "--json",
+        "-o",
+        j1.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.starts_with("vmaf: "),
+        "prints the pooled score: {stdout}"
+    );
+    let o = cli(&[
+        "-r",
+        ry.to_str().unwrap(),
+        "-d",
+        dy.to_str().unwrap(),
+        "-w",
+        "96",
+        "-h",
+        "64",
+        "-p",
+        "422",
+        "-b",
+        "10",
+        "--json",
+        "-o",
+        j2.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(read_json(&j1)["frames"], read_json(&j2)["frames"]);
+    for (flag, probe) in [
+        ("--xml", "<VMAF version="),
+        ("--csv", "Frame,"),
+        ("--sub", "{0}{1}"),
+    ] {
+        let out = dir.join(format!("log{flag}"));
+        let o = cli(&[
+            "-r",
+            r.to_str().unwrap(),
+            "-d",
+            d.to_str().unwrap(),
+            flag,
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.stdout.is_empty(), "--quiet prints nothing");
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.contains(probe), "{flag} log lacks {probe}: {text}");
+    }
+}
