@@ -41,7 +41,11 @@ struct AdmDwtArgs {
     int32_t hp_add, hp_shift;      // horizontal pass rounding (scales 1..3)
     int32_t den_left, den_right, den_top, den_bottom;
     uint32_t den_add_sq, den_shift_sq, den_add_cub, den_shift_cub;  // scales 1..3
-    int32_t scale, pad_;
+    int32_t scale;
+    // Scale 0 only: reproduce the x86 AVX-512 last output column (adm::scalar::dwt2_s0,
+    // s0_simd_last_column_unmirrored): its low-pass taps past the row read the same row's
+    // vertical high-pass values at columns 0, 1 instead of mirrored ones.
+    int32_t s0_unmirrored;
 };
 static_assert(sizeof(AdmDwtArgs) == 216, "ABI: keep in sync with src/cuda/kernels.rs");
 
@@ -102,6 +106,29 @@ VMAF_RS_DEV void adm_decouple32(int32_t o, int32_t t, bool angle, const int32_t 
     *a_out = (int32_t)((uint32_t)t - (uint32_t)rst);
 }
 
+// Scale-0 vertical pass of source column x (rows = the four source rows): low- and high-pass of
+// reference and distorted, centred and rounded by bpc bits into int16 (adm::scalar
+// dwt_s0_vertical).
+template <typename T>
+VMAF_RS_DEV void adm_vertical_s0(const AdmDwtArgs &a, int x, const int rows[4], int32_t *lo_r,
+                                 int32_t *hi_r, int32_t *lo_d, int32_t *hi_d) {
+    uint32_t lr = 0, hr = 0, ld = 0, hd = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const int32_t ur = (int32_t)load_px<T>(a.ref, x, rows[k]);
+        const int32_t ud = (int32_t)load_px<T>(a.dis, x, rows[k]);
+        lr += (uint32_t)(ADM_LO[k] * ur);
+        hr += (uint32_t)(ADM_HI[k] * ur);
+        ld += (uint32_t)(ADM_LO[k] * ud);
+        hd += (uint32_t)(ADM_HI[k] * ud);
+    }
+    const uint32_t off = (uint32_t)(ADM_LO_SUM * a.vp_add);
+    *lo_r = (int16_t)((int32_t)(lr - off + (uint32_t)a.vp_add) >> a.vp_shift);
+    *lo_d = (int16_t)((int32_t)(ld - off + (uint32_t)a.vp_add) >> a.vp_shift);
+    *hi_r = (int16_t)((int32_t)(hr + (uint32_t)a.vp_add) >> a.vp_shift);
+    *hi_d = (int16_t)((int32_t)(hd + (uint32_t)a.vp_add) >> a.vp_shift);
+}
+
 // grid (ceil(ow / 128), oh), block 128. Output row i, columns [j0, j0 + 128).
 // S0 = true: scale 0 on T samples (int16 arithmetic); false: scales 1..3 on int32 band a.
 template <typename T, bool S0>
@@ -119,21 +146,7 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
     for (int t = threadIdx.x; t < 2 * n + 2; t += blockDim.x) {
         const int x = adm_dwt_idx(2 * j0 - 1 + t, a.w);
         if (S0) {
-            uint32_t lr = 0, hr = 0, ld = 0, hd = 0;
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                const int32_t ur = (int32_t)load_px<T>(a.ref, x, rows[k]);
-                const int32_t ud = (int32_t)load_px<T>(a.dis, x, rows[k]);
-                lr += (uint32_t)(ADM_LO[k] * ur);
-                hr += (uint32_t)(ADM_HI[k] * ur);
-                ld += (uint32_t)(ADM_LO[k] * ud);
-                hd += (uint32_t)(ADM_HI[k] * ud);
-            }
-            const uint32_t off = (uint32_t)(ADM_LO_SUM * a.vp_add);
-            lo_r[t] = (int16_t)((int32_t)(lr - off + (uint32_t)a.vp_add) >> a.vp_shift);
-            lo_d[t] = (int16_t)((int32_t)(ld - off + (uint32_t)a.vp_add) >> a.vp_shift);
-            hi_r[t] = (int16_t)((int32_t)(hr + (uint32_t)a.vp_add) >> a.vp_shift);
-            hi_d[t] = (int16_t)((int32_t)(hd + (uint32_t)a.vp_add) >> a.vp_shift);
+            adm_vertical_s0<T>(a, x, rows, &lo_r[t], &hi_r[t], &lo_d[t], &hi_d[t]);
         } else {
             const int32_t *pr = reinterpret_cast<const int32_t *>(a.ref.ptr);
             const int32_t *pd = reinterpret_cast<const int32_t *>(a.dis.ptr);
@@ -179,6 +192,36 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
             for (int q = 0; q < 4; ++q) {
                 ref_b[q] = (int16_t)((int32_t)(acc[q] + 32768u) >> 16);
                 dis_b[q] = (int16_t)((int32_t)(acc[4 + q] + 32768u) >> 16);
+            }
+            if (a.s0_unmirrored && j == a.ow - 1) {
+                // AVX-512 last column: low-pass taps past the row continue into the same row's
+                // vertical high-pass values (columns 0, 1); bands a and v only.
+                int32_t tr[4], td[4];
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    const int x = 2 * j - 1 + k;
+                    if (x < a.w) {
+                        tr[k] = lo_r[s + k];
+                        td[k] = lo_d[s + k];
+                    } else {
+                        int32_t l_r, h_r, l_d, h_d;
+                        adm_vertical_s0<T>(a, x - a.w, rows, &l_r, &h_r, &l_d, &h_d);
+                        tr[k] = h_r;
+                        td[k] = h_d;
+                    }
+                }
+                uint32_t ar = 0, vr = 0, ad = 0, vd = 0;
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    ar += (uint32_t)(ADM_LO[k] * tr[k]);
+                    vr += (uint32_t)(ADM_HI[k] * tr[k]);
+                    ad += (uint32_t)(ADM_LO[k] * td[k]);
+                    vd += (uint32_t)(ADM_HI[k] * td[k]);
+                }
+                ref_b[0] = (int16_t)((int32_t)(ar + 32768u) >> 16);
+                ref_b[1] = (int16_t)((int32_t)(vr + 32768u) >> 16);
+                dis_b[0] = (int16_t)((int32_t)(ad + 32768u) >> 16);
+                dis_b[1] = (int16_t)((int32_t)(vd + 32768u) >> 16);
             }
         } else {
             long long acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};

@@ -530,6 +530,60 @@ mod gpu {
         run_case(&case("10-bit MSB tiny 17x23", l, 4));
     }
 
+    /// Widths where libvmaf's AVX-512 scale-0 DWT (the reference) computes the last column
+    /// unmirrored (adm::scalar::s0_simd_last_column_unmirrored).
+    #[test]
+    fn bit_identical_avx512_last_column_widths() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let l = Layout {
+            w: 65,
+            h: 48,
+            bpc: 8,
+            shift: 0,
+            stride: 80,
+            rows: 48,
+        };
+        let mut c = case("8-bit 65x48 (AVX-512 last column) + adm_skip_scale0", l, 4);
+        c.features = vec![feat("adm", &[("adm_skip_scale0", "true")])];
+        run_case(&c);
+        let l = Layout {
+            w: 66,
+            h: 40,
+            bpc: 8,
+            shift: 0,
+            stride: 66,
+            rows: 40,
+        };
+        run_case(&case("8-bit 66x40 (AVX-512 last column)", l, 4));
+        let l = Layout {
+            w: 129,
+            h: 40,
+            bpc: 10,
+            shift: 6,
+            stride: 160,
+            rows: 48,
+        };
+        run_case(&case("10-bit MSB 129x40 (AVX-512 last column)", l, 4));
+        let l = Layout {
+            w: 130,
+            h: 36,
+            bpc: 16,
+            shift: 0,
+            stride: 130,
+            rows: 36,
+        };
+        run_case(&case("16-bit 130x36 (AVX-512 last column)", l, 4));
+        let l = Layout {
+            w: 321,
+            h: 243,
+            bpc: 8,
+            shift: 0,
+            stride: 384,
+            rows: 256,
+        };
+        run_case(&case("8-bit 321x243 (AVX-512 last column)", l, 4));
+    }
+
     #[test]
     fn bit_identical_options_models_subsample_depth() {
         let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

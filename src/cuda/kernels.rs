@@ -103,7 +103,7 @@ pub(crate) struct AdmDwtArgs {
     pub den_add_cub: u32,
     pub den_shift_cub: u32,
     pub scale: i32,
-    pub pad_: i32,
+    pub s0_unmirrored: i32,
 }
 
 /// `AdmCmArgs` (adm.cu).

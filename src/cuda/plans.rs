@@ -645,7 +645,10 @@ impl AdmPlan {
                 den_add_cub,
                 den_shift_cub,
                 scale: s as i32,
-                pad_: 0,
+                s0_unmirrored: (s == 0
+                    && !self.params.skip_scale0
+                    && adm_scalar::s0_simd_last_column_unmirrored(g.w, g.bpc as u32))
+                    as i32,
             };
             let f = match s {
                 0 if g.eight_bit() => c.k.adm_dwt_u8_s0,
