@@ -48,7 +48,11 @@ typedef struct VmafRsContext VmafRsContext;
 // Log callback: `msg` is one NUL-terminated line ending in a newline, valid during the call.
 typedef void (*VmafRsLogFn)(void *opaque, int level, const char *msg);
 
-// A picture borrowed for the duration of one call.
+// Called once vmaf_rs no longer needs a picture (see [`VmafRsPicture::release`]).
+typedef void (*VmafRsReleaseFn)(void *opaque);
+
+// A picture. Host pictures are borrowed for the duration of one call; CUDA pictures are read
+// asynchronously and handed back through `release`.
 typedef struct VmafRsPicture {
   // Plane pointers (Y, U, V; for nv12/p010 `data[1]` is the interleaved UV plane).
   const void *data[3];
@@ -70,6 +74,13 @@ typedef struct VmafRsPicture {
   enum VmafRsMemory memory;
   // 1 for nv12/p010/p016 (interleaved chroma), else 0.
   uint32_t interleaved_chroma;
+  // If not NULL, called exactly once with `release_opaque` when vmaf_rs no longer reads the
+  // picture: before `vmaf_rs_send` returns for host pictures (and on any error); for CUDA
+  // pictures once the GPU is done with them (possibly during a later call, at flush, or at
+  // `vmaf_rs_finish`/`vmaf_rs_free`). Lets FFmpeg keep a reference on the AVFrame meanwhile.
+  VmafRsReleaseFn release;
+  // Passed to `release`.
+  void *release_opaque;
 } VmafRsPicture;
 
 // Scores of one frame; the pointers stay valid until the next call on the context.
@@ -87,6 +98,18 @@ typedef struct VmafRsFrameScores {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Gives vmaf_rs the CUDA context and stream that CUDA pictures live in (FFmpeg's
+// `AVCUDADeviceContext.cuda_ctx` and `.stream`; the stream may be NULL). Borrowed: the caller
+// keeps the context alive (holds its device reference) until [`vmaf_rs_free`]. Nothing is
+// allocated on the GPU until the first CUDA frame.
+//
+// # Safety
+// `ctx` from [`vmaf_rs_new`]; `cu_context` a valid `CUcontext`, `cu_stream` NULL or a stream in it.
+int vmaf_rs_set_cuda(struct VmafRsContext *ctx, void *cu_context, void *cu_stream);
+
+// Whether this build has the CUDA backend (1) or not (0).
+int vmaf_rs_has_cuda(void);
 
 // Creates a context. Cheap: allocates no frame buffers or threads. `log` may be NULL.
 //

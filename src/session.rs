@@ -2,6 +2,7 @@
 //! its option strings straight through), lazy configuration, send/receive, and the end-of-stream
 //! report (log file + "VMAF score" lines).
 
+use crate::cuda::{CudaFrame, CudaScorer};
 use crate::engine::{Engine, EngineConfig, FrameScores};
 use crate::error::{Error, Result};
 use crate::model::{parse_feature_option, parse_model_option, PoolMethod};
@@ -72,12 +73,32 @@ impl Default for SessionOptions {
     }
 }
 
+/// A borrowed CUDA context and stream (FFmpeg's `AVCUDADeviceContext.cuda_ctx` / `.stream`).
+#[derive(Debug, Clone, Copy)]
+struct CudaHandles {
+    ctx: usize,
+    stream: usize,
+}
+
 /// A scoring session.
-#[derive(Debug)]
 pub struct Session {
     opts: SessionOptions,
     engine: Option<Engine>,
     finished: bool,
+    cuda: Option<CudaHandles>,
+    scorer: Option<CudaScorer>,
+    row: Vec<f64>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("opts", &self.opts)
+            .field("engine", &self.engine)
+            .field("cuda", &self.cuda)
+            .field("scorer", &self.scorer.is_some())
+            .finish()
+    }
 }
 
 impl Default for Session {
@@ -106,6 +127,9 @@ impl Session {
             opts: SessionOptions::default(),
             engine: None,
             finished: false,
+            cuda: None,
+            scorer: None,
+            row: Vec::new(),
         }
     }
 
@@ -185,8 +209,104 @@ impl Session {
         self.engine.as_ref()
     }
 
+    /// Sets the CUDA context and stream CUDA frames live in (borrowed: the caller keeps them alive
+    /// until the session is dropped or finished). Nothing is allocated on the GPU here.
+    pub fn set_cuda(
+        &mut self,
+        ctx: *mut std::ffi::c_void,
+        stream: *mut std::ffi::c_void,
+    ) -> Result<()> {
+        if ctx.is_null() {
+            return Err(Error::InvalidOption("CUDA context is NULL".into()));
+        }
+        if self.scorer.is_some() {
+            return Err(Error::State(
+                "CUDA context changed after the first CUDA frame".into(),
+            ));
+        }
+        self.cuda = Some(CudaHandles {
+            ctx: ctx as usize,
+            stream: stream as usize,
+        });
+        Ok(())
+    }
+
+    /// Scores one pair of CUDA frames (device luma planes), asynchronously: each frame's release
+    /// callback runs once the GPU no longer reads it. `format` and `shift` describe the samples
+    /// (`shift` = 16 − bpc for MSB-aligned p010/p012/p016).
+    pub fn send_cuda(
+        &mut self,
+        format: PictureFormat,
+        shift: u8,
+        reference: CudaFrame,
+        distorted: CudaFrame,
+    ) -> Result<()> {
+        if self.opts.backend == Backend::Cpu {
+            return Err(Error::Cuda(
+                "backend=cpu was requested but the frames are CUDA frames; download them \
+                 (hwdownload,format=…) or use backend=auto"
+                    .into(),
+            ));
+        }
+        let cuda = self.cuda.ok_or_else(|| {
+            Error::Cuda("CUDA frames arrived but no CUDA context was given".into())
+        })?;
+        let engine = self
+            .engine
+            .as_mut()
+            .ok_or_else(|| Error::State("not configured".into()))?;
+        if format != engine.config().format {
+            return Err(Error::Mismatch(format!(
+                "CUDA frame is {format}, the stream was configured as {}",
+                engine.config().format
+            )));
+        }
+        if self.scorer.is_none() {
+            if engine.frames_sent() > 0 {
+                return Err(Error::State(
+                    "CUDA frames after software frames in one stream".into(),
+                ));
+            }
+            self.scorer = Some(CudaScorer::for_engine(
+                cuda.ctx as *mut std::ffi::c_void,
+                cuda.stream as *mut std::ffi::c_void,
+                engine,
+                shift,
+            )?);
+        }
+        let scorer = self.scorer.as_mut().expect("just made");
+        scorer.submit(reference, distorted)?;
+        while scorer.poll(&mut self.row)? {
+            engine.push_spatial(&self.row)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the GPU's pending frames and hands their values to the engine.
+    fn drain_cuda(&mut self) -> Result<()> {
+        if let (Some(scorer), Some(engine)) = (self.scorer.as_mut(), self.engine.as_mut()) {
+            let mut err = None;
+            scorer.drain(&mut |row| {
+                if err.is_none() {
+                    if let Err(e) = engine.push_spatial(row) {
+                        err = Some(e);
+                    }
+                }
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     /// Scores one pair.
     pub fn send(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<()> {
+        if self.scorer.is_some() {
+            return Err(Error::State(
+                "software frames after CUDA frames in one stream".into(),
+            ));
+        }
         if self.opts.backend == Backend::Cuda {
             return Err(Error::Cuda(
                 "backend=cuda was requested but the frames are in host memory; upload them \
@@ -204,7 +324,16 @@ impl Session {
 
     /// End of stream.
     pub fn flush(&mut self) -> Result<()> {
+        self.drain_cuda()?;
         self.engine()?.flush()
+    }
+
+    /// Releases the GPU side (drains, frees device and pinned memory, unloads kernels, releases
+    /// held frames). Idempotent; the session stays usable for its CPU-side results.
+    pub fn release_cuda(&mut self) -> Result<()> {
+        let r = self.drain_cuda();
+        self.scorer = None;
+        r
     }
 
     /// Flushes, writes the log (if `log_path` is set) and returns the "VMAF score" lines to log,
@@ -217,6 +346,11 @@ impl Session {
         let Some(engine) = self.engine.as_mut() else {
             return Ok(Vec::new());
         };
+        if engine.frames_sent() == 0 && self.scorer.is_none() {
+            return Ok(Vec::new());
+        }
+        self.release_cuda()?;
+        let engine = self.engine.as_mut().expect("checked above");
         if engine.frames_sent() == 0 {
             return Ok(Vec::new());
         }

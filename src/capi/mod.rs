@@ -55,7 +55,11 @@ pub enum VmafRsMemory {
 pub type VmafRsLogFn =
     Option<unsafe extern "C" fn(opaque: *mut c_void, level: c_int, msg: *const c_char)>;
 
-/// A picture borrowed for the duration of one call.
+/// Called once vmaf_rs no longer needs a picture (see [`VmafRsPicture::release`]).
+pub type VmafRsReleaseFn = Option<unsafe extern "C" fn(opaque: *mut c_void)>;
+
+/// A picture. Host pictures are borrowed for the duration of one call; CUDA pictures are read
+/// asynchronously and handed back through `release`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct VmafRsPicture {
@@ -79,6 +83,41 @@ pub struct VmafRsPicture {
     pub memory: VmafRsMemory,
     /// 1 for nv12/p010/p016 (interleaved chroma), else 0.
     pub interleaved_chroma: u32,
+    /// If not NULL, called exactly once with `release_opaque` when vmaf_rs no longer reads the
+    /// picture: before `vmaf_rs_send` returns for host pictures (and on any error); for CUDA
+    /// pictures once the GPU is done with them (possibly during a later call, at flush, or at
+    /// `vmaf_rs_finish`/`vmaf_rs_free`). Lets FFmpeg keep a reference on the AVFrame meanwhile.
+    pub release: VmafRsReleaseFn,
+    /// Passed to `release`.
+    pub release_opaque: *mut c_void,
+}
+
+/// Calls a picture's release callback once when dropped (moved into CUDA frames).
+struct Release {
+    f: VmafRsReleaseFn,
+    opaque: *mut c_void,
+}
+
+// SAFETY: the C caller's contract is that `release` may be called from whichever thread calls
+// into vmaf_rs (FFmpeg's filter thread); the opaque pointer is only passed back to it.
+unsafe impl Send for Release {}
+
+impl Release {
+    fn of(p: &VmafRsPicture) -> Self {
+        Release {
+            f: p.release,
+            opaque: p.release_opaque,
+        }
+    }
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        if let Some(f) = self.f.take() {
+            // SAFETY: the caller supplied this callback and opaque pointer for exactly one call.
+            unsafe { f(self.opaque) };
+        }
+    }
 }
 
 /// Scores of one frame; the pointers stay valid until the next call on the context.
@@ -186,13 +225,10 @@ unsafe fn picture<'a>(p: *const VmafRsPicture, what: &str) -> Result<Picture<'a>
     // SAFETY: non-NULL and valid per the caller.
     let p = unsafe { &*p };
     if p.memory != VmafRsMemory::VMAF_RS_MEMORY_HOST {
-        return Err(Error::Cuda(if cfg!(feature = "cuda") {
-            "CUDA frames reached the CPU path".into()
-        } else {
-            "CUDA frames received, but this vmaf_rs was built without CUDA (rebuild with \
-             VMAF_RS_CUDA=1, or hwdownload the frames)"
-                .into()
-        }));
+        return Err(Error::Mismatch(format!(
+            "{what} is a CUDA frame, the other input is in host memory; give both inputs the \
+             same kind of frames"
+        )));
     }
     if p.bytes_per_sample != 1 && p.bytes_per_sample != 2 {
         return Err(Error::InvalidOption(format!(
@@ -231,6 +267,89 @@ unsafe fn picture<'a>(p: *const VmafRsPicture, what: &str) -> Result<Picture<'a>
         )
     }?;
     Picture::with_shift(format, luma, p.shift as u8)
+}
+
+/// The memory kind of a picture, checking both pointers.
+///
+/// # Safety
+/// `p` must be NULL or point to a valid descriptor.
+unsafe fn picture_kind(p: *const VmafRsPicture) -> Result<VmafRsMemory> {
+    // SAFETY: NULL or valid per the caller.
+    unsafe { p.as_ref() }
+        .map(|p| p.memory)
+        .ok_or_else(|| Error::InvalidOption("picture is NULL".into()))
+}
+
+/// Hands a CUDA pair to the session; the releases move into the frames.
+fn send_cuda(
+    c: &mut VmafRsContext,
+    r: &VmafRsPicture,
+    d: &VmafRsPicture,
+    releases: (Option<Release>, Option<Release>),
+) -> Result<c_int> {
+    if d.memory != VmafRsMemory::VMAF_RS_MEMORY_CUDA {
+        return Err(Error::Mismatch(
+            "reference is a CUDA frame, distorted is in host memory; give both inputs the same \
+             kind of frames"
+                .into(),
+        ));
+    }
+    for (p, what) in [(r, "reference"), (d, "distorted")] {
+        if p.data[0].is_null() || p.pitch[0] <= 0 {
+            return Err(Error::InvalidOption(format!(
+                "{what}: CUDA luma plane pointer is NULL or its pitch is not positive"
+            )));
+        }
+        if (p.width, p.height, p.bpc, p.shift) != (r.width, r.height, r.bpc, r.shift) {
+            return Err(Error::Mismatch(format!(
+                "reference {}x{} {}-bit, distorted {}x{} {}-bit",
+                r.width, r.height, r.bpc, d.width, d.height, d.bpc
+            )));
+        }
+    }
+    let format = PictureFormat {
+        width: r.width as usize,
+        height: r.height as usize,
+        bpc: r.bpc.min(255) as u8,
+        layout: layout_of(r.layout),
+    };
+    let frame = |p: &VmafRsPicture, rel: Option<Release>| match rel {
+        Some(rel) => {
+            crate::cuda::CudaFrame::with_release(p.data[0] as u64, p.pitch[0] as usize, move || {
+                drop(rel)
+            })
+        }
+        None => crate::cuda::CudaFrame::new(p.data[0] as u64, p.pitch[0] as usize),
+    };
+    let (rr, dr) = releases;
+    let (rf, df) = (frame(r, rr), frame(d, dr));
+    c.session.send_cuda(format, r.shift.min(16) as u8, rf, df)?;
+    Ok(0)
+}
+
+/// Gives vmaf_rs the CUDA context and stream that CUDA pictures live in (FFmpeg's
+/// `AVCUDADeviceContext.cuda_ctx` and `.stream`; the stream may be NULL). Borrowed: the caller
+/// keeps the context alive (holds its device reference) until [`vmaf_rs_free`]. Nothing is
+/// allocated on the GPU until the first CUDA frame.
+///
+/// # Safety
+/// `ctx` from [`vmaf_rs_new`]; `cu_context` a valid `CUcontext`, `cu_stream` NULL or a stream in it.
+#[no_mangle]
+pub unsafe extern "C" fn vmaf_rs_set_cuda(
+    ctx: *mut VmafRsContext,
+    cu_context: *mut c_void,
+    cu_stream: *mut c_void,
+) -> c_int {
+    boundary(ctx, |c| {
+        c.session.set_cuda(cu_context, cu_stream)?;
+        Ok(0)
+    })
+}
+
+/// Whether this build has the CUDA backend (1) or not (0).
+#[no_mangle]
+pub extern "C" fn vmaf_rs_has_cuda() -> c_int {
+    crate::cuda::AVAILABLE as c_int
 }
 
 /// Creates a context. Cheap: allocates no frame buffers or threads. `log` may be NULL.
@@ -350,7 +469,25 @@ pub unsafe extern "C" fn vmaf_rs_send(
     reference: *const VmafRsPicture,
     distorted: *const VmafRsPicture,
 ) -> c_int {
-    boundary(ctx, |c| {
+    // Releases run exactly once whatever happens below: dropped at the end of this call for host
+    // pictures, moved into the CUDA frames otherwise.
+    // SAFETY: non-NULL descriptors are valid for the call per the contract.
+    let releases = unsafe {
+        (
+            reference.as_ref().map(Release::of),
+            distorted.as_ref().map(Release::of),
+        )
+    };
+    boundary(ctx, move |c| {
+        // SAFETY: NULL or valid for the call per the contract.
+        if unsafe { picture_kind(reference)? } == VmafRsMemory::VMAF_RS_MEMORY_CUDA {
+            // SAFETY: non-NULL (checked by picture_kind; distorted checked here) and valid.
+            let d = unsafe { distorted.as_ref() }
+                .ok_or_else(|| Error::InvalidOption("distorted picture is NULL".into()))?;
+            // SAFETY: checked non-NULL by picture_kind above.
+            let r = unsafe { &*reference };
+            return send_cuda(c, r, d, releases);
+        }
         // SAFETY: descriptors valid for the call per the contract.
         let (r, d) = unsafe {
             (
@@ -359,6 +496,7 @@ pub unsafe extern "C" fn vmaf_rs_send(
             )
         };
         c.session.send(&r, &d)?;
+        drop(releases);
         Ok(0)
     })
 }

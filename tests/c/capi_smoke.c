@@ -29,6 +29,13 @@ static void log_cb(void *opaque, int level, const char *msg)
     fprintf(stderr, "[vmaf_rs %d] %s", level, msg);
 }
 
+static int released;
+static void release_cb(void *opaque)
+{
+    (*(int *)opaque)++;
+    released++;
+}
+
 enum { W = 97, H = 61, PITCH = 128, FRAMES = 7 };
 
 static void fill(uint8_t *buf, int frame, int noise)
@@ -132,6 +139,27 @@ int main(int argc, char **argv)
           "mismatch message: %s", vmaf_rs_last_error(ctx));
     bad = pic(NULL);
     CHECK(vmaf_rs_send(ctx, &good, &bad) < 0, "NULL plane must fail");
+
+    /* release callbacks run exactly once, also when the call fails */
+    int r_count = 0, d_count = 0;
+    released = 0;
+    good = pic(ref);
+    good.release = release_cb;
+    good.release_opaque = &r_count;
+    bad = pic(dis);
+    bad.width = W - 1;
+    bad.release = release_cb;
+    bad.release_opaque = &d_count;
+    CHECK(vmaf_rs_send(ctx, &good, &bad) < 0, "mismatch fails");
+    CHECK(r_count == 1 && d_count == 1, "release once each on error (%d, %d)", r_count, d_count);
+    /* CUDA pictures without a CUDA context (or without CUDA) fail cleanly and are released */
+    good.memory = VMAF_RS_MEMORY_CUDA;
+    bad = good;
+    bad.release_opaque = &d_count;
+    CHECK(vmaf_rs_send(ctx, &good, &bad) < 0, "CUDA frames without a context must fail");
+    CHECK(r_count == 2 && d_count == 2, "CUDA pictures released on error (%d, %d)", r_count, d_count);
+    CHECK(strstr(vmaf_rs_last_error(ctx), "CUDA") != NULL, "message: %s", vmaf_rs_last_error(ctx));
+    fprintf(stderr, "vmaf_rs_has_cuda: %d\n", vmaf_rs_has_cuda());
 
     CHECK(vmaf_rs_flush(ctx) == 0, "flush");
     VmafRsFrameScores s;
