@@ -113,6 +113,7 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v make >/dev/null       || missing+=(make)
 command -v cc >/dev/null         || missing+=(gcc libc6-dev)
 command -v xz >/dev/null         || missing+=(xz-utils)
+command -v git >/dev/null || command -v patch >/dev/null || missing+=(patch)  # ffmpeg-apply.sh
 if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
     if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
@@ -139,6 +140,7 @@ else
     [ "$cuda" = 1 ] && features=capi,cuda
     target_dir=${CARGO_TARGET_DIR:-$root/target}
     log "building the vmaf_rs static library (cargo, features: $features)"
+    t0=$(date +%s)
     cargo_log=$(mktemp)
     trap 'rm -f "$cargo_log"' EXIT
     # One build that also prints the native libraries the staticlib needs (cargo replays the
@@ -153,6 +155,7 @@ else
     [ -n "$native_libs" ] || die "cargo did not print the native static libraries (try: cargo clean -p vmaf_rs --release)"
     install_if_changed "$target_dir/release/libvmaf_rs.a" "$vmafdir/lib/libvmaf_rs.a"
     install_if_changed "$root/include/vmaf_rs.h" "$vmafdir/include/vmaf_rs.h"
+    log "crate built in $(( $(date +%s) - t0 )) s; native libs: $native_libs"
 fi
 crate_version=$(sed -n 's/^version *= *"\(.*\)"/\1/p' "$root/Cargo.toml" | head -n1)
 pc_tmp=$(mktemp)
@@ -200,6 +203,7 @@ cfg_want=$( { echo "${configure_args[*]}"; echo "prefix $prefix"; cat "$vmafdir/
               echo "nv $nv_version"; sha256sum "$srcdir/configure" "$srcdir/libavfilter/allfilters.c"; } | sha)
 if [ "$force" = 1 ] || [ "$(cat "$objdir/.vmaf_rs-configure-stamp" 2>/dev/null)" != "$cfg_want" ]; then
     log "configuring FFmpeg $version in $objdir"
+    t0=$(date +%s)
     rm -rf "$objdir"
     mkdir -p "$objdir"
     if ! (cd "$objdir" && "$srcdir/configure" --prefix="$prefix" "${configure_args[@]}" >configure.out 2>&1); then
@@ -208,6 +212,7 @@ if [ "$force" = 1 ] || [ "$(cat "$objdir/.vmaf_rs-configure-stamp" 2>/dev/null)"
         die "FFmpeg configure failed (full log: $objdir/ffbuild/config.log)"
     fi
     echo "$cfg_want" > "$objdir/.vmaf_rs-configure-stamp"
+    log "configured in $(( $(date +%s) - t0 )) s"
 fi
 
 # FFmpeg's makefiles do not know about libvmaf_rs.a: relink the programs when it changed.
@@ -217,12 +222,14 @@ if [ "$(cat "$objdir/.vmaf_rs-lib-sha" 2>/dev/null)" != "$lib_sha" ]; then
 fi
 
 log "make -j$jobs (FFmpeg $version)"
+t0=$(date +%s)
 if ! make -C "$objdir" -j"$jobs" >"$objdir/make.out" 2>&1; then
     grep -E "error|Error" -A3 "$objdir/make.out" | head -n 60 >&2 || tail -n 40 "$objdir/make.out" >&2
     die "FFmpeg make failed (full log: $objdir/make.out)"
 fi
 make -C "$objdir" install >"$objdir/install.out" 2>&1 || { tail -n 20 "$objdir/install.out" >&2; die "make install failed"; }
 echo "$lib_sha" > "$objdir/.vmaf_rs-lib-sha"
+log "make + install in $(( $(date +%s) - t0 )) s"
 
 "$prefix/bin/ffmpeg" -hide_banner -filters 2>/dev/null | grep " vmaf_rs " >/dev/null ||
     die "the built ffmpeg has no vmaf_rs filter"
