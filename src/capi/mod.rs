@@ -171,7 +171,7 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Runs `f` on the context: errors become negative errno values (message kept for
-/// `vmaf_rs_last_error` and logged), panics become `-EFAULT`.
+/// `vmaf_rs_last_error`; the C side logs it), panics become `-EFAULT`.
 fn boundary(ctx: *mut VmafRsContext, f: impl FnOnce(&mut VmafRsContext) -> Result<c_int>) -> c_int {
     if ctx.is_null() {
         return -libc::EINVAL;
