@@ -466,15 +466,13 @@ impl Engine {
             }
             Ok(())
         };
-        let results: Vec<Result<()>> = match &rt.pool {
+        // try_for_each: no per-batch allocation.
+        match &rt.pool {
             Some(pool) => pool.install(|| {
                 use rayon::prelude::*;
-                rt.slots.par_iter_mut().enumerate().map(work).collect()
-            }),
-            None => rt.slots.iter_mut().enumerate().map(work).collect(),
-        };
-        for r in results {
-            r?;
+                rt.slots.par_iter_mut().enumerate().try_for_each(work)
+            })?,
+            None => rt.slots.iter_mut().enumerate().try_for_each(work)?,
         }
 
         // In frame order: temporal stages, completion.

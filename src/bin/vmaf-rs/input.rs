@@ -15,6 +15,7 @@ pub struct VideoReader {
     luma: Vec<u8>,
     chroma_bytes: usize,
     skip: Vec<u8>,
+    marker: Vec<u8>,
 }
 
 fn layout_from_y4m(tag: &str) -> Option<(ChromaLayout, u8)> {
@@ -99,6 +100,7 @@ impl VideoReader {
             luma: vec![0; format.width * format.height * bps],
             chroma_bytes: 2 * cw * ch * bps,
             skip: vec![0; 2 * cw * ch * bps],
+            marker: Vec::with_capacity(64),
         }
     }
 
@@ -107,12 +109,12 @@ impl VideoReader {
     pub fn next_frame(&mut self) -> Result<Option<&[u8]>> {
         let ctx = |e| Error::io(format!("cannot read {}", self.path), e);
         if self.y4m {
-            let mut line = Vec::new();
-            let n = self.inner.read_until(b'\n', &mut line).map_err(ctx)?;
+            self.marker.clear();
+            let n = self.inner.read_until(b'\n', &mut self.marker).map_err(ctx)?;
             if n == 0 {
                 return Ok(None);
             }
-            if !line.starts_with(b"FRAME") {
+            if !self.marker.starts_with(b"FRAME") {
                 return Err(Error::Unsupported(format!(
                     "{}: corrupt y4m (expected FRAME marker)",
                     self.path

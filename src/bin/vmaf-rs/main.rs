@@ -181,6 +181,7 @@ fn run(args: &Args) -> Result<()> {
     };
     let (mut wr, mut wd) = (Vec::new(), Vec::new());
     let (rf, df) = (r.format, d.format);
+    let mut scores = vmaf_rs::FrameScores::default();
     let mut n = 0u64;
     loop {
         if args.frame_cnt.is_some_and(|c| n >= c) {
@@ -201,7 +202,7 @@ fn run(args: &Args) -> Result<()> {
         let pr = picture(rf, fr, &mut wr)?;
         let pd = picture(df, fd, &mut wd)?;
         engine.send(&pr, &pd)?;
-        while engine.receive().is_some() {}
+        while engine.receive_into(&mut scores) {}
         n += 1;
         bar.set_position(n);
     }
