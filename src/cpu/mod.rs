@@ -18,6 +18,9 @@ pub enum CpuLevel {
 }
 
 impl CpuLevel {
+    /// Every level, lowest first.
+    pub const ALL: [CpuLevel; 3] = [CpuLevel::Scalar, CpuLevel::Avx2, CpuLevel::Avx512];
+
     /// Parses a level name as accepted by `VMAF_RS_CPU`.
     pub fn parse(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().as_str() {
@@ -55,6 +58,12 @@ pub fn cpu_level() -> CpuLevel {
             None => hw,
         }
     })
+}
+
+/// The levels this process may run (every level up to [`cpu_level`]), lowest first: what SIMD
+/// tests sweep against the scalar kernels.
+pub fn supported_levels() -> impl Iterator<Item = CpuLevel> {
+    CpuLevel::ALL.into_iter().filter(|&l| l <= cpu_level())
 }
 
 #[cfg(test)]

@@ -10,15 +10,22 @@
 //!
 //! The kernels in [`scalar`] take plain row slices and line buffers, so a SIMD or GPU peer can
 //! replace them row by row; the drivers here resolve mirrored rows and walk the scales.
-#![forbid(unsafe_code)]
+//!
+//! The per-row kernels are dispatched through [`Kernels`], chosen once per instance from
+//! [`crate::cpu::cpu_level`]; the `unsafe` of the SIMD peers stays in their arch modules.
+#![deny(unsafe_code)]
 
 pub mod scalar;
 pub mod tables;
 #[cfg(test)]
 mod tests;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx2;
 
 use super::options::{OptKind, OptSpec};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
+use crate::cpu::{cpu_level, CpuLevel};
 use crate::error::{Error, Result};
 use crate::picture::{Plane, Samples};
 use scalar::{StatLine, StatShifts, VifSums, WideAcc};
@@ -80,6 +87,218 @@ struct Level {
     h: usize,
 }
 
+/// Vertical statistic pass of 8-bit scale 0 ([`scalar::stat_vertical_u8`]).
+pub type StatVerticalU8 = fn(&[&[u8]], &[&[u8]], usize, &mut StatLine);
+/// Vertical statistic pass of 16-bit samples ([`scalar::stat_vertical_u16`]).
+pub type StatVerticalU16 =
+    fn(&[&[u16]], &[&[u16]], &[u16], StatShifts, usize, &mut StatLine, &mut WideAcc);
+/// Horizontal statistic pass ([`scalar::stat_horizontal`]).
+pub type StatHorizontal =
+    fn(&StatLine, &[u16], usize, f64, &[u16; LOG2_TABLE_LEN], &mut WideAcc, &mut VifSums);
+/// Vertical downsampling pass ([`scalar::subsample_vertical`]).
+pub type SubsampleVertical<T> =
+    fn(&[&[T]], &[&[T]], &[u16], u32, u32, usize, &mut [u32], &mut [u32]);
+/// Horizontal downsampling pass ([`scalar::subsample_horizontal`]).
+pub type SubsampleHorizontal = fn(&[u32], &[u32], &[u16], usize, &mut [u16], &mut [u16]);
+
+/// The VIF row kernels of one CPU level: the scalar specification, with the entries a SIMD level
+/// provides replaced (a level without its own kernel keeps the best lower one's).
+///
+/// With the `check_simd` feature every call through a SIMD entry is recomputed with the scalar
+/// kernel and the outputs asserted equal.
+#[derive(Clone, Copy)]
+pub struct Kernels {
+    level: CpuLevel,
+    /// See [`StatVerticalU8`].
+    pub stat_vertical_u8: StatVerticalU8,
+    /// See [`StatVerticalU16`].
+    pub stat_vertical_u16: StatVerticalU16,
+    /// See [`StatHorizontal`].
+    pub stat_horizontal: StatHorizontal,
+    /// See [`SubsampleVertical`].
+    pub subsample_vertical_u8: SubsampleVertical<u8>,
+    /// See [`SubsampleVertical`].
+    pub subsample_vertical_u16: SubsampleVertical<u16>,
+    /// See [`SubsampleHorizontal`].
+    pub subsample_horizontal: SubsampleHorizontal,
+}
+
+impl Kernels {
+    /// The scalar specification kernels.
+    pub const SCALAR: Kernels = Kernels {
+        level: CpuLevel::Scalar,
+        stat_vertical_u8: scalar::stat_vertical_u8,
+        stat_vertical_u16: scalar::stat_vertical_u16,
+        stat_horizontal: scalar::stat_horizontal,
+        subsample_vertical_u8: scalar::subsample_vertical::<u8>,
+        subsample_vertical_u16: scalar::subsample_vertical::<u16>,
+        subsample_horizontal: scalar::subsample_horizontal,
+    };
+
+    /// The best kernels at or below `level` that this machine runs.
+    pub fn for_level(level: CpuLevel) -> Self {
+        #[allow(unused_mut)]
+        let mut k = Self::SCALAR;
+        #[cfg(target_arch = "x86_64")]
+        if level >= CpuLevel::Avx2 {
+            x86_64_avx2::install(&mut k);
+        }
+        k.level = level;
+        k
+    }
+
+    /// The level these kernels were chosen for.
+    pub fn level(&self) -> CpuLevel {
+        self.level
+    }
+
+    fn stat_vertical_u8(&self, r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
+        (self.stat_vertical_u8)(r, d, w, line);
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            let mut want = line.clone();
+            scalar::stat_vertical_u8(r, d, w, &mut want);
+            assert_line_eq(line, &want, w, "stat_vertical_u8");
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn stat_vertical_u16(
+        &self,
+        r: &[&[u16]],
+        d: &[&[u16]],
+        filt: &[u16],
+        sh: StatShifts,
+        w: usize,
+        line: &mut StatLine,
+        acc: &mut WideAcc,
+    ) {
+        (self.stat_vertical_u16)(r, d, filt, sh, w, line, acc);
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            let mut want = line.clone();
+            scalar::stat_vertical_u16(r, d, filt, sh, w, &mut want, &mut acc.clone());
+            assert_line_eq(line, &want, w, "stat_vertical_u16");
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn stat_horizontal(
+        &self,
+        line: &StatLine,
+        filt: &[u16],
+        w: usize,
+        gain_limit: f64,
+        log2: &[u16; LOG2_TABLE_LEN],
+        acc: &mut WideAcc,
+        sums: &mut VifSums,
+    ) {
+        #[cfg(feature = "check_simd")]
+        let before = *sums;
+        (self.stat_horizontal)(line, filt, w, gain_limit, log2, acc, sums);
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            let mut want = before;
+            scalar::stat_horizontal(line, filt, w, gain_limit, log2, &mut acc.clone(), &mut want);
+            assert_eq!(*sums, want, "check_simd: vif stat_horizontal, w {w}");
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn subsample_vertical<T: SubsampleSample>(
+        &self,
+        r: &[&[T]],
+        d: &[&[T]],
+        filt: &[u16],
+        round: u32,
+        shift: u32,
+        w: usize,
+        out_r: &mut [u32],
+        out_d: &mut [u32],
+    ) {
+        (T::pick(self))(r, d, filt, round, shift, w, out_r, out_d);
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            let (mut wr, mut wd) = (out_r.to_vec(), out_d.to_vec());
+            scalar::subsample_vertical(r, d, filt, round, shift, w, &mut wr, &mut wd);
+            let cols = tables::PAD..tables::PAD + w;
+            assert_eq!(
+                out_r[cols.clone()],
+                wr[cols.clone()],
+                "check_simd: vif subsample_vertical"
+            );
+            assert_eq!(
+                out_d[cols.clone()],
+                wd[cols],
+                "check_simd: vif subsample_vertical"
+            );
+        }
+    }
+
+    fn subsample_horizontal(
+        &self,
+        lr: &[u32],
+        ld: &[u32],
+        filt: &[u16],
+        w: usize,
+        out_r: &mut [u16],
+        out_d: &mut [u16],
+    ) {
+        (self.subsample_horizontal)(lr, ld, filt, w, out_r, out_d);
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            let (mut wr, mut wd) = (out_r.to_vec(), out_d.to_vec());
+            scalar::subsample_horizontal(lr, ld, filt, w, &mut wr, &mut wd);
+            assert_eq!(out_r, &wr[..], "check_simd: vif subsample_horizontal");
+            assert_eq!(out_d, &wd[..], "check_simd: vif subsample_horizontal");
+        }
+    }
+}
+
+#[cfg(feature = "check_simd")]
+fn assert_line_eq(got: &StatLine, want: &StatLine, w: usize, what: &str) {
+    let c = tables::PAD..tables::PAD + w;
+    assert_eq!(
+        got.mu1[c.clone()],
+        want.mu1[c.clone()],
+        "check_simd: vif {what} mu1"
+    );
+    assert_eq!(
+        got.mu2[c.clone()],
+        want.mu2[c.clone()],
+        "check_simd: vif {what} mu2"
+    );
+    assert_eq!(
+        got.xx[c.clone()],
+        want.xx[c.clone()],
+        "check_simd: vif {what} xx"
+    );
+    assert_eq!(
+        got.yy[c.clone()],
+        want.yy[c.clone()],
+        "check_simd: vif {what} yy"
+    );
+    assert_eq!(got.xy[c.clone()], want.xy[c], "check_simd: vif {what} xy");
+}
+
+/// Sample types the downsampling reads, with their entry of [`Kernels`].
+pub trait SubsampleSample: Copy + Into<u32> {
+    /// This type's vertical downsampling kernel.
+    fn pick(k: &Kernels) -> SubsampleVertical<Self>;
+}
+
+impl SubsampleSample for u8 {
+    fn pick(k: &Kernels) -> SubsampleVertical<u8> {
+        k.subsample_vertical_u8
+    }
+}
+
+impl SubsampleSample for u16 {
+    fn pick(k: &Kernels) -> SubsampleVertical<u16> {
+        k.subsample_vertical_u16
+    }
+}
+
 /// A VIF instance: the options and all scratch, sized for one picture format.
 pub struct Vif {
     w: usize,
@@ -87,6 +306,7 @@ pub struct Vif {
     bpc: u8,
     gain_limit: f64,
     skip_scale0: bool,
+    kernels: Kernels,
     log2: &'static [u16; LOG2_TABLE_LEN],
     line: StatLine,
     wide: WideAcc,
@@ -140,11 +360,19 @@ impl Vif {
             bpc,
             gain_limit,
             skip_scale0,
+            kernels: Kernels::for_level(cpu_level()),
             log2: tables::log2_table(),
             line: StatLine::new(width),
             wide: WideAcc::new(width),
             levels,
         })
+    }
+
+    /// Uses the kernels of `level` (at most what this machine runs) instead of
+    /// [`cpu_level`]'s.
+    pub fn with_cpu_level(mut self, level: CpuLevel) -> Self {
+        self.kernels = Kernels::for_level(level.min(cpu_level()));
+        self
     }
 
     /// Computes the four scales' `(num, den)` for one frame; scale 0 is left at zero when
@@ -191,6 +419,7 @@ impl Vif {
             let lv = &self.levels[scale - 1];
             let (r, d) = (lv.src_ref(), lv.src_dis());
             *sum = statistic_u16(
+                &self.kernels,
                 r,
                 d,
                 scale,
@@ -220,9 +449,10 @@ impl Vif {
         for i in 0..r.h {
             r.rows(i, taps, &mut rr);
             d.rows(i, taps, &mut dr);
-            scalar::stat_vertical_u8(&rr[..taps], &dr[..taps], r.w, &mut self.line);
+            let k = &self.kernels;
+            k.stat_vertical_u8(&rr[..taps], &dr[..taps], r.w, &mut self.line);
             scalar::pad_stat_line(&mut self.line, r.w, taps / 2);
-            scalar::stat_horizontal(
+            k.stat_horizontal(
                 &self.line,
                 FILTERS[0],
                 r.w,
@@ -237,6 +467,7 @@ impl Vif {
 
     fn statistic_u16(&mut self, r: Src<'_, u16>, d: Src<'_, u16>, scale: usize) -> VifSums {
         statistic_u16(
+            &self.kernels,
             r,
             d,
             scale,
@@ -249,7 +480,7 @@ impl Vif {
     }
 
     /// Filters and decimates the input planes into scale 1.
-    fn downsample_scale0<T: Copy + Into<u32>>(
+    fn downsample_scale0<T: SubsampleSample>(
         &mut self,
         r: Src<'_, T>,
         d: Src<'_, T>,
@@ -258,6 +489,7 @@ impl Vif {
     ) {
         let lv = &mut self.levels[0];
         downsample(
+            &self.kernels,
             r,
             d,
             FILTERS[1],
@@ -275,6 +507,7 @@ impl Vif {
         let src = &lo[scale - 2];
         let dst = &mut hi[0];
         downsample(
+            &self.kernels,
             src.src_ref(),
             src.src_dis(),
             FILTERS[scale],
@@ -343,6 +576,7 @@ fn mirror(mut y: isize, h: usize) -> usize {
 /// The statistic of one scale from 16-bit samples (`vif_statistic_16`).
 #[allow(clippy::too_many_arguments)]
 fn statistic_u16(
+    k: &Kernels,
     r: Src<'_, u16>,
     d: Src<'_, u16>,
     scale: usize,
@@ -361,9 +595,9 @@ fn statistic_u16(
     for i in 0..r.h {
         r.rows(i, taps, &mut rr);
         d.rows(i, taps, &mut dr);
-        scalar::stat_vertical_u16(&rr[..taps], &dr[..taps], filt, sh, r.w, line, wide);
+        k.stat_vertical_u16(&rr[..taps], &dr[..taps], filt, sh, r.w, line, wide);
         scalar::pad_stat_line(line, r.w, taps / 2);
-        scalar::stat_horizontal(line, filt, r.w, gain_limit, log2, wide, &mut sums);
+        k.stat_horizontal(line, filt, r.w, gain_limit, log2, wide, &mut sums);
     }
     sums
 }
@@ -371,7 +605,8 @@ fn statistic_u16(
 /// Filters `r`/`d` with `filt` and keeps the even rows and columns (`subsample_rd_*` followed by
 /// `decimate_and_pad`), writing `(w/2) x (h/2)` samples to `out_r`/`out_d`.
 #[allow(clippy::too_many_arguments)]
-fn downsample<T: Copy + Into<u32>>(
+fn downsample<T: SubsampleSample>(
+    kern: &Kernels,
     r: Src<'_, T>,
     d: Src<'_, T>,
     filt: &[u16],
@@ -389,7 +624,7 @@ fn downsample<T: Copy + Into<u32>>(
     for k in 0..ho {
         r.rows(2 * k, taps, &mut rr);
         d.rows(2 * k, taps, &mut dr);
-        scalar::subsample_vertical(
+        kern.subsample_vertical(
             &rr[..taps],
             &dr[..taps],
             filt,
@@ -401,7 +636,7 @@ fn downsample<T: Copy + Into<u32>>(
         );
         scalar::pad_line(tmp_r, r.w, taps / 2);
         scalar::pad_line(tmp_d, r.w, taps / 2);
-        scalar::subsample_horizontal(
+        kern.subsample_horizontal(
             tmp_r,
             tmp_d,
             filt,

@@ -12,6 +12,11 @@
 //! The integer types, rounding constants, shifts and casts are libvmaf's; accumulations are done
 //! in a different order (tap-major instead of pixel-major), which is exact because they are
 //! integer sums (modular in the rare `u32` wrapping cases, like C's unsigned arithmetic).
+//!
+//! Every kernel has a `*_cols` form over a column range, which the SIMD peers use for their tails.
+#![forbid(unsafe_code)]
+
+use std::ops::Range;
 
 use super::tables::{log2_32, log2_64, EPS, FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
 
@@ -148,30 +153,45 @@ impl VifSums {
 /// `reference`/`distorted` hold the 17 rows `i - 8 ..= i + 8` (each at least `w` long);
 /// columns `0..w` of `line` are written (at offset `PAD`).
 pub fn stat_vertical_u8(reference: &[&[u8]], distorted: &[&[u8]], w: usize, line: &mut StatLine) {
+    stat_vertical_u8_cols(reference, distorted, 0..w, line);
+}
+
+/// [`stat_vertical_u8`] for the columns `cols` only (the tail of a SIMD peer).
+pub fn stat_vertical_u8_cols(
+    reference: &[&[u8]],
+    distorted: &[&[u8]],
+    cols: Range<usize>,
+    line: &mut StatLine,
+) {
     debug_assert_eq!(reference.len(), FILTER_S0.len());
     debug_assert_eq!(distorted.len(), FILTER_S0.len());
-    let range = PAD..PAD + w;
-    let mu1 = &mut line.mu1[range.clone()];
-    let mu2 = &mut line.mu2[range.clone()];
-    let xx = &mut line.xx[range.clone()];
-    let yy = &mut line.yy[range.clone()];
-    let xy = &mut line.xy[range];
-    mu1.fill(0);
-    mu2.fill(0);
-    xx.fill(0);
-    yy.fill(0);
-    xy.fill(0);
-    for ((&f, r), d) in FILTER_S0.iter().zip(reference).zip(distorted) {
+    let n = cols.len();
+    let out = PAD + cols.start..PAD + cols.end;
+    let mu1 = &mut line.mu1[out.clone()];
+    let mu2 = &mut line.mu2[out.clone()];
+    let xx = &mut line.xx[out.clone()];
+    let yy = &mut line.yy[out.clone()];
+    let xy = &mut line.xy[out];
+    for (k, ((&f, r), d)) in FILTER_S0.iter().zip(reference).zip(distorted).enumerate() {
         let f = f as u32;
-        let (r, d) = (&r[..w], &d[..w]);
-        for j in 0..w {
+        let (r, d) = (&r[cols.clone()], &d[cols.clone()]);
+        for j in 0..n {
             let (x, y) = (r[j] as u32, d[j] as u32);
             let (fx, fy) = (f * x, f * y);
-            mu1[j] = mu1[j].wrapping_add(fx);
-            mu2[j] = mu2[j].wrapping_add(fy);
-            xx[j] = xx[j].wrapping_add(fx.wrapping_mul(x));
-            yy[j] = yy[j].wrapping_add(fy.wrapping_mul(y));
-            xy[j] = xy[j].wrapping_add(fx.wrapping_mul(y));
+            let terms = [
+                fx,
+                fy,
+                fx.wrapping_mul(x),
+                fy.wrapping_mul(y),
+                fx.wrapping_mul(y),
+            ];
+            // The first tap initialises the line, the others accumulate into it.
+            let keep = if k == 0 { 0 } else { u32::MAX };
+            mu1[j] = (mu1[j] & keep).wrapping_add(terms[0]);
+            mu2[j] = (mu2[j] & keep).wrapping_add(terms[1]);
+            xx[j] = (xx[j] & keep).wrapping_add(terms[2]);
+            yy[j] = (yy[j] & keep).wrapping_add(terms[3]);
+            xy[j] = (xy[j] & keep).wrapping_add(terms[4]);
         }
     }
     for v in mu1.iter_mut().chain(mu2.iter_mut()) {
@@ -194,41 +214,53 @@ pub fn stat_vertical_u16(
     line: &mut StatLine,
     acc: &mut WideAcc,
 ) {
+    stat_vertical_u16_cols(reference, distorted, filt, sh, 0..w, line, acc);
+}
+
+/// [`stat_vertical_u16`] for the columns `cols` only (the tail of a SIMD peer).
+pub fn stat_vertical_u16_cols(
+    reference: &[&[u16]],
+    distorted: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    cols: Range<usize>,
+    line: &mut StatLine,
+    acc: &mut WideAcc,
+) {
     debug_assert_eq!(reference.len(), filt.len());
     debug_assert_eq!(distorted.len(), filt.len());
-    let range = PAD..PAD + w;
-    let mu1 = &mut line.mu1[range.clone()];
-    let mu2 = &mut line.mu2[range];
-    let (axx, ayy, axy) = (&mut acc.xx[..w], &mut acc.yy[..w], &mut acc.xy[..w]);
-    mu1.fill(0);
-    mu2.fill(0);
-    axx.fill(0);
-    ayy.fill(0);
-    axy.fill(0);
-    for ((&f, r), d) in filt.iter().zip(reference).zip(distorted) {
+    let n = cols.len();
+    let out = PAD + cols.start..PAD + cols.end;
+    let mu1 = &mut line.mu1[out.clone()];
+    let mu2 = &mut line.mu2[out.clone()];
+    let (axx, ayy, axy) = (&mut acc.xx[..n], &mut acc.yy[..n], &mut acc.xy[..n]);
+    for (k, ((&f, r), d)) in filt.iter().zip(reference).zip(distorted).enumerate() {
         let f = f as u32;
-        let (r, d) = (&r[..w], &d[..w]);
-        for j in 0..w {
+        let (r, d) = (&r[cols.clone()], &d[cols.clone()]);
+        // The first tap initialises the accumulators, the others add to them.
+        let (keep32, keep64) = if k == 0 { (0, 0) } else { (u32::MAX, u64::MAX) };
+        for j in 0..n {
             let (x, y) = (r[j] as u32, d[j] as u32);
             let (fx, fy) = (f * x, f * y);
-            mu1[j] = mu1[j].wrapping_add(fx);
-            mu2[j] = mu2[j].wrapping_add(fy);
-            axx[j] = axx[j].wrapping_add(fx as u64 * x as u64);
-            ayy[j] = ayy[j].wrapping_add(fy as u64 * y as u64);
-            axy[j] = axy[j].wrapping_add(fx as u64 * y as u64);
+            mu1[j] = (mu1[j] & keep32).wrapping_add(fx);
+            mu2[j] = (mu2[j] & keep32).wrapping_add(fy);
+            axx[j] = (axx[j] & keep64).wrapping_add(fx as u64 * x as u64);
+            ayy[j] = (ayy[j] & keep64).wrapping_add(fy as u64 * y as u64);
+            axy[j] = (axy[j] & keep64).wrapping_add(fx as u64 * y as u64);
         }
     }
     for v in mu1.iter_mut().chain(mu2.iter_mut()) {
         *v = (v.wrapping_add(sh.mu_round) >> sh.mu_shift) as u16 as u32;
     }
     let sq = |a: u64| (a.wrapping_add(sh.sq_round) >> sh.sq_shift) as u32;
-    for (o, &a) in line.xx[PAD..PAD + w].iter_mut().zip(axx.iter()) {
+    let out = PAD + cols.start..PAD + cols.end;
+    for (o, &a) in line.xx[out.clone()].iter_mut().zip(axx.iter()) {
         *o = sq(a);
     }
-    for (o, &a) in line.yy[PAD..PAD + w].iter_mut().zip(ayy.iter()) {
+    for (o, &a) in line.yy[out.clone()].iter_mut().zip(ayy.iter()) {
         *o = sq(a);
     }
-    for (o, &a) in line.xy[PAD..PAD + w].iter_mut().zip(axy.iter()) {
+    for (o, &a) in line.xy[out].iter_mut().zip(axy.iter()) {
         *o = sq(a);
     }
 }
@@ -267,35 +299,39 @@ pub fn stat_horizontal(
     acc: &mut WideAcc,
     sums: &mut VifSums,
 ) {
-    let start = PAD - filt.len() / 2;
-    let (amu1, amu2) = (&mut acc.mu1[..w], &mut acc.mu2[..w]);
-    let (axx, ayy, axy) = (&mut acc.xx[..w], &mut acc.yy[..w], &mut acc.xy[..w]);
-    amu1.fill(0);
-    amu2.fill(0);
-    axx.fill(0);
-    ayy.fill(0);
-    axy.fill(0);
+    stat_horizontal_cols(line, filt, 0..w, gain_limit, log2, acc, sums);
+}
+
+/// [`stat_horizontal`] for the output columns `cols` only (the tail of a SIMD peer).
+pub fn stat_horizontal_cols(
+    line: &StatLine,
+    filt: &[u16],
+    cols: Range<usize>,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+) {
+    let n = cols.len();
+    let start = PAD - filt.len() / 2 + cols.start;
+    let (amu1, amu2) = (&mut acc.mu1[..n], &mut acc.mu2[..n]);
+    let (axx, ayy, axy) = (&mut acc.xx[..n], &mut acc.yy[..n], &mut acc.xy[..n]);
     for (k, &f) in filt.iter().enumerate() {
-        let at = start + k..start + k + w;
-        let f32_ = f as u32;
-        for (a, &v) in amu1.iter_mut().zip(&line.mu1[at.clone()]) {
-            *a = a.wrapping_add(f32_.wrapping_mul(v));
-        }
-        for (a, &v) in amu2.iter_mut().zip(&line.mu2[at.clone()]) {
-            *a = a.wrapping_add(f32_.wrapping_mul(v));
-        }
-        let f64_ = f as u64;
-        for (a, &v) in axx.iter_mut().zip(&line.xx[at.clone()]) {
-            *a = a.wrapping_add(f64_ * v as u64);
-        }
-        for (a, &v) in ayy.iter_mut().zip(&line.yy[at.clone()]) {
-            *a = a.wrapping_add(f64_ * v as u64);
-        }
-        for (a, &v) in axy.iter_mut().zip(&line.xy[at]) {
-            *a = a.wrapping_add(f64_ * v as u64);
+        let at = start + k..start + k + n;
+        let (mu1, mu2) = (&line.mu1[at.clone()], &line.mu2[at.clone()]);
+        let (xx, yy, xy) = (&line.xx[at.clone()], &line.yy[at.clone()], &line.xy[at]);
+        // The first tap initialises the accumulators, the others add to them.
+        let (keep32, keep64) = if k == 0 { (0, 0) } else { (u32::MAX, u64::MAX) };
+        let (f32_, f64_) = (f as u32, f as u64);
+        for j in 0..n {
+            amu1[j] = (amu1[j] & keep32).wrapping_add(f32_.wrapping_mul(mu1[j]));
+            amu2[j] = (amu2[j] & keep32).wrapping_add(f32_.wrapping_mul(mu2[j]));
+            axx[j] = (axx[j] & keep64).wrapping_add(f64_ * xx[j] as u64);
+            ayy[j] = (ayy[j] & keep64).wrapping_add(f64_ * yy[j] as u64);
+            axy[j] = (axy[j] & keep64).wrapping_add(f64_ * xy[j] as u64);
         }
     }
-    for j in 0..w {
+    for j in 0..n {
         let (mu1, mu2) = (amu1[j], amu2[j]);
         let rsh32 = |a: u32, b: u32| ((a as u64 * b as u64 + 2147483648) >> 32) as u32;
         let mu1_sq = rsh32(mu1, mu1);
@@ -363,18 +399,43 @@ pub fn subsample_vertical<T: Copy + Into<u32>>(
     out_ref: &mut [u32],
     out_dis: &mut [u32],
 ) {
+    subsample_vertical_cols(
+        reference,
+        distorted,
+        filt,
+        round,
+        shift,
+        0..w,
+        out_ref,
+        out_dis,
+    );
+}
+
+/// [`subsample_vertical`] for the columns `cols` only (the tail of a SIMD peer).
+#[allow(clippy::too_many_arguments)]
+pub fn subsample_vertical_cols<T: Copy + Into<u32>>(
+    reference: &[&[T]],
+    distorted: &[&[T]],
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    cols: Range<usize>,
+    out_ref: &mut [u32],
+    out_dis: &mut [u32],
+) {
     debug_assert_eq!(reference.len(), filt.len());
     debug_assert_eq!(distorted.len(), filt.len());
-    let or = &mut out_ref[PAD..PAD + w];
-    let od = &mut out_dis[PAD..PAD + w];
-    or.fill(0);
-    od.fill(0);
-    for ((&f, r), d) in filt.iter().zip(reference).zip(distorted) {
+    let n = cols.len();
+    let or = &mut out_ref[PAD + cols.start..PAD + cols.end];
+    let od = &mut out_dis[PAD + cols.start..PAD + cols.end];
+    for (k, ((&f, r), d)) in filt.iter().zip(reference).zip(distorted).enumerate() {
         let f = f as u32;
-        let (r, d) = (&r[..w], &d[..w]);
-        for j in 0..w {
-            or[j] = or[j].wrapping_add(f.wrapping_mul(r[j].into()));
-            od[j] = od[j].wrapping_add(f.wrapping_mul(d[j].into()));
+        let (r, d) = (&r[cols.clone()], &d[cols.clone()]);
+        // The first tap initialises the line, the others accumulate into it.
+        let keep = if k == 0 { 0 } else { u32::MAX };
+        for j in 0..n {
+            or[j] = (or[j] & keep).wrapping_add(f.wrapping_mul(r[j].into()));
+            od[j] = (od[j] & keep).wrapping_add(f.wrapping_mul(d[j].into()));
         }
     }
     for v in or.iter_mut().chain(od.iter_mut()) {
@@ -393,22 +454,32 @@ pub fn subsample_horizontal(
     out_ref: &mut [u16],
     out_dis: &mut [u16],
 ) {
+    subsample_horizontal_cols(line_ref, line_dis, filt, 0..w / 2, out_ref, out_dis);
+}
+
+/// [`subsample_horizontal`] for the outputs `outs` (a range within `0..w / 2`) only (the tail of a
+/// SIMD peer).
+pub fn subsample_horizontal_cols(
+    line_ref: &[u32],
+    line_dis: &[u32],
+    filt: &[u16],
+    outs: Range<usize>,
+    out_ref: &mut [u16],
+    out_dis: &mut [u16],
+) {
     let taps = filt.len();
     let start = PAD - taps / 2;
-    for (m, (o_r, o_d)) in out_ref[..w / 2]
-        .iter_mut()
-        .zip(out_dis[..w / 2].iter_mut())
-        .enumerate()
-    {
+    for m in outs {
         let s = start + 2 * m;
+        let (r, d) = (&line_ref[s..s + taps], &line_dis[s..s + taps]);
         let mut ar: u32 = 0;
         let mut ad: u32 = 0;
-        for (k, &f) in filt.iter().enumerate() {
+        for ((&f, &x), &y) in filt.iter().zip(r).zip(d) {
             let f = f as u32;
-            ar = ar.wrapping_add(f.wrapping_mul(line_ref[s + k]));
-            ad = ad.wrapping_add(f.wrapping_mul(line_dis[s + k]));
+            ar = ar.wrapping_add(f.wrapping_mul(x));
+            ad = ad.wrapping_add(f.wrapping_mul(y));
         }
-        *o_r = (ar.wrapping_add(32768) >> 16) as u16;
-        *o_d = (ad.wrapping_add(32768) >> 16) as u16;
+        out_ref[m] = (ar.wrapping_add(32768) >> 16) as u16;
+        out_dis[m] = (ad.wrapping_add(32768) >> 16) as u16;
     }
 }

@@ -387,3 +387,230 @@ fn wrong_sample_width_or_size_is_an_error() {
     let small = Plane::new_u16(&b16, w - 1, h, w).unwrap();
     assert!(v.compute(&small, &small).is_err());
 }
+
+// ---------------------------------------------------------------------------------------------
+// SIMD kernels against the scalar specification
+// ---------------------------------------------------------------------------------------------
+
+mod simd {
+    use super::super::Kernels;
+    use super::*;
+    use crate::cpu::{supported_levels, CpuLevel};
+
+    /// Widths covering every vector remainder, odd sizes and libvmaf's trigger widths.
+    fn widths() -> impl Iterator<Item = usize> {
+        (1..=70).chain([127, 128, 129, 321, 322, 1920])
+    }
+
+    /// The SIMD levels this machine runs, with their kernels.
+    fn simd_kernels() -> Vec<Kernels> {
+        supported_levels()
+            .filter(|&l| l > CpuLevel::Scalar)
+            .map(Kernels::for_level)
+            .collect()
+    }
+
+    /// Rows of random `bits`-bit samples; `seed` odd values lean to the top of the range (to
+    /// exercise the widest sums).
+    fn rows(n: usize, w: usize, bits: u32, seed: u64) -> Vec<Vec<u16>> {
+        let max = ((1u32 << bits) - 1) as u16;
+        (0..n as u64)
+            .map(|k| {
+                let v = noise(w, bits, seed * 1000 + k);
+                if seed % 2 == 1 {
+                    v.iter().map(|&x| max - (x & 7)).collect()
+                } else {
+                    v
+                }
+            })
+            .collect()
+    }
+
+    fn lines_eq(a: &StatLine, b: &StatLine, w: usize) -> bool {
+        let c = PAD..PAD + w;
+        a.mu1[c.clone()] == b.mu1[c.clone()]
+            && a.mu2[c.clone()] == b.mu2[c.clone()]
+            && a.xx[c.clone()] == b.xx[c.clone()]
+            && a.yy[c.clone()] == b.yy[c.clone()]
+            && a.xy[c.clone()] == b.xy[c]
+    }
+
+    #[test]
+    fn stat_vertical_matches_scalar() {
+        for k in simd_kernels() {
+            for w in widths() {
+                for seed in 1..=2 {
+                    let (r, d) = (rows(17, w, 8, seed), rows(17, w, 8, seed + 10));
+                    let (r8, d8): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (
+                        r.iter().map(|x| to_u8(x)).collect(),
+                        d.iter().map(|x| to_u8(x)).collect(),
+                    );
+                    let rr: Vec<&[u8]> = r8.iter().map(|x| x.as_slice()).collect();
+                    let dr: Vec<&[u8]> = d8.iter().map(|x| x.as_slice()).collect();
+                    let (mut a, mut b) = (StatLine::new(w), StatLine::new(w));
+                    (k.stat_vertical_u8)(&rr, &dr, w, &mut a);
+                    scalar::stat_vertical_u8(&rr, &dr, w, &mut b);
+                    assert!(lines_eq(&a, &b, w), "{:?} u8 w {w}", k.level());
+                    for (scale, bits) in
+                        [(0, 9), (0, 10), (0, 12), (0, 16), (1, 16), (2, 16), (3, 16)]
+                    {
+                        let filt = FILTERS[scale];
+                        let (r, d) = (
+                            rows(filt.len(), w, bits, seed),
+                            rows(filt.len(), w, bits, seed + 20),
+                        );
+                        let rr: Vec<&[u16]> = r.iter().map(|x| x.as_slice()).collect();
+                        let dr: Vec<&[u16]> = d.iter().map(|x| x.as_slice()).collect();
+                        let sh = StatShifts::for_scale(scale, bits);
+                        let (mut a, mut b) = (StatLine::new(w), StatLine::new(w));
+                        let mut acc = WideAcc::new(w);
+                        (k.stat_vertical_u16)(&rr, &dr, filt, sh, w, &mut a, &mut acc);
+                        scalar::stat_vertical_u16(&rr, &dr, filt, sh, w, &mut b, &mut acc);
+                        assert!(
+                            lines_eq(&a, &b, w),
+                            "{:?} u16 w {w} scale {scale} bits {bits}",
+                            k.level()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A padded line of random values: `mu` lines 16-bit, squares full 32-bit.
+    fn random_line(w: usize, seed: u64, narrow_sq: bool) -> StatLine {
+        let n = w + 2 * PAD;
+        let r32 = |s: u64, bits: u32| -> Vec<u32> {
+            let (a, b) = (noise(n, 16, s), noise(n, 16, s + 7));
+            a.iter()
+                .zip(&b)
+                .map(|(&a, &b)| ((a as u32) << 16 | b as u32) >> (32 - bits))
+                .collect()
+        };
+        // Narrow squares give small variances (the linear branch); wide ones mostly the log one.
+        let sq_bits = if narrow_sq { 28 } else { 32 };
+        StatLine {
+            mu1: r32(seed, 16),
+            mu2: r32(seed + 1, 16),
+            xx: r32(seed + 2, sq_bits),
+            yy: r32(seed + 3, sq_bits),
+            xy: r32(seed + 4, sq_bits),
+        }
+    }
+
+    #[test]
+    fn stat_horizontal_matches_scalar() {
+        let log2 = tables::log2_table();
+        for k in simd_kernels() {
+            for w in widths() {
+                for (seed, narrow) in [(1, false), (2, true), (3, true)] {
+                    let line = random_line(w, seed * 100 + w as u64, narrow);
+                    for filt in FILTERS {
+                        for gain in [1.0, 100.0] {
+                            let mut acc = WideAcc::new(w);
+                            let (mut a, mut b) = (VifSums::default(), VifSums::default());
+                            (k.stat_horizontal)(&line, filt, w, gain, log2, &mut acc, &mut a);
+                            scalar::stat_horizontal(&line, filt, w, gain, log2, &mut acc, &mut b);
+                            assert_eq!(a, b, "{:?} w {w} taps {}", k.level(), filt.len());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn subsample_matches_scalar() {
+        for k in simd_kernels() {
+            for w in widths() {
+                for seed in 1..=2 {
+                    for (scale, bits) in [(1, 8), (1, 10), (1, 12), (1, 16), (2, 16), (3, 16)] {
+                        let filt = FILTERS[scale];
+                        let (round, shift) = if scale == 1 {
+                            (1 << (bits - 1), bits)
+                        } else {
+                            (32768, 16)
+                        };
+                        let (r, d) = (
+                            rows(filt.len(), w, bits, seed),
+                            rows(filt.len(), w, bits, seed + 5),
+                        );
+                        let n = w + 2 * PAD;
+                        let (mut ar, mut ad) = (vec![0u32; n], vec![0u32; n]);
+                        let (mut br, mut bd) = (vec![0u32; n], vec![0u32; n]);
+                        if bits == 8 {
+                            let r8: Vec<Vec<u8>> = r.iter().map(|x| to_u8(x)).collect();
+                            let d8: Vec<Vec<u8>> = d.iter().map(|x| to_u8(x)).collect();
+                            let rr: Vec<&[u8]> = r8.iter().map(|x| x.as_slice()).collect();
+                            let dr: Vec<&[u8]> = d8.iter().map(|x| x.as_slice()).collect();
+                            (k.subsample_vertical_u8)(&rr, &dr, filt, 128, 8, w, &mut ar, &mut ad);
+                            scalar::subsample_vertical(&rr, &dr, filt, 128, 8, w, &mut br, &mut bd);
+                        } else {
+                            let rr: Vec<&[u16]> = r.iter().map(|x| x.as_slice()).collect();
+                            let dr: Vec<&[u16]> = d.iter().map(|x| x.as_slice()).collect();
+                            (k.subsample_vertical_u16)(
+                                &rr, &dr, filt, round, shift, w, &mut ar, &mut ad,
+                            );
+                            scalar::subsample_vertical(
+                                &rr, &dr, filt, round, shift, w, &mut br, &mut bd,
+                            );
+                        }
+                        assert_eq!(
+                            (&ar, &ad),
+                            (&br, &bd),
+                            "{:?} vertical w {w} bits {bits}",
+                            k.level()
+                        );
+                        // Horizontal: random 16-bit padded lines.
+                        let lr: Vec<u32> = noise(n, 16, seed + w as u64)
+                            .iter()
+                            .map(|&x| x as u32)
+                            .collect();
+                        let ld: Vec<u32> =
+                            noise(n, 16, seed + 99).iter().map(|&x| x as u32).collect();
+                        let (mut or_a, mut od_a) = (vec![0u16; w / 2], vec![0u16; w / 2]);
+                        let (mut or_b, mut od_b) = (vec![0u16; w / 2], vec![0u16; w / 2]);
+                        (k.subsample_horizontal)(&lr, &ld, filt, w, &mut or_a, &mut od_a);
+                        scalar::subsample_horizontal(&lr, &ld, filt, w, &mut or_b, &mut od_b);
+                        assert_eq!(
+                            (or_a, od_a),
+                            (or_b, od_b),
+                            "{:?} horizontal w {w}",
+                            k.level()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whole_pictures_match_scalar_at_every_level() {
+        for (w, h) in [(16, 16), (37, 23), (64, 40), (321, 35), (130, 66)] {
+            for bpc in [8u8, 10, 12, 16] {
+                let r = texture(w, h, bpc as u32, 7, 9);
+                let d = texture(w, h, bpc as u32, 8, 40);
+                let run = |level: CpuLevel| {
+                    let v = Vif::new(w, h, bpc, 100.0, false)
+                        .unwrap()
+                        .with_cpu_level(level);
+                    let mut v = v;
+                    if bpc == 8 {
+                        let (r8, d8) = (to_u8(&r), to_u8(&d));
+                        let rp = Plane::new_u8(&r8, w, h, w).unwrap();
+                        let dp = Plane::new_u8(&d8, w, h, w).unwrap();
+                        v.compute(&rp, &dp).unwrap()
+                    } else {
+                        let rp = Plane::new_u16(&r, w, h, w).unwrap();
+                        let dp = Plane::new_u16(&d, w, h, w).unwrap();
+                        v.compute(&rp, &dp).unwrap()
+                    }
+                };
+                let want = run(CpuLevel::Scalar);
+                for level in supported_levels() {
+                    assert_eq!(run(level), want, "{level:?} {w}x{h} {bpc}-bit");
+                }
+            }
+        }
+    }
+}
