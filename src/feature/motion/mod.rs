@@ -2,15 +2,23 @@
 //! frames, and its temporal stage producing `motion2` (min of the two neighbouring differences) and
 //! `motion3` (blended motion2), emitted with a one-frame lag yet identical to libvmaf's values,
 //! which libvmaf only computes at flush.
-#![forbid(unsafe_code)]
+//!
+//! The SAD kernel is chosen once per instance from [`crate::cpu::cpu_level`] ([`sad_kernel`]); the
+//! `unsafe` of the SIMD peers stays in their arch modules.
+#![deny(unsafe_code)]
 
 pub mod scalar;
 #[cfg(test)]
 mod tests;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx2;
 
 use super::options::{OptKind, OptSpec, OptValues};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
+use crate::cpu::{cpu_level, CpuLevel};
 use crate::error::{Error, Result};
+use crate::picture::Plane;
 use std::collections::VecDeque;
 
 /// Options, with libvmaf's names, aliases, defaults and ranges (integer_motion.c).
@@ -95,9 +103,36 @@ pub static DEF: ExtractorDef = ExtractorDef {
     create_temporal: Some(create_temporal),
 };
 
+/// The blurred-difference SAD kernel ([`scalar::blurred_diff_sad`]).
+pub type SadKernel = fn(&Plane<'_>, &Plane<'_>, &mut [i32], u8) -> u64;
+
+/// The best SAD kernel at or below `level` that this machine runs.
+pub fn sad_kernel(level: CpuLevel) -> SadKernel {
+    #[cfg(target_arch = "x86_64")]
+    if level >= CpuLevel::Avx2 {
+        if let Some(k) = x86_64_avx2::kernel() {
+            return k;
+        }
+    }
+    let _ = level;
+    scalar::blurred_diff_sad
+}
+
+/// Calls `kernel`; with the `check_simd` feature also the scalar kernel, asserting equality.
+fn dispatch(kernel: SadKernel, prev: &Plane<'_>, cur: &Plane<'_>, y: &mut [i32], bpc: u8) -> u64 {
+    let sad = kernel(prev, cur, y, bpc);
+    #[cfg(feature = "check_simd")]
+    if kernel as usize != scalar::blurred_diff_sad as SadKernel as usize {
+        let want = scalar::blurred_diff_sad(prev, cur, y, bpc);
+        assert_eq!(sad, want, "check_simd: motion blurred_diff_sad");
+    }
+    sad
+}
+
 /// Per-frame motion: SAD of the blurred difference with the previous (or, in five-frame mode, the
 /// one-before-previous) reference frame.
 struct Motion {
+    kernel: SadKernel,
     y_row: Vec<i32>,
     bpc: u8,
     fps_weight: f64,
@@ -108,6 +143,7 @@ struct Motion {
 
 fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     Ok(Box::new(Motion {
+        kernel: sad_kernel(cpu_level()),
         y_row: vec![0; cfg.format.width],
         bpc: cfg.format.bpc,
         fps_weight: cfg.opts.f64("motion_fps_weight"),
@@ -129,7 +165,7 @@ impl Extractor for Motion {
             }
             .ok_or_else(|| Error::Internal("motion: previous reference frame missing".into()))?;
             let cur = &input.reference;
-            let sad = scalar::blurred_diff_sad(&prev, cur, &mut self.y_row, self.bpc);
+            let sad = dispatch(self.kernel, &prev, cur, &mut self.y_row, self.bpc);
             // Same operation order as libvmaf: sad / 256 / (w*h) (a 32-bit unsigned product).
             let area = (cur.width as u32).wrapping_mul(cur.height as u32) as f64;
             score = (sad as f64 / 256.0 / area * self.fps_weight).min(self.max_val);

@@ -1,4 +1,10 @@
 //! Scalar motion kernel: the specification later SIMD and CUDA kernels must equal bit for bit.
+//!
+//! The per-row passes ([`vertical_row`], [`horizontal_abs`]) are public so SIMD peers can use them
+//! for the columns their vectors do not cover.
+#![forbid(unsafe_code)]
+
+use std::ops::Range;
 
 use crate::picture::{Plane, Samples};
 
@@ -7,7 +13,7 @@ pub const FILTER: [i64; 5] = [3571, 16004, 26386, 16004, 3571];
 
 /// Mirror an index into [0, size): `-i` below, `2·size − i − 2` above (libvmaf's edge rule).
 #[inline]
-fn mirror(i: isize, size: isize) -> usize {
+pub fn mirror(i: isize, size: isize) -> usize {
     if i < 0 {
         (-i) as usize
     } else if i >= size {
@@ -15,6 +21,12 @@ fn mirror(i: isize, size: isize) -> usize {
     } else {
         i as usize
     }
+}
+
+/// The five source rows of output row `i` of a plane of `h` rows, mirrored.
+#[inline]
+pub fn row_taps(i: usize, h: usize) -> [usize; 5] {
+    std::array::from_fn(|k| mirror(i as isize - 2 + k as isize, h as isize))
 }
 
 /// Sum over the frame of |blur(prev − cur)|: vertical blur of the difference rounded by `bpc`
@@ -32,6 +44,41 @@ pub fn blurred_diff_sad(prev: &Plane<'_>, cur: &Plane<'_>, y_row: &mut [i32], bp
     }
 }
 
+/// The vertical pass of one output row over the columns `cols`: `prev` / `cur` are the five
+/// (mirrored) source rows; writes `y_row[cols]` and returns the OR of the values written.
+pub fn vertical_row<T: Copy + Into<i64>>(
+    prev: [&[T]; 5],
+    cur: [&[T]; 5],
+    cols: Range<usize>,
+    y_row: &mut [i32],
+    bpc: u8,
+) -> i32 {
+    let y_round = 1i64 << (bpc - 1);
+    let mut any_nonzero = 0i32;
+    for j in cols {
+        let mut acc = 0i64;
+        for k in 0..5 {
+            let d = prev[k][j].into() - cur[k][j].into();
+            acc += FILTER[k] * d;
+        }
+        y_row[j] = ((acc + y_round) >> bpc) as i32;
+        any_nonzero |= y_row[j];
+    }
+    any_nonzero
+}
+
+/// `|horizontal blur|` of `y_row` (a full row of `w` values) at column `j`, mirrored at the edges.
+#[inline]
+pub fn horizontal_abs(y_row: &[i32], j: usize) -> u32 {
+    let w = y_row.len() as isize;
+    let mut acc = 0i64;
+    for (k, f) in FILTER.iter().enumerate() {
+        let c = mirror(j as isize - 2 + k as isize, w);
+        acc += f * y_row[c] as i64;
+    }
+    (((acc + (1 << 15)) >> 16) as i32).unsigned_abs()
+}
+
 fn sad_impl<T: Copy + Into<i64>>(
     prev: &[T],
     prev_stride: usize,
@@ -42,35 +89,18 @@ fn sad_impl<T: Copy + Into<i64>>(
     bpc: u8,
 ) -> u64 {
     let (w, h) = (geom.width, geom.height);
-    let y_round = 1i64 << (bpc - 1);
-    let x_round = 1i64 << 15;
     let y_row = &mut y_row[..w];
     let mut sad = 0u64;
     for i in 0..h {
-        let rows: [usize; 5] =
-            std::array::from_fn(|k| mirror(i as isize - 2 + k as isize, h as isize));
-        let mut any_nonzero = 0i32;
-        for (j, out) in y_row.iter_mut().enumerate() {
-            let mut acc = 0i64;
-            for (k, &r) in rows.iter().enumerate() {
-                let d = prev[r * prev_stride + j].into() - cur[r * cur_stride + j].into();
-                acc += FILTER[k] * d;
-            }
-            *out = ((acc + y_round) >> bpc) as i32;
-            any_nonzero |= *out;
-        }
-        if any_nonzero == 0 {
+        let rows = row_taps(i, h);
+        let p = rows.map(|r| &prev[r * prev_stride..r * prev_stride + w]);
+        let c = rows.map(|r| &cur[r * cur_stride..r * cur_stride + w]);
+        if vertical_row(p, c, 0..w, y_row, bpc) == 0 {
             continue;
         }
         let mut row_sad = 0u32;
         for j in 0..w {
-            let mut acc = 0i64;
-            for (k, f) in FILTER.iter().enumerate() {
-                let c = mirror(j as isize - 2 + k as isize, w as isize);
-                acc += f * y_row[c] as i64;
-            }
-            let v = ((acc + x_round) >> 16) as i32;
-            row_sad = row_sad.wrapping_add(v.unsigned_abs());
+            row_sad = row_sad.wrapping_add(horizontal_abs(y_row, j));
         }
         sad += row_sad as u64;
     }

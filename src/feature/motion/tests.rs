@@ -175,3 +175,59 @@ fn extractor_scores_zero_on_first_frame() {
     ex.extract(&input, &mut out).unwrap();
     assert_eq!(out[0], 0.0);
 }
+
+/// Every SIMD level's SAD kernel equals the scalar one on random planes of many widths and
+/// every bit depth, including full-range differences (the widest sums).
+#[test]
+fn sad_kernels_match_scalar_at_every_level() {
+    use crate::cpu::supported_levels;
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let widths = (3..=70).chain([127, 321, 1920]);
+    for w in widths {
+        let h = if w > 200 { 6 } else { 7 };
+        for bpc in [8u8, 10, 12, 15, 16] {
+            let max = (1u64 << bpc) - 1;
+            for pattern in 0..3 {
+                // 0: random, 1: black against white, 2: sparse differences.
+                let gen = |rnd: &mut dyn FnMut() -> u64, first: bool| -> Vec<u16> {
+                    (0..w * h)
+                        .map(|_| match pattern {
+                            0 => (rnd() & max) as u16,
+                            1 => (if first { max } else { 0 }) as u16,
+                            _ => (if rnd() % 17 == 0 { rnd() & max } else { 100 }) as u16,
+                        })
+                        .collect()
+                };
+                let a = gen(&mut rnd, true);
+                let b = gen(&mut rnd, false);
+                let mut y = vec![0i32; w];
+                let (a8, b8): (Vec<u8>, Vec<u8>) = (
+                    a.iter().map(|&x| x as u8).collect(),
+                    b.iter().map(|&x| x as u8).collect(),
+                );
+                let (pa, pb) = if bpc == 8 {
+                    (
+                        Plane::new_u8(&a8, w, h, w).unwrap(),
+                        Plane::new_u8(&b8, w, h, w).unwrap(),
+                    )
+                } else {
+                    (
+                        Plane::new_u16(&a, w, h, w).unwrap(),
+                        Plane::new_u16(&b, w, h, w).unwrap(),
+                    )
+                };
+                let want = scalar::blurred_diff_sad(&pa, &pb, &mut y, bpc);
+                for level in supported_levels() {
+                    let got = sad_kernel(level)(&pa, &pb, &mut y, bpc);
+                    assert_eq!(got, want, "{level:?} w {w} bpc {bpc} pattern {pattern}");
+                }
+            }
+        }
+    }
+}
