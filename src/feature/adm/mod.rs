@@ -9,17 +9,21 @@
 //! contrast-sensitivity weighting, contrast masking, and cube-root pooling. The arithmetic lives
 //! in [`scalar`] (the specification for future SIMD/GPU peers); this file owns the buffers, the
 //! per-scale constants and the final score formulas.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod scalar;
 pub mod tables;
 #[cfg(test)]
 mod tests;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx2;
 
 use std::f64::consts::PI;
 
 use super::options::{OptKind, OptSpec, OptValues};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
+use crate::cpu::{cpu_level, CpuLevel};
 use crate::error::{Error, Result};
 use crate::picture::{Plane, Samples};
 use scalar::{CmShiftsS0, QuadMut, Region};
@@ -471,7 +475,14 @@ impl Bufs16 {
     /// CSF of the masking signal, then contrast masking of the other decoupled signal: the DLM
     /// (`aim == false`) masks `r` with the weighted `a`, the AIM masks `a` with the weighted `r`
     /// (libvmaf `adm_csf` + `adm_cm` with `measure_aim`).
-    fn csf_cm(&mut self, aim: bool, pl: &ScalePlan, irf: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
+    fn csf_cm(
+        &mut self,
+        cm: scalar::CmS0Interior,
+        aim: bool,
+        pl: &ScalePlan,
+        irf: [u16; 3],
+        sh: CmShiftsS0,
+    ) -> [i64; 3] {
         let (masker, masked) = if aim {
             (&self.r, &self.a)
         } else {
@@ -486,7 +497,8 @@ impl Bufs16 {
             pl.reg_dec,
             irf,
         );
-        scalar::cm_s0(
+        let acc = scalar::cm_s0_with(
+            cm,
             refs(masked),
             refs(&self.csf),
             refs(&self.flt),
@@ -495,7 +507,22 @@ impl Bufs16 {
             pl.h,
             irf,
             sh,
-        )
+        );
+        #[cfg(feature = "check_simd")]
+        if cm as usize != scalar::cm_s0_interior as scalar::CmS0Interior as usize {
+            let want = scalar::cm_s0(
+                refs(masked),
+                refs(&self.csf),
+                refs(&self.flt),
+                st,
+                pl.w,
+                pl.h,
+                irf,
+                sh,
+            );
+            assert_eq!(acc, want, "check_simd: adm cm_s0");
+        }
+        acc
     }
 }
 
@@ -543,6 +570,20 @@ pub struct Adm {
     ind_x: Vec<[usize; 4]>,
     b16: Bufs16,
     b32: Bufs32,
+    /// Interior-column kernel of the scale-0 masking, chosen by [`cm_s0_kernel`].
+    cm_s0: scalar::CmS0Interior,
+}
+
+/// The best scale-0 masking kernel at or below `level` that this machine runs.
+pub fn cm_s0_kernel(level: CpuLevel) -> scalar::CmS0Interior {
+    #[cfg(target_arch = "x86_64")]
+    if level >= CpuLevel::Avx2 {
+        if let Some(k) = x86_64_avx2::cm_s0_interior() {
+            return k;
+        }
+    }
+    let _ = level;
+    scalar::cm_s0_interior
 }
 
 /// Per-frame results of [`Adm::compute`] before they are turned into features.
@@ -631,6 +672,7 @@ impl Adm {
             plan,
             ind_y: vec![[0; 4]; h0],
             ind_x: vec![[0; 4]; w0],
+            cm_s0: cm_s0_kernel(cpu_level()),
             b16: Bufs16 {
                 stride: w0,
                 ref_: Quad::new(n16),
@@ -773,12 +815,12 @@ impl Adm {
         let acc = scalar::csf_den_s0(b.ref_.hvd(), st, pl.reg_pool, shift);
         let den = scalar::csf_den_pool_s0(acc, shift, pl.rfactor, area, prm.noise_weight);
         let shifts = CmShiftsS0::new(pl.w, pl.h);
-        let acc = b.csf_cm(false, &pl, self.i_rfactor_s0, shifts);
+        let acc = b.csf_cm(self.cm_s0, false, &pl, self.i_rfactor_s0, shifts);
         let num = scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, prm.noise_weight);
         let aim = if prm.skip_aim {
             0.0
         } else {
-            let acc = b.csf_cm(true, &pl, self.i_rfactor_s0, shifts);
+            let acc = b.csf_cm(self.cm_s0, true, &pl, self.i_rfactor_s0, shifts);
             scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, 0.0)
         };
         (num, den, aim)

@@ -844,38 +844,80 @@ pub fn cm_s0(
     i_rfactor: [u16; 3],
     shifts: CmShiftsS0,
 ) -> [i64; 3] {
-    const SUB: [u32; 3] = [10, 10, 12];
-    const SQ_SHIFT: [u32; 3] = [29, 29, 30];
-    const SQ_ADD: [i64; 3] = [1 << 28, 1 << 28, 1 << 29];
-    let cub_add = shifts.cub.map(|s| half_pow2_u32(s) as i64);
+    cm_s0_with(
+        cm_s0_interior,
+        x_hvd,
+        csf_hvd,
+        flt_hvd,
+        stride,
+        w,
+        h,
+        i_rfactor,
+        shifts,
+    )
+}
+
+/// The per-row sums of [`cm_s0`] over interior columns (`1 <= j`, `j + 1 < w`) of the row at
+/// offset `rows.1`, whose neighbour rows start at `rows.0` / `rows.2`; `cub` are the cube shifts.
+pub type CmS0Interior = fn(
+    [&[i16]; 3],
+    [&[i16]; 3],
+    [&[i16]; 3],
+    (usize, usize, usize),
+    std::ops::Range<usize>,
+    [u16; 3],
+    [u32; 3],
+) -> [i64; 3];
+
+/// [`cm_s0`] with the interior columns of each row computed by `interior` (a SIMD peer of
+/// [`cm_s0_interior`]); the edge columns and the row rounding stay here.
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s0_with(
+    interior: CmS0Interior,
+    x_hvd: [&[i16]; 3],
+    csf_hvd: [&[i16]; 3],
+    flt_hvd: [&[i16]; 3],
+    stride: usize,
+    w: usize,
+    h: usize,
+    i_rfactor: [u16; 3],
+    shifts: CmShiftsS0,
+) -> [i64; 3] {
     let inner_add = half_pow2_u32(shifts.inner) as i64;
     let inner_shift = shifts.inner & 63;
+    let cub_add = shifts.cub.map(|s| half_pow2_u32(s) as i64);
     let reg = region_pool(w, h);
     let mut accum = [0i64; 3];
+    // The visited columns: edge 0, the interior run, edge w - 1 (see `cm_span`).
+    let first = (reg.left == 0).then_some(0);
+    let mid = reg.left.max(1)..reg.right.min(w - 1);
+    let last = (reg.right > w - 1).then_some(w - 1);
     for i in cm_span(reg.top, reg.bottom, h) {
         let (up, down) = cm_neighbours(i, h);
-        let mut inner = [0i64; 3];
-        for j in cm_span(reg.left, reg.right, w) {
+        let rows = (up * stride, i * stride, down * stride);
+        let mut inner = interior(
+            x_hvd,
+            csf_hvd,
+            flt_hvd,
+            rows,
+            mid.clone(),
+            i_rfactor,
+            shifts.cub,
+        );
+        for j in first.into_iter().chain(last) {
             let (l, r) = cm_neighbours(j, w);
-            let p = i * stride + j;
-            let mut thr = 0i32;
+            let t = cm_s0_pixel(
+                x_hvd,
+                csf_hvd,
+                flt_hvd,
+                rows,
+                (l, j, r),
+                i_rfactor,
+                shifts.cub,
+                cub_add,
+            );
             for b in 0..3 {
-                let n = neighbours8(flt_hvd[b], stride, (up, i, down), (l, j, r));
-                let c = ((ONE_BY_15 * (csf_hvd[b][p] as i32).abs() + 2048) >> 12) as i16;
-                thr = thr.wrapping_add(n.wrapping_add(c as i32));
-            }
-            for b in 0..3 {
-                let x = (x_hvd[b][p] as i32).wrapping_mul(i_rfactor[b] as i32);
-                let t = cm_term(
-                    x,
-                    thr,
-                    SUB[b],
-                    SQ_ADD[b],
-                    SQ_SHIFT[b],
-                    cub_add[b],
-                    shifts.cub[b],
-                );
-                inner[b] = inner[b].wrapping_add(t);
+                inner[b] = inner[b].wrapping_add(t[b]);
             }
         }
         for b in 0..3 {
@@ -883,6 +925,66 @@ pub fn cm_s0(
         }
     }
     accum
+}
+
+/// Scalar [`CmS0Interior`].
+pub fn cm_s0_interior(
+    x_hvd: [&[i16]; 3],
+    csf_hvd: [&[i16]; 3],
+    flt_hvd: [&[i16]; 3],
+    rows: (usize, usize, usize),
+    cols: std::ops::Range<usize>,
+    i_rfactor: [u16; 3],
+    cub: [u32; 3],
+) -> [i64; 3] {
+    let cub_add = cub.map(|s| half_pow2_u32(s) as i64);
+    let mut inner = [0i64; 3];
+    for j in cols {
+        let t = cm_s0_pixel(
+            x_hvd,
+            csf_hvd,
+            flt_hvd,
+            rows,
+            (j - 1, j, j + 1),
+            i_rfactor,
+            cub,
+            cub_add,
+        );
+        for b in 0..3 {
+            inner[b] = inner[b].wrapping_add(t[b]);
+        }
+    }
+    inner
+}
+
+/// One sample's three masked, cubed terms of [`cm_s0`] (before the row rounding): `rows` are the
+/// offsets of the rows above, at and below, `cols` the columns left, at and right.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s0_pixel(
+    x_hvd: [&[i16]; 3],
+    csf_hvd: [&[i16]; 3],
+    flt_hvd: [&[i16]; 3],
+    rows: (usize, usize, usize),
+    cols: (usize, usize, usize),
+    i_rfactor: [u16; 3],
+    cub: [u32; 3],
+    cub_add: [i64; 3],
+) -> [i64; 3] {
+    const SUB: [u32; 3] = [10, 10, 12];
+    const SQ_SHIFT: [u32; 3] = [29, 29, 30];
+    const SQ_ADD: [i64; 3] = [1 << 28, 1 << 28, 1 << 29];
+    let p = rows.1 + cols.1;
+    let mut thr = 0i32;
+    for b in 0..3 {
+        let n = neighbours8(flt_hvd[b], 1, rows, cols);
+        let c = ((ONE_BY_15 * (csf_hvd[b][p] as i32).abs() + 2048) >> 12) as i16;
+        thr = thr.wrapping_add(n.wrapping_add(c as i32));
+    }
+    std::array::from_fn(|b| {
+        let x = (x_hvd[b][p] as i32).wrapping_mul(i_rfactor[b] as i32);
+        cm_term(x, thr, SUB[b], SQ_ADD[b], SQ_SHIFT[b], cub_add[b], cub[b])
+    })
 }
 
 /// Pools a scale-0 numerator accumulation (libvmaf `adm_cm` tail): per band
