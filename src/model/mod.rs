@@ -304,15 +304,23 @@ impl Model {
             self.name,
             self.features.len()
         );
-        let mut x: Vec<(i32, f64)> = features
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| (i as i32 + 1, self.normalize(i, v)))
-            .collect();
-        if let Some(param) = self.chroma_correction {
-            self.correct_chroma(&mut x, param);
+        // Per-frame hot path: the libsvm nodes live on the stack for any usual model size.
+        const STACK: usize = 32;
+        let mut stack = [(0i32, 0f64); STACK];
+        let mut heap = Vec::new();
+        let x: &mut [(i32, f64)] = if features.len() <= STACK {
+            &mut stack[..features.len()]
+        } else {
+            heap.resize(features.len(), (0, 0.0));
+            &mut heap
+        };
+        for (i, (slot, &v)) in x.iter_mut().zip(features).enumerate() {
+            *slot = (i as i32 + 1, self.normalize(i, v));
         }
-        let mut y = self.svm.predict(&x);
+        if let Some(param) = self.chroma_correction {
+            self.correct_chroma(x, param);
+        }
+        let mut y = self.svm.predict(x);
         if self.norm == Norm::LinearRescale {
             y = (y - self.intercept) / self.slope;
         }

@@ -1,0 +1,92 @@
+//! The engine's hot path allocates nothing per frame: after warm-up, scoring more frames only
+//! costs the amortised growth of the per-frame history (a handful of reallocations).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use vmaf_rs::{ChromaLayout, Engine, EngineConfig, FrameScores, Picture, PictureFormat, Plane};
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+fn frames(n: usize, w: usize, h: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+    (0..n)
+        .map(|f| {
+            let r: Vec<u8> = (0..w * h)
+                .map(|i| ((i % w) * 3 + (i / w) + f * 5) as u8)
+                .collect();
+            let d: Vec<u8> = r
+                .iter()
+                .enumerate()
+                .map(|(i, v)| v.wrapping_add(((i * 7919 + f) % 13) as u8))
+                .collect();
+            (r, d)
+        })
+        .collect()
+}
+
+fn allocations_for(threads: usize) -> usize {
+    let (w, h) = (96, 64);
+    let fmt = PictureFormat {
+        width: w,
+        height: h,
+        bpc: 8,
+        layout: ChromaLayout::Yuv420,
+    };
+    let mut cfg = EngineConfig::new(fmt);
+    cfg.n_threads = threads;
+    let mut e = Engine::new(cfg).unwrap();
+    let data = frames(8, w, h);
+    let mut out = FrameScores::default();
+    let mut send = |e: &mut Engine, i: usize| {
+        let (r, d) = &data[i % data.len()];
+        let pr = Picture::new(fmt, Plane::new_u8(r, w, h, w).unwrap()).unwrap();
+        let pd = Picture::new(fmt, Plane::new_u8(d, w, h, w).unwrap()).unwrap();
+        e.send(&pr, &pd).unwrap();
+        while e.receive_into(&mut out) {}
+    };
+    for i in 0..16 {
+        send(&mut e, i);
+    }
+    let before = ALLOCS.load(Ordering::Relaxed);
+    for i in 16..16 + 256 {
+        send(&mut e, i);
+    }
+    ALLOCS.load(Ordering::Relaxed) - before
+}
+
+#[test]
+fn hot_path_does_not_allocate_per_frame() {
+    // 256 frames: only the two history vectors doubling (≈ 2·log2 growth) may allocate.
+    let single = allocations_for(0);
+    assert!(
+        single <= 16,
+        "{single} allocations over 256 frames (single thread)"
+    );
+    let multi = allocations_for(2);
+    assert!(
+        multi <= 16,
+        "{multi} allocations over 256 frames (2 threads)"
+    );
+    eprintln!("allocations over 256 frames: {single} (n_threads=0), {multi} (n_threads=2)");
+}
