@@ -470,3 +470,162 @@ fn valgrind_short_run_is_clean() {
     assert!(o.status.success(), "valgrind reported errors:\n{text}");
     assert!(text.contains("VMAF score"), "{text}");
 }
+
+/// Every input format the filter accepts scores exactly like libvmaf on the planar format with
+/// the same luma (libvmaf itself takes only planar YUV).
+#[test]
+fn every_pixel_format_matches_libvmaf() {
+    let dir = workdir("ff-formats");
+    // One 4:4:4 source per bit depth, so converting to each format only drops or subsamples
+    // chroma and leaves luma untouched.
+    let mut pairs = std::collections::HashMap::new();
+    for (depth, fmt) in [
+        (8, "yuv444p"),
+        (10, "yuv444p10le"),
+        (12, "yuv444p12le"),
+        (16, "yuv444p16le"),
+    ] {
+        let src = dir.join(format!("src{depth}.y4m"));
+        let dis = dir.join(format!("dis{depth}.y4m"));
+        ffmpeg(&[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=s=160x96:r=25:d=0.2",
+            "-pix_fmt",
+            fmt,
+            "-strict",
+            "-1",
+            src.to_str().unwrap(),
+        ]);
+        ffmpeg(&[
+            "-i",
+            src.to_str().unwrap(),
+            "-vf",
+            "noise=alls=25:allf=t",
+            "-pix_fmt",
+            fmt,
+            "-strict",
+            "-1",
+            dis.to_str().unwrap(),
+        ]);
+        pairs.insert(depth, (src, dis));
+    }
+    // (our input format, its depth, the planar format libvmaf gets)
+    let formats = [
+        ("nv12", 8, "yuv420p"),
+        ("p010le", 10, "yuv420p10le"),
+        ("p016le", 16, "yuv420p16le"),
+        ("yuv420p12le", 12, "yuv420p12le"),
+        ("yuv422p10le", 10, "yuv422p10le"),
+        ("yuv444p16le", 16, "yuv444p16le"),
+    ];
+    for (ours_fmt, depth, planar) in formats {
+        let (src, dis) = &pairs[&depth];
+        let sub = dir.join(ours_fmt);
+        std::fs::create_dir_all(&sub).unwrap();
+        let theirs_log = sub.join("oracle.json");
+        ffmpeg(&[
+            "-i", dis.to_str().unwrap(), "-i", src.to_str().unwrap(), "-lavfi",
+            &format!("[0:v]format={planar}[m];[1:v]format={planar}[r];[m][r]libvmaf=log_fmt=json:log_path={}", theirs_log.display()),
+            "-f", "null", "-",
+        ]);
+        let log = sub.join("ours.json");
+        ok(&run_ours(
+            dis,
+            src,
+            &format!("[0:v]format={ours_fmt}[m];[1:v]format={ours_fmt}[r];[m][r]vmaf_rs=log_fmt=json:log_path={}", log.display()),
+        ));
+        compare_logs(
+            &read_json(&log),
+            &read_json(&theirs_log),
+            &["vmaf"],
+            ours_fmt,
+        );
+    }
+}
+
+/// Gray input: swscale expands the range when converting YUV to gray, so the luma-only files are
+/// cut out of planar raw files byte for byte, and libvmaf scores the planar originals.
+#[test]
+fn gray_formats_match_libvmaf() {
+    let dir = workdir("ff-gray");
+    let (w, h, n) = (160usize, 96usize, 5usize);
+    for (gray, planar, bytes) in [
+        ("gray", "yuv420p", 1usize),
+        ("gray10le", "yuv420p10le", 2),
+        ("gray12le", "yuv420p12le", 2),
+        ("gray16le", "yuv420p16le", 2),
+    ] {
+        let sub = dir.join(gray);
+        std::fs::create_dir_all(&sub).unwrap();
+        let mut files = Vec::new();
+        for (tag, vf) in [("ref", "null"), ("dis", "noise=alls=25:allf=t")] {
+            let raw = sub.join(format!("{tag}.yuv"));
+            ffmpeg(&[
+                "-f",
+                "lavfi",
+                "-i",
+                &format!("testsrc2=s={w}x{h}:r=25,trim=end_frame={n}"),
+                "-vf",
+                &format!("{vf},format={planar}"),
+                "-f",
+                "rawvideo",
+                raw.to_str().unwrap(),
+            ]);
+            let data = std::fs::read(&raw).unwrap();
+            let frame = w * h * bytes * 3 / 2;
+            assert_eq!(data.len(), frame * n);
+            let luma: Vec<u8> = data
+                .chunks(frame)
+                .flat_map(|f| f[..w * h * bytes].to_vec())
+                .collect();
+            let g = sub.join(format!("{tag}.gray"));
+            std::fs::write(&g, luma).unwrap();
+            files.push((raw, g));
+        }
+        let size = format!("{w}x{h}");
+        let theirs = sub.join("oracle.json");
+        ffmpeg(&[
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            planar,
+            "-s",
+            &size,
+            "-i",
+            files[1].0.to_str().unwrap(),
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            planar,
+            "-s",
+            &size,
+            "-i",
+            files[0].0.to_str().unwrap(),
+            "-lavfi",
+            &format!("libvmaf=log_fmt=json:log_path={}", theirs.display()),
+            "-f",
+            "null",
+            "-",
+        ]);
+        let log = sub.join("ours.json");
+        let o = Command::new(ours())
+            .args(["-hide_banner", "-nostdin", "-y"])
+            .args(["-f", "rawvideo", "-pix_fmt", gray, "-s", &size, "-i"])
+            .arg(&files[1].1)
+            .args(["-f", "rawvideo", "-pix_fmt", gray, "-s", &size, "-i"])
+            .arg(&files[0].1)
+            .args([
+                "-lavfi",
+                &format!("vmaf_rs=log_fmt=json:log_path={}", log.display()),
+                "-f",
+                "null",
+                "-",
+            ])
+            .output()
+            .unwrap();
+        ok(&o);
+        compare_logs(&read_json(&log), &read_json(&theirs), &["vmaf"], gray);
+    }
+}
