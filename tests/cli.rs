@@ -185,3 +185,26 @@ fn raw_yuv_equals_y4m_and_every_log_format_is_written() {
         assert!(text.contains(probe), "{flag} log lacks {probe}: {text}");
     }
 }
+
+/// A model asking for a feature vmaf_rs does not compute yet fails, naming that feature.
+#[test]
+fn model_with_unknown_feature_is_refused_by_name() {
+    let dir = workdir("cli-unknown-feature");
+    let a = make(&dir, "a.y4m", "testsrc2=s=64x48:r=25:d=0.12", "yuv420p");
+    let text = std::fs::read_to_string(root().join("src/model/builtin/vmaf_v0.6.1.json")).unwrap();
+    assert!(text.contains("VMAF_integer_feature_motion2_score"));
+    let m = dir.join("cambi.json");
+    std::fs::write(
+        &m,
+        text.replace(
+            "VMAF_integer_feature_motion2_score",
+            "Cambi_feature_cambi_score",
+        ),
+    )
+    .unwrap();
+    let a = a.to_str().unwrap();
+    fails_with(
+        &cli(&["-r", a, "-d", a, "-m", &format!("path={}", m.display())]),
+        &["Cambi_feature_cambi_score", "does not compute"],
+    );
+}
