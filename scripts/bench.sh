@@ -3,18 +3,72 @@
 # Prints fps for each and the ratio (ours / libvmaf) last. Not a test: numbers go to
 # docs/BENCHMARKS.md.
 #   scripts/bench.sh [--frames N] [--threads "1 2"] [--runs R]
+#
+# --cuda (on the GPU machine; needs only the patched ffmpeg, no cargo or oracle): the vmaf_rs
+# filter at 1080p and 4K (nv12) with the frames already on the GPU (8 frames of each input
+# uploaded once, then replayed by the loop filter) against the same graph on the CPU path with
+# n_threads = all cores, frames in host memory. fps = (N2 - N1) / (t(N2) - t(N1)), which cancels
+# the setup (device, graph, first frames).
+#   scripts/bench.sh --cuda [--runs R]      (VMAF_RS_FFMPEG=<ffmpeg>, default build/ffmpeg/bin/ffmpeg)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-frames=120; threads="1 2"; runs=3
+frames=120; threads="1 2"; runs=3; cuda=0; runs_set=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --frames) frames=$2; shift 2;;
         --threads) threads=$2; shift 2;;
-        --runs) runs=$2; shift 2;;
-        *) echo "usage: $0 [--frames N] [--threads \"1 2\"] [--runs R]" >&2; exit 2;;
+        --runs) runs=$2; runs_set=1; shift 2;;
+        --cuda) cuda=1; shift;;
+        *) echo "usage: $0 [--frames N] [--threads \"1 2\"] [--runs R] | --cuda [--runs R]" >&2; exit 2;;
     esac
 done
+
+# median wall seconds of $runs runs of a command
+time_cmd() {
+    local ts=()
+    for _ in $(seq "$runs"); do
+        local a b
+        a=$(date +%s.%N); "$@" >/dev/null 2>&1 || { echo "bench: command failed: $*" >&2; "$@" 2>&1 | tail -n 5 >&2; exit 1; }; b=$(date +%s.%N)
+        ts+=("$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b - a}')")
+    done
+    printf '%s\n' "${ts[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+
+if [ "$cuda" = 1 ]; then
+    [ "$runs_set" = 1 ] || runs=1
+    ff=${VMAF_RS_FFMPEG:-$root/build/ffmpeg/bin/ffmpeg}
+    [ -x "$ff" ] || { echo "bench: $ff is missing (scripts/ffmpeg-build.sh)" >&2; exit 1; }
+    export LD_LIBRARY_PATH="/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}"
+    cores=$(nproc)
+    # run W H FRAMES cuda|cpu: the filter on FRAMES frames replayed from 8 per input
+    run() {
+        local w=$1 h=$2 n=$3 mode=$4 up="" dev=() nt=$cores k=8
+        if [ "$mode" = cuda ]; then up=",hwupload"; dev=(-init_hw_device cuda=cu -filter_hw_device cu); nt=0; fi
+        local src="testsrc2=s=${w}x${h}:r=25,trim=end_frame=$k"
+        local tail="format=nv12$up,loop=loop=$((n / k + 1)):size=$k,trim=end_frame=$n"
+        time_cmd "$ff" -nostdin -hide_banner "${dev[@]}" -filter_complex \
+            "$src,noise=alls=10:allf=t,$tail[m];$src,$tail[r];[m][r]vmaf_rs=n_threads=$nt" -f null -
+    }
+    fps2() {  # W H N1 N2 MODE
+        local t1 t2
+        t1=$(run "$1" "$2" "$3" "$5"); t2=$(run "$1" "$2" "$4" "$5")
+        awk -v n1="$3" -v n2="$4" -v t1="$t1" -v t2="$t2" 'BEGIN {printf "%.1f", (n2 - n1) / (t2 - t1)}'
+    }
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 || true)
+    cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+    echo "bench --cuda: vmaf_rs filter, vmaf_v0.6.1, nv12 8-bit; GPU: ${gpu:-?}; CPU: $cores cores (${cpu:-?})"
+    printf '%-12s %14s %14s %8s\n' "size" "cuda fps" "cpu fps" "ratio"
+    for spec in "1920 1080 100 600 50 250" "3840 2160 50 300 20 100"; do
+        set -- $spec
+        g=$(fps2 "$1" "$2" "$3" "$4" cuda)
+        c=$(fps2 "$1" "$2" "$5" "$6" cpu)
+        printf '%-12s %14s %14s %7sx\n' "${1}x${2}" "$g" "$c" "$(awk -v g="$g" -v c="$c" 'BEGIN {printf "%.1f", g / c}')"
+        echo "bench: ${1}x${2} cuda ${g} fps, cpu (n_threads=$cores) ${c} fps"
+    done
+    exit 0
+fi
+
 oracle=$(scripts/oracle.sh)
 cargo build --release --quiet --bin vmaf-rs
 ff=build/ffmpeg/bin/ffmpeg
@@ -29,16 +83,6 @@ if [ ! -f "$w/ref-$frames.yuv" ]; then
 fi
 raw="-f rawvideo -s 1920x1080 -pix_fmt yuv420p"
 
-# median wall seconds of $runs runs of a command
-time_cmd() {
-    local ts=()
-    for _ in $(seq "$runs"); do
-        local a b
-        a=$(date +%s.%N); "$@" >/dev/null 2>&1 || { echo "bench: command failed: $*" >&2; exit 1; }; b=$(date +%s.%N)
-        ts+=("$(echo "$b - $a" | bc -l)")
-    done
-    printf '%s\n' "${ts[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
 fps() { echo "scale=1; $frames / $1" | bc -l; }
 
 printf '%-34s %8s %8s\n' "what (1080p, $frames frames)" "seconds" "fps"

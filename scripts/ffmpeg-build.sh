@@ -2,8 +2,8 @@
 # Builds FFmpeg with the vmaf_rs filter: build/ffmpeg/bin/{ffmpeg,ffprobe}.
 #
 #   1. installs missing build tools with apt (nasm, pkg-config, make, gcc, xz-utils);
-#   2. builds the crate's static library (cargo, features `capi`, plus `cuda` if VMAF_RS_CUDA=1)
-#      and lays it out as a pkg-config package in build/vmaf_rs/{include,lib,lib/pkgconfig};
+#   2. builds the crate's static library (cargo, features `capi,cuda`; see VMAF_RS_CUDA) and lays
+#      it out as a pkg-config package in build/vmaf_rs/{include,lib,lib/pkgconfig};
 #   3. installs nv-codec-headers into build/nv-codec-headers (headers and ffnvcodec.pc only);
 #   4. unpacks the pristine FFmpeg release and applies ffmpeg-patches/<major.minor>/
 #      (scripts/ffmpeg-apply.sh) into build/ffmpeg-src/<version>;
@@ -20,7 +20,13 @@
 # Environment:
 #   FFMPEG_VERSION=9.0.2     FFmpeg release (ffmpeg-patches/<major.minor>/ must exist)
 #   FFMPEG_SOURCE=...        see scripts/ffmpeg-fetch.sh
-#   VMAF_RS_CUDA=1           build the crate with its `cuda` feature
+#   VMAF_RS_CUDA=auto|1|0    the crate's `cuda` feature (the GPU backend of the filter). Default
+#                            auto: on whenever nvcc is found (NVCC, build/cuda-venv, PATH,
+#                            /usr/local/cuda) or can be installed by scripts/cuda-toolchain.sh
+#                            (pip, once); off with a warning otherwise. 1: on, fail without nvcc.
+#                            0: off (the filter then refuses CUDA frames with a clear message).
+#                            Building with CUDA needs no GPU (libcuda is loaded at run time) and
+#                            costs about the same as without (see docs/BENCHMARKS.md).
 #   VMAF_RS_FFMPEG_GPL=1     configure FFmpeg with --enable-gpl and add the (GPL) boxblur filter
 #   VMAF_RS_PREFIX=<dir>     use a prebuilt vmaf_rs (<dir>/include/vmaf_rs.h,
 #                            <dir>/lib/libvmaf_rs.a, <dir>/lib/pkgconfig/vmaf_rs.pc); skips cargo
@@ -43,7 +49,8 @@ prefix=$root/build/ffmpeg
 vmafdir=$root/build/vmaf_rs
 nvdir=$root/build/nv-codec-headers
 nv_version=12.1.14.0
-cuda=${VMAF_RS_CUDA:-0}
+cuda=${VMAF_RS_CUDA:-auto}
+case "$cuda" in auto|0|1) ;; *) echo "ffmpeg-build: error: VMAF_RS_CUDA=$cuda (expected auto, 1 or 0)" >&2; exit 1;; esac
 jobs=${JOBS:-$(nproc)}
 stamp=$prefix/.vmaf_rs-build-stamp
 
@@ -68,12 +75,38 @@ configure_args=(
     --enable-protocol=file,pipe
     --enable-indev=lavfi
     --enable-filter=hwupload_cuda,hwupload,hwdownload,scale,format,null,setpts,trim
-    --enable-filter=testsrc,testsrc2,nullsrc,color,noise,avgblur,gblur,metadata,split,fps,select,crop,pad,settb,movie,showinfo,concat
+    --enable-filter=testsrc,testsrc2,nullsrc,color,noise,avgblur,gblur,metadata,split,fps,select,crop,pad,settb,movie,showinfo,concat,loop
     --enable-libvmaf-rs --enable-filter=vmaf_rs
 )
 # boxblur is GPL in FFmpeg: VMAF_RS_FFMPEG_GPL=1 builds a GPL ffmpeg that has it.
 if [ "${VMAF_RS_FFMPEG_GPL:-0}" = 1 ]; then
     configure_args+=(--enable-gpl --enable-filter=boxblur)
+fi
+
+# --- CUDA: is nvcc there (build.rs looks in the same places)? ------------------------------------
+find_nvcc() {
+    local c
+    for c in "${NVCC:-}" "$root"/build/cuda-venv/lib/python3*/site-packages/nvidia/cu13/bin/nvcc \
+             "$(command -v nvcc 2>/dev/null || true)" /usr/local/cuda/bin/nvcc; do
+        [ -n "$c" ] && [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    return 1
+}
+if [ -n "${VMAF_RS_PREFIX:-}" ]; then
+    cuda=prebuilt
+elif [ "$cuda" != 0 ]; then
+    if ! nvcc_path=$(find_nvcc); then
+        log "no nvcc found: installing CUDA 13.0's compiler with scripts/cuda-toolchain.sh (pip)"
+        if nvcc_path=$("$root/scripts/cuda-toolchain.sh"); then :; else nvcc_path=; fi
+    fi
+    if [ -n "$nvcc_path" ]; then
+        cuda=1
+    elif [ "$cuda" = 1 ]; then
+        die "VMAF_RS_CUDA=1 but nvcc could not be found or installed (scripts/cuda-toolchain.sh); set NVCC=/path/to/nvcc"
+    else
+        log "warning: no nvcc: building vmaf_rs WITHOUT its CUDA backend (the filter will refuse CUDA frames); set NVCC or run scripts/cuda-toolchain.sh, or VMAF_RS_CUDA=0 to silence this"
+        cuda=0
+    fi
 fi
 
 # --- identity of the wanted result -------------------------------------------------------------

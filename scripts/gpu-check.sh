@@ -1,69 +1,139 @@
 #!/usr/bin/env bash
-# GPU check of the CUDA backend, run ON the GPU machine with test binaries built elsewhere.
+# GPU check of the CUDA backend and of the FFmpeg filter's CUDA path, run ON the GPU machine with
+# everything built elsewhere (the GPU machine has no network, no cargo, no oracle).
 #
-# Here (build machine, no GPU needed):
-#   CARGO_TARGET_DIR=/tmp/target-cuda cargo test --release --features cuda --no-run --test cuda
-#   scripts/gpu-check.sh --stage        # copies the test binary to build/gpu/ (git-ignored)
-# There (device machine; carry build/gpu):
-#   scripts/gpu-check.sh [build/gpu]    # logs go to $OUT when set, else build/gpu/logs
+# Here (build machine, no GPU needed; needs the oracle for the encoded media):
+#   scripts/gpu-check.sh --stage
+#     builds and copies into build/gpu/ (git-ignored, well under the 64 MiB a device call carries):
+#       ffmpeg             the patched static ffmpeg, CUDA-enabled (VMAF_RS_CUDA=1 ffmpeg-build.sh)
+#       cuda-tests         tests/cuda.rs        (cargo test --features cuda --no-run)
+#       ffmpeg-cuda-tests  tests/ffmpeg_cuda.rs (cargo test --no-run)
+#       cuda_reducer       tests/cuda_reducer.c linked against build/ffmpeg/lib/*.a (libcuda dlopen'd)
+#       media/             H.264 8-bit and HEVC 10-bit 1080p pairs (the oracle's libx264/libx265)
+# There (device machine; carry build/gpu), in the repository root:
+#   scripts/gpu-check.sh [build/gpu]        # logs go to $OUT when set, else build/gpu/logs
 #
-# Runs: the CUDA tests (bit-identity CPU vs GPU, lifecycle/leak), the throughput bench, and
-# compute-sanitizer (memcheck with leak check, initcheck, racecheck) on a subset of the tests.
-# Prints a summary table last; exit status 0 only if everything passed.
+# Runs, in this order (each step under a timeout; the whole fits one 10-minute device call):
+#   ffmpeg-cuda    CUDA == CPU per-frame values through the filter (hwupload 8/10/16-bit, NVDEC
+#                  H.264 8-bit and HEVC 10-bit), error cases;
+#   throughput     the filter with frames already on the GPU, 1080p and 4K;
+#   rust-tests     the CUDA scorer's tests (bit identity, lifecycle/leak, threads);
+#   reducer        100 cycles of device + graph (2x hwupload 4K -> vmaf_rs) + 10 frames + free:
+#                  GPU free memory must not change after the warm-up, RSS grow <= 1 MiB;
+#   san-reducer    compute-sanitizer memcheck --leak-check full on a short reducer run;
+#   bench          scripts/bench.sh --cuda: fps at 1080p and 4K, CUDA vs the CPU path;
+#   then, while time is left (GPU_CHECK_BUDGET seconds in all, default 540): the Rust bench and
+#   compute-sanitizer memcheck/initcheck/racecheck on a subset of the Rust tests.
+# GPU_CHECK_QUICK=1: reducer 10 cycles, no Rust tests, no optional steps (a smoke test).
+# Prints a summary table last; exit status 0 only if every step that ran passed.
 set -u
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
 if [ "${1:-}" = "--stage" ]; then
-    target="${CARGO_TARGET_DIR:-$root/target}"
-    bin="$(ls -t "$target"/release/deps/cuda-* 2>/dev/null | grep -v '\.d$' | head -n1)"
-    [ -n "$bin" ] || { echo "no test binary: run cargo test --release --features cuda --no-run --test cuda" >&2; exit 1; }
-    mkdir -p "$root/build/gpu"
-    cp "$bin" "$root/build/gpu/cuda-tests"
-    cp "$0" "$root/build/gpu/gpu-check.sh"
-    ls -la "$root/build/gpu"
+    set -eo pipefail
+    cd "$root"
+    g="$root/build/gpu"
+    mkdir -p "$g/media"
+    VMAF_RS_CUDA=1 scripts/ffmpeg-build.sh
+    cp build/ffmpeg/bin/ffmpeg "$g/ffmpeg"
+    exe() {  # cargo test ... --no-run --message-format=json -> the test executable
+        cargo test --release --no-run --message-format=json "$@" |
+            sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n1
+    }
+    t=$(exe --features cuda --test cuda)
+    [ -x "$t" ] || { echo "gpu-check: no cuda test binary" >&2; exit 1; }
+    cp "$t" "$g/cuda-tests"
+    t=$(exe --test ffmpeg_cuda)
+    [ -x "$t" ] || { echo "gpu-check: no ffmpeg_cuda test binary" >&2; exit 1; }
+    cp "$t" "$g/ffmpeg-cuda-tests"
+    pc="$root/build/ffmpeg/lib/pkgconfig:$root/build/vmaf_rs/lib/pkgconfig:$root/build/nv-codec-headers/lib/pkgconfig"
+    # shellcheck disable=SC2046
+    cc -O2 -g -Wall -Wextra -o "$g/cuda_reducer" tests/cuda_reducer.c -I build/ffmpeg/include \
+        $(PKG_CONFIG_PATH="$pc" pkg-config --static --libs libavfilter) -ldl
+    strip --strip-debug "$g/cuda_reducer"   # symbols stay (sanitizer backtraces); 40 -> ~12 MB
+    rm -f "$g/gpu-check.sh"                 # the scripts travel with the working tree
+    if [ ! -s "$g/media/dis_hevc10_1080p.mkv" ]; then
+        o=$(scripts/oracle.sh)
+        src="testsrc2=s=1920x1080:r=25:d=1.2"
+        q=(-hide_banner -loglevel error -nostdin -y -f lavfi -i "$src")
+        "$o" "${q[@]}" -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "$g/media/ref_h264_1080p.mkv"
+        "$o" "${q[@]}" -c:v libx264 -preset veryfast -crf 38 -pix_fmt yuv420p "$g/media/dis_h264_1080p.mkv"
+        "$o" "${q[@]}" -c:v libx265 -preset fast -crf 12 -pix_fmt yuv420p10le -x265-params log-level=error \
+            "$g/media/ref_hevc10_1080p.mkv"
+        "$o" "${q[@]}" -c:v libx265 -preset fast -crf 36 -pix_fmt yuv420p10le -x265-params log-level=error \
+            "$g/media/dis_hevc10_1080p.mkv"
+    fi
+    ls -la "$g" "$g/media"
+    du -sh "$g"
     exit 0
 fi
 
-dir="${1:-$root/build/gpu}"
+dir="$(cd "${1:-$root/build/gpu}" && pwd)"
 logs="${OUT:-$dir/logs}"
 mkdir -p "$logs"
 export LD_LIBRARY_PATH="/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export RUST_BACKTRACE=1
-T="$dir/cuda-tests"
-[ -x "$T" ] || { echo "missing $T (stage it with scripts/gpu-check.sh --stage)" >&2; exit 1; }
+export VMAF_RS_FFMPEG="$dir/ffmpeg" VMAF_RS_CUDA_MEDIA="$dir/media" VMAF_RS_REQUIRE_GPU=1
+export VMAF_RS_WORK="${TMPDIR:-/tmp}/vmaf_rs_gpu_check"
+quick="${GPU_CHECK_QUICK:-0}"
+budget="${GPU_CHECK_BUDGET:-540}"
+for f in ffmpeg cuda-tests ffmpeg-cuda-tests cuda_reducer media/dis_hevc10_1080p.mkv; do
+    [ -e "$dir/$f" ] || { echo "missing $dir/$f (scripts/gpu-check.sh --stage)" >&2; exit 1; }
+done
 SAN="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+T="$dir/cuda-tests"
+F="$dir/ffmpeg-cuda-tests"
+R="$dir/cuda_reducer"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/gpu.txt"
 
 declare -a names=() results=()
-step() {  # step NAME LOGFILE CMD...
-    local name="$1" log="$2"; shift 2
+step() {  # step NAME TIMEOUT LOGFILE CMD...
+    local name="$1" limit="$2" log="$3"; shift 3
     local t0=$SECONDS
-    echo "=== $name: $*"
-    "$@" >"$log" 2>&1
+    echo "=== $name (at ${t0}s, limit ${limit}s): $*"
+    timeout -k 5 "$limit" "$@" >"$log" 2>&1
     local rc=$?
-    tail -n 40 "$log"
+    tail -n 25 "$log"
     names+=("$name"); results+=("rc=$rc $((SECONDS - t0))s")
     return $rc
 }
+left() { echo $((budget - SECONDS)); }
 
-step tests "$logs/tests.log" "$T" --test-threads=1 --nocapture
-step bench "$logs/bench.log" "$T" --ignored --nocapture bench
-subset=(gpu::bit_identical_8bit_padded gpu::bit_identical_odd_and_tiny_sizes gpu::refused_frames_are_released gpu::bit_identical_10bit_msb_p010)
-step memcheck "$logs/memcheck.log" "$SAN" --tool memcheck --leak-check full --error-exitcode 9 \
-    "$T" --test-threads=1 "${subset[@]}"
-step initcheck "$logs/initcheck.log" "$SAN" --tool initcheck --error-exitcode 9 \
-    "$T" --test-threads=1 gpu::bit_identical_odd_and_tiny_sizes
-step racecheck "$logs/racecheck.log" "$SAN" --tool racecheck --error-exitcode 9 \
-    "$T" --test-threads=1 gpu::bit_identical_8bit_padded
+step ffmpeg-cuda 150 "$logs/ffmpeg-cuda.log" "$F" --test-threads=3 --nocapture --skip throughput
+step throughput 60 "$logs/throughput.log" "$F" --test-threads=1 --nocapture throughput
+if [ "$quick" != 1 ]; then
+    step rust-tests 150 "$logs/rust-tests.log" "$T" --test-threads=1 --nocapture
+    step reducer 200 "$logs/reducer.log" "$R" 100 10 3840 2160 3
+else
+    step reducer 60 "$logs/reducer.log" "$R" 10 10 3840 2160 3
+fi
+step san-reducer 120 "$logs/san-reducer.log" "$SAN" --tool memcheck --leak-check full --error-exitcode 9 \
+    "$R" 2 4 1280 720 2
+step bench 150 "$logs/bench.log" "$root/scripts/bench.sh" --cuda
+if [ "$quick" != 1 ]; then
+    subset=(gpu::bit_identical_8bit_padded gpu::bit_identical_odd_and_tiny_sizes gpu::refused_frames_are_released gpu::bit_identical_10bit_msb_p010)
+    [ "$(left)" -gt 60 ] && step rust-bench 50 "$logs/rust-bench.log" "$T" --ignored --nocapture bench
+    [ "$(left)" -gt 60 ] && step memcheck 55 "$logs/memcheck.log" "$SAN" --tool memcheck --leak-check full --error-exitcode 9 \
+        "$T" --test-threads=1 "${subset[@]}"
+    [ "$(left)" -gt 45 ] && step initcheck 40 "$logs/initcheck.log" "$SAN" --tool initcheck --error-exitcode 9 \
+        "$T" --test-threads=1 gpu::bit_identical_odd_and_tiny_sizes
+    [ "$(left)" -gt 45 ] && step racecheck 40 "$logs/racecheck.log" "$SAN" --tool racecheck --error-exitcode 9 \
+        "$T" --test-threads=1 gpu::bit_identical_8bit_padded
+fi
 
 echo
-echo "=== summary ($(cat "$logs/gpu.txt"))"
-grep -h "bit-identical\|lifecycle:\|bench:\|differ\|panicked" "$logs/tests.log" "$logs/bench.log" | sed 's/^/  /'
-grep -h "ERROR SUMMARY\|LEAK SUMMARY\|RACECHECK SUMMARY" "$logs"/*check.log | sed 's/^/  /'
+echo "=== summary ($(cat "$logs/gpu.txt"); ${SECONDS}s)"
+grep -h "^bit-identical:\|^throughput:\|differ\|panicked\|FAILED\|test result" "$logs/ffmpeg-cuda.log" "$logs/throughput.log" | sed 's/^/  /'
+[ -f "$logs/rust-tests.log" ] && grep -h "bit-identical\|lifecycle:\|test result\|panicked" "$logs/rust-tests.log" | sed 's/^/  rust: /'
+[ -f "$logs/rust-bench.log" ] && grep -h "bench:" "$logs/rust-bench.log" | sed 's/^/  rust: /'
+grep -h "^cuda_reducer: \(after\|PASS\|FAIL\)" "$logs/reducer.log" | sed 's/^/  reducer: /'
+grep -h "ERROR SUMMARY\|LEAK SUMMARY\|RACECHECK SUMMARY\|leaked" "$logs"/san-reducer.log "$logs"/*check.log 2>/dev/null | sed 's/^/  sanitizer: /'
+grep -h "^bench:" "$logs/bench.log" | sed 's/^/  /'
 status=0
 for i in "${!names[@]}"; do
-    printf '  %-10s %s\n' "${names[$i]}" "${results[$i]}"
+    printf '  %-12s %s\n' "${names[$i]}" "${results[$i]}"
     case "${results[$i]}" in rc=0*) ;; *) status=1 ;; esac
 done
+echo "  gpu-check: $([ $status = 0 ] && echo PASS || echo FAIL)"
 exit $status

@@ -1,0 +1,271 @@
+/*
+ * Leak reducer for the vmaf_rs filter's CUDA path, linked against the patched static FFmpeg
+ * libraries (build/ffmpeg/lib/lib*.a, built by scripts/ffmpeg-build.sh). libcuda is NOT linked: it is
+ * dlopen()ed (as FFmpeg itself does) for cuMemGetInfo.
+ *
+ * Each cycle: create a CUDA device context; build a graph whose two inputs are CUDA frames
+ * (testsrc2 -> format=nv12 -> hwupload with that device as every filter's hw_device_ctx; the
+ * distorted one is noised) -> vmaf_rs -> buffersink; pull every frame (FRAMES per input) until
+ * EOF; free the graph and the device. Then print the GPU's free memory (cuMemGetInfo, in the
+ * device's primary context, which is a different context from FFmpeg's and lives for the whole
+ * run) and the resident set size (/proc/self/statm).
+ *
+ * Exit status: 0 if, after WARMUP cycles, the GPU's free memory never changed (to the byte) and
+ * RSS grew by at most 1 MiB; 1 otherwise; 2 on errors. With CYCLES <= WARMUP nothing is checked
+ * (for short runs under compute-sanitizer).
+ *
+ *   cuda_reducer [CYCLES=100] [FRAMES=10] [WIDTH=3840] [HEIGHT=2160] [WARMUP=3]
+ *
+ * Built by scripts/gpu-check.sh --stage:
+ *   gcc -O2 -o build/gpu/cuda_reducer tests/cuda_reducer.c -Ibuild/ffmpeg/include \
+ *       $(PKG_CONFIG_PATH=build/ffmpeg/lib/pkgconfig pkg-config --static --libs libavfilter) -ldl
+ */
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
+#include <libavutil/dict.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/log.h>
+
+/* The few driver API entry points we need (ABI-stable since CUDA 3.2). */
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+static CUresult (*p_cuInit)(unsigned);
+static CUresult (*p_cuDeviceGet)(CUdevice *, int);
+static CUresult (*p_cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+static CUresult (*p_cuDevicePrimaryCtxRelease)(CUdevice);
+static CUresult (*p_cuCtxPushCurrent)(CUcontext);
+static CUresult (*p_cuCtxPopCurrent)(CUcontext *);
+static CUresult (*p_cuMemGetInfo)(size_t *, size_t *);
+
+static CUdevice cu_dev;
+static CUcontext cu_query_ctx;
+
+static int load_cuda(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        h = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "cuda_reducer: cannot load libcuda: %s\n", dlerror());
+        return -1;
+    }
+#define LOAD(sym, name)                                                   \
+    if (!(*(void **)&p_##sym = dlsym(h, name))) {                         \
+        fprintf(stderr, "cuda_reducer: libcuda lacks %s\n", name);        \
+        return -1;                                                        \
+    }
+    LOAD(cuInit, "cuInit");
+    LOAD(cuDeviceGet, "cuDeviceGet");
+    LOAD(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    LOAD(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    LOAD(cuCtxPushCurrent, "cuCtxPushCurrent_v2");
+    LOAD(cuCtxPopCurrent, "cuCtxPopCurrent_v2");
+    LOAD(cuMemGetInfo, "cuMemGetInfo_v2");
+#undef LOAD
+    if (p_cuInit(0) || p_cuDeviceGet(&cu_dev, 0) ||
+        p_cuDevicePrimaryCtxRetain(&cu_query_ctx, cu_dev)) {
+        fprintf(stderr, "cuda_reducer: cuInit/cuDeviceGet/cuDevicePrimaryCtxRetain failed\n");
+        return -1;
+    }
+    return 0;
+}
+
+static size_t gpu_free(void)
+{
+    size_t free_b = 0, total = 0;
+    CUcontext dummy;
+    if (p_cuCtxPushCurrent(cu_query_ctx) == 0) {
+        p_cuMemGetInfo(&free_b, &total);
+        p_cuCtxPopCurrent(&dummy);
+    }
+    return free_b;
+}
+
+static long rss_bytes(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * sysconf(_SC_PAGESIZE);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* One cycle; returns the number of frames that came out, or a negative AVERROR. */
+static int cycle(int frames, int w, int h, double *vmaf_last)
+{
+    AVBufferRef *dev = NULL;
+    AVFilterGraph *graph = NULL;
+    AVFilterContext *sink;
+    AVFrame *frame = NULL;
+    char desc[1024];
+    int ret, n = 0;
+
+    ret = av_hwdevice_ctx_create(&dev, AV_HWDEVICE_TYPE_CUDA, NULL, NULL, 0);
+    if (ret < 0) {
+        fprintf(stderr, "cuda_reducer: av_hwdevice_ctx_create: %s\n", av_err2str(ret));
+        return ret;
+    }
+    graph = avfilter_graph_alloc();
+    frame = av_frame_alloc();
+    if (!graph || !frame) {
+        ret = AVERROR(ENOMEM);
+        goto end;
+    }
+    snprintf(desc, sizeof(desc),
+             "testsrc2=s=%dx%d:r=25,trim=end_frame=%d,format=nv12,hwupload[ref];"
+             "testsrc2=s=%dx%d:r=25,trim=end_frame=%d,noise=c0s=12:c0f=t,format=nv12,hwupload[dis];"
+             "[dis][ref]vmaf_rs,buffersink@sink",
+             w, h, frames, w, h, frames);
+    ret = avfilter_graph_parse_ptr(graph, desc, NULL, NULL, NULL);
+    if (ret < 0) {
+        fprintf(stderr, "cuda_reducer: parse '%s': %s\n", desc, av_err2str(ret));
+        goto end;
+    }
+    for (unsigned i = 0; i < graph->nb_filters; i++) {
+        graph->filters[i]->hw_device_ctx = av_buffer_ref(dev);
+        if (!graph->filters[i]->hw_device_ctx) {
+            ret = AVERROR(ENOMEM);
+            goto end;
+        }
+    }
+    ret = avfilter_graph_config(graph, NULL);
+    if (ret < 0) {
+        fprintf(stderr, "cuda_reducer: avfilter_graph_config: %s\n", av_err2str(ret));
+        goto end;
+    }
+    sink = avfilter_graph_get_filter(graph, "buffersink@sink");
+    if (!sink) {
+        ret = AVERROR_BUG;
+        goto end;
+    }
+    for (;;) {
+        AVDictionaryEntry *e;
+        ret = av_buffersink_get_frame(sink, frame);
+        if (ret == AVERROR_EOF) {
+            ret = 0;
+            break;
+        }
+        if (ret < 0) {
+            fprintf(stderr, "cuda_reducer: av_buffersink_get_frame: %s\n", av_err2str(ret));
+            goto end;
+        }
+        if (frame->format != AV_PIX_FMT_CUDA) {
+            fprintf(stderr, "cuda_reducer: output frame is not a CUDA frame\n");
+            ret = AVERROR_BUG;
+            goto end;
+        }
+        e = av_dict_get(frame->metadata, "lavfi.vmaf_rs.vmaf", NULL, 0);
+        if (e)
+            *vmaf_last = atof(e->value);
+        n++;
+        av_frame_unref(frame);
+    }
+end:
+    av_frame_free(&frame);
+    avfilter_graph_free(&graph);
+    av_buffer_unref(&dev);
+    return ret < 0 ? ret : n;
+}
+
+int main(int argc, char **argv)
+{
+    int cycles = argc > 1 ? atoi(argv[1]) : 100;
+    int frames = argc > 2 ? atoi(argv[2]) : 10;
+    int w      = argc > 3 ? atoi(argv[3]) : 3840;
+    int h      = argc > 4 ? atoi(argv[4]) : 2160;
+    int warmup = argc > 5 ? atoi(argv[5]) : 3;
+    size_t free0 = 0;
+    long rss0 = 0, rss_max_growth = 0;
+    long long gpu_max_delta = 0;
+    int bad_gpu = 0;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    av_log_set_level(AV_LOG_ERROR);
+    if (cycles < 1 || frames < 1 || w < 16 || h < 16 || warmup < 1) {
+        fprintf(stderr, "usage: %s [CYCLES] [FRAMES] [WIDTH] [HEIGHT] [WARMUP]\n", argv[0]);
+        return 2;
+    }
+    if (load_cuda() < 0)
+        return 2;
+
+    printf("cuda_reducer: %d cycles x %d frames at %dx%d (nv12, hwupload -> vmaf_rs), warm-up %d\n",
+           cycles, frames, w, h, warmup);
+    printf("%6s %7s %9s %8s %16s %14s %12s\n", "cycle", "frames", "vmaf", "fps",
+           "gpu_free_bytes", "gpu_delta", "rss_kib");
+    for (int c = 0; c < cycles; c++) {
+        double vmaf = -1, t0 = now(), dt;
+        int n = cycle(frames, w, h, &vmaf);
+        size_t fr;
+        long rss;
+        long long delta;
+
+        dt = now() - t0;
+        if (n < 0)
+            return 2;
+        if (n != frames) {
+            fprintf(stderr, "cuda_reducer: cycle %d gave %d frames, expected %d\n", c, n, frames);
+            return 2;
+        }
+        if (vmaf < 0) {
+            fprintf(stderr, "cuda_reducer: cycle %d: no lavfi.vmaf_rs.vmaf metadata\n", c);
+            return 2;
+        }
+        fr  = gpu_free();
+        rss = rss_bytes();
+        if (c == warmup - 1) {
+            free0 = fr;
+            rss0  = rss;
+        }
+        delta = c >= warmup - 1 ? (long long)fr - (long long)free0 : 0;
+        printf("%6d %7d %9.4f %8.1f %16zu %14lld %12ld\n", c, n, vmaf, n / dt, fr, delta, rss / 1024);
+        if (c >= warmup) {
+            if (delta != 0)
+                bad_gpu = 1;
+            if (llabs(delta) > llabs(gpu_max_delta))
+                gpu_max_delta = delta;
+            if (rss - rss0 > rss_max_growth)
+                rss_max_growth = rss - rss0;
+        }
+    }
+    p_cuDevicePrimaryCtxRelease(cu_dev);
+
+    if (cycles <= warmup) {
+        printf("cuda_reducer: %d cycles, no check (warm-up %d)\n", cycles, warmup);
+        return 0;
+    }
+    {
+        long rss_growth = rss_bytes() - rss0;
+        printf("cuda_reducer: after cycle %d: GPU free memory changed by at most %lld bytes "
+               "(%s), RSS grew by %ld bytes (max %ld; limit 1048576)\n",
+               warmup - 1, gpu_max_delta, bad_gpu ? "LEAK" : "unchanged", rss_growth,
+               rss_max_growth);
+        if (bad_gpu || rss_max_growth > 1048576) {
+            printf("cuda_reducer: FAIL\n");
+            return 1;
+        }
+    }
+    printf("cuda_reducer: PASS\n");
+    return 0;
+}

@@ -1,0 +1,528 @@
+//! GPU end to end through FFmpeg: the patched ffmpeg's `vmaf_rs` filter on CUDA frames (hwupload,
+//! NVDEC) must give the same per-frame values, bit for bit, as the same filter on the same samples
+//! in host memory (the CPU path, itself checked against libvmaf by tests/ffmpeg.rs); plus the
+//! errors for inputs in two CUDA contexts, mixed memory kinds, mismatched formats and refused
+//! backends, and a throughput measurement with the frames already on the GPU.
+//!
+//! Runs on the GPU machine from a prebuilt binary (scripts/gpu-check.sh --stage builds it, the
+//! patched ffmpeg and the encoded media; scripts/gpu-check.sh runs it there). Without a GPU or
+//! libcuda every GPU test prints why and passes ("skipped: ..."), unless VMAF_RS_REQUIRE_GPU=1.
+//!
+//! Environment: VMAF_RS_FFMPEG (default build/ffmpeg/bin/ffmpeg), VMAF_RS_CUDA_MEDIA (default
+//! build/gpu/media: the H.264/HEVC files made with the oracle's encoders by
+//! `scripts/gpu-check.sh --stage`), VMAF_RS_WORK (scratch, default $TMPDIR/vmaf_rs_ffmpeg_cuda).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+fn root() -> PathBuf {
+    std::env::var_os("VMAF_RS_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+fn ffmpeg_path() -> PathBuf {
+    std::env::var_os("VMAF_RS_FFMPEG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("build/ffmpeg/bin/ffmpeg"))
+}
+
+fn media() -> PathBuf {
+    std::env::var_os("VMAF_RS_CUDA_MEDIA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("build/gpu/media"))
+}
+
+fn workdir(name: &str) -> PathBuf {
+    let base = std::env::var_os("VMAF_RS_WORK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("vmaf_rs_ffmpeg_cuda"));
+    let d = base.join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Why the GPU tests cannot run here, if they cannot: no libcuda, no device, no ffmpeg.
+fn gpu_missing() -> Option<String> {
+    static R: OnceLock<Option<String>> = OnceLock::new();
+    R.get_or_init(|| {
+        // SAFETY: dlopen/dlsym with NUL-terminated names; the symbols are called with their
+        // documented signatures (cuInit(unsigned), cuDeviceGetCount(int*)).
+        let why = unsafe {
+            let h = libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+            if h.is_null() {
+                Some("no CUDA driver (libcuda.so.1 not found)".to_string())
+            } else {
+                let init = libc::dlsym(h, c"cuInit".as_ptr());
+                let count = libc::dlsym(h, c"cuDeviceGetCount".as_ptr());
+                if init.is_null() || count.is_null() {
+                    Some("libcuda lacks cuInit/cuDeviceGetCount".into())
+                } else {
+                    let init: extern "C" fn(u32) -> i32 = std::mem::transmute(init);
+                    let count: extern "C" fn(*mut i32) -> i32 = std::mem::transmute(count);
+                    let mut n = 0;
+                    let r = init(0);
+                    if r != 0 {
+                        Some(format!("cuInit failed ({r})"))
+                    } else if count(&mut n) != 0 || n == 0 {
+                        Some("no CUDA device".into())
+                    } else {
+                        None
+                    }
+                }
+            }
+        };
+        why.or_else(|| {
+            (!ffmpeg_path().exists()).then(|| {
+                format!(
+                    "{} is missing (scripts/ffmpeg-build.sh)",
+                    ffmpeg_path().display()
+                )
+            })
+        })
+    })
+    .clone()
+}
+
+/// True (after printing why) when the GPU tests must be skipped.
+fn skip() -> bool {
+    match gpu_missing() {
+        None => false,
+        Some(why) => {
+            assert!(
+                std::env::var("VMAF_RS_REQUIRE_GPU").as_deref() != Ok("1"),
+                "VMAF_RS_REQUIRE_GPU=1 but: {why}"
+            );
+            eprintln!("skipped: {why}");
+            true
+        }
+    }
+}
+
+fn ffmpeg(args: &[&str]) -> Output {
+    let mut c = Command::new(ffmpeg_path());
+    c.args(["-hide_banner", "-nostdin", "-y", "-loglevel", "verbose"]);
+    c.args(args);
+    c.env(
+        "LD_LIBRARY_PATH",
+        format!(
+            "/usr/local/nvidia/lib64:{}",
+            std::env::var("LD_LIBRARY_PATH").unwrap_or_default()
+        ),
+    );
+    c.output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", ffmpeg_path().display()))
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn ok(o: &Output, what: &str) -> String {
+    let t = text(o);
+    assert!(o.status.success(), "{what}: ffmpeg failed:\n{t}");
+    t
+}
+
+fn fails_with(o: &Output, needle: &str, what: &str) {
+    let t = text(o);
+    assert!(!o.status.success(), "{what}: ffmpeg succeeded:\n{t}");
+    assert!(
+        t.contains(needle),
+        "{what}: no '{needle}' in the output:\n{t}"
+    );
+}
+
+fn read_json(p: &Path) -> Value {
+    let s = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Per-frame values and pooled metrics must be identical (same printed text, so same bits at the
+/// log's precision; the metadata check below compares the %f values too).
+fn assert_same_logs(cuda: &Value, cpu: &Value, case: &str) -> usize {
+    let fc = cuda["frames"].as_array().expect("frames (cuda)");
+    let fp = cpu["frames"].as_array().expect("frames (cpu)");
+    assert!(!fp.is_empty(), "{case}: no frames scored");
+    assert_eq!(fc.len(), fp.len(), "{case}: frame count");
+    for (i, (a, b)) in fc.iter().zip(fp).enumerate() {
+        assert_eq!(a["frameNum"], b["frameNum"], "{case}: frame {i} number");
+        let (ma, mb) = (
+            a["metrics"].as_object().unwrap(),
+            b["metrics"].as_object().unwrap(),
+        );
+        assert_eq!(
+            ma.keys().collect::<Vec<_>>(),
+            mb.keys().collect::<Vec<_>>(),
+            "{case}: frame {i} metric names"
+        );
+        for (k, va) in ma {
+            let vb = &mb[k];
+            assert!(
+                va.as_f64().map(f64::to_bits) == vb.as_f64().map(f64::to_bits),
+                "{case}: frame {i} {k}: cuda {va} != cpu {vb}"
+            );
+        }
+    }
+    assert_eq!(
+        cuda["pooled_metrics"], cpu["pooled_metrics"],
+        "{case}: pooled metrics"
+    );
+    fp.len()
+}
+
+/// How both runs get their inputs: lavfi sources (uploaded for CUDA) or encoded files (NVDEC).
+enum Input {
+    /// lavfi graphs for the distorted and the reference video, ending in a software format;
+    /// the CUDA run appends `hwupload`.
+    Lavfi { dis: String, reference: String },
+    /// Encoded files under media(): decoded by NVDEC (CUDA run) or in software (CPU run).
+    Files {
+        dis: &'static str,
+        reference: &'static str,
+    },
+}
+
+/// Scores a case on CUDA frames and on host frames; asserts identical logs and that the CUDA
+/// run's output frames are CUDA frames with per-frame metadata. Returns the frames compared.
+/// `sw` is the CUDA frames' sw_format (for `hwdownload,format=`).
+fn cuda_vs_cpu(case: &str, input: &Input, sw: &str, opts: &str) -> usize {
+    let dir = workdir(case);
+    let (cuda_log, cpu_log, meta) = (
+        dir.join("cuda.json"),
+        dir.join("cpu.json"),
+        dir.join("meta.txt"),
+    );
+    let extra = if opts.is_empty() {
+        String::new()
+    } else {
+        format!(":{opts}")
+    };
+    let (cuda_out, cpu_out) = match input {
+        Input::Lavfi { dis, reference } => {
+            let cuda_graph = format!(
+                "{dis},hwupload[m];{reference},hwupload[r];\
+                 [m][r]vmaf_rs=backend=cuda:log_fmt=json:log_path={}{extra},\
+                 hwdownload,format={sw},metadata=print:file={}",
+                cuda_log.display(),
+                meta.display()
+            );
+            let cpu_graph = format!(
+                "{dis}[m];{reference}[r];[m][r]vmaf_rs=backend=cpu:log_fmt=json:log_path={}{extra}",
+                cpu_log.display()
+            );
+            (
+                ffmpeg(&[
+                    "-init_hw_device",
+                    "cuda=cu",
+                    "-filter_hw_device",
+                    "cu",
+                    "-filter_complex",
+                    &cuda_graph,
+                    "-f",
+                    "null",
+                    "-",
+                ]),
+                ffmpeg(&["-filter_complex", &cpu_graph, "-f", "null", "-"]),
+            )
+        }
+        Input::Files { dis, reference } => {
+            let (d, r) = (media().join(dis), media().join(reference));
+            assert!(
+                d.exists() && r.exists(),
+                "{} / {} missing: make them with scripts/gpu-check.sh --stage",
+                d.display(),
+                r.display()
+            );
+            let (d, r) = (d.to_str().unwrap(), r.to_str().unwrap());
+            let hw = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"];
+            let cuda_graph = format!(
+                "[0:v][1:v]vmaf_rs=backend=cuda:log_fmt=json:log_path={}{extra},\
+                 hwdownload,format={sw},metadata=print:file={}",
+                cuda_log.display(),
+                meta.display()
+            );
+            let mut a: Vec<&str> = hw.to_vec();
+            a.extend(["-i", d]);
+            a.extend(hw);
+            a.extend(["-i", r, "-lavfi", &cuda_graph, "-f", "null", "-"]);
+            let cpu_graph = format!(
+                "[0:v][1:v]vmaf_rs=backend=cpu:log_fmt=json:log_path={}{extra}",
+                cpu_log.display()
+            );
+            (
+                ffmpeg(&a),
+                ffmpeg(&["-i", d, "-i", r, "-lavfi", &cpu_graph, "-f", "null", "-"]),
+            )
+        }
+    };
+    let t = ok(&cuda_out, &format!("{case} (cuda)"));
+    assert!(
+        t.contains("scoring CUDA frames"),
+        "{case}: the CUDA run did not take the GPU path:\n{t}"
+    );
+    assert!(t.contains("VMAF score: "), "{case}: no score:\n{t}");
+    ok(&cpu_out, &format!("{case} (cpu)"));
+    let n = assert_same_logs(&read_json(&cuda_log), &read_json(&cpu_log), case);
+    // The CUDA run's output: CUDA frames (hwdownload accepted them) carrying the metadata.
+    let m = std::fs::read_to_string(&meta).unwrap();
+    let tagged = m.matches("lavfi.vmaf_rs.vmaf=").count();
+    assert_eq!(tagged, n, "{case}: frames with lavfi.vmaf_rs.vmaf metadata");
+    eprintln!("{case}: {n} frames bit-identical (CUDA == CPU)");
+    println!("bit-identical: {case}: {n} frames");
+    n
+}
+
+fn lavfi(src: &str, chain: &str) -> String {
+    if chain.is_empty() {
+        src.to_string()
+    } else {
+        format!("{src},{chain}")
+    }
+}
+
+#[test]
+fn hwupload_nv12_8bit_1080p() {
+    if skip() {
+        return;
+    }
+    let src = "testsrc2=s=1920x1080:r=25:d=0.64";
+    cuda_vs_cpu(
+        "hwupload-nv12-1080p",
+        &Input::Lavfi {
+            dis: lavfi(src, "noise=alls=14:allf=t+u,format=nv12"),
+            reference: lavfi(src, "format=nv12"),
+        },
+        "nv12",
+        "",
+    );
+}
+
+#[test]
+fn hwupload_yuv420p_odd_width_subsample() {
+    if skip() {
+        return;
+    }
+    // 854 is no multiple of 16 (ADM/VIF edge columns); n_subsample=2 releases unscored frames.
+    let src = "testsrc2=s=854x480:r=25:d=0.8";
+    cuda_vs_cpu(
+        "hwupload-yuv420p-854x480-sub2",
+        &Input::Lavfi {
+            dis: lavfi(src, "format=yuv420p,gblur=sigma=1.3"),
+            reference: lavfi(src, "format=yuv420p"),
+        },
+        "yuv420p",
+        "n_subsample=2",
+    );
+}
+
+#[test]
+fn hwupload_p010_10bit() {
+    if skip() {
+        return;
+    }
+    // Real 10-bit values (blurred in 10 bits), MSB-aligned in p010 (shift 6).
+    let src = "testsrc2=s=1280x720:r=25:d=0.64,format=yuv420p10le";
+    cuda_vs_cpu(
+        "hwupload-p010-720p",
+        &Input::Lavfi {
+            dis: lavfi(src, "gblur=sigma=1.1,format=p010le"),
+            reference: lavfi(src, "format=p010le"),
+        },
+        "p010le",
+        "",
+    );
+}
+
+#[test]
+fn hwupload_yuv444p16_two_models() {
+    if skip() {
+        return;
+    }
+    let src = "testsrc2=s=640x360:r=25:d=0.4,format=yuv444p16le";
+    cuda_vs_cpu(
+        "hwupload-yuv444p16-2models",
+        &Input::Lavfi {
+            dis: lavfi(src, "gblur=sigma=0.8"),
+            reference: src.to_string(),
+        },
+        "yuv444p16le",
+        "model=version=vmaf_v0.6.1\\:name=vmaf|version=vmaf_v0.6.1neg\\:name=vmaf_neg",
+    );
+}
+
+#[test]
+fn nvdec_h264_8bit_1080p() {
+    if skip() {
+        return;
+    }
+    // NVDEC frames are allocated at the coded height (1088 rows).
+    cuda_vs_cpu(
+        "nvdec-h264-1080p",
+        &Input::Files {
+            dis: "dis_h264_1080p.mkv",
+            reference: "ref_h264_1080p.mkv",
+        },
+        "nv12",
+        "",
+    );
+}
+
+#[test]
+fn nvdec_hevc_10bit_1080p() {
+    if skip() {
+        return;
+    }
+    // NVDEC gives p010 (MSB-aligned); the software decoder yuv420p10le (LSB): same samples.
+    cuda_vs_cpu(
+        "nvdec-hevc10-1080p",
+        &Input::Files {
+            dis: "dis_hevc10_1080p.mkv",
+            reference: "ref_hevc10_1080p.mkv",
+        },
+        "p010le",
+        "",
+    );
+}
+
+const SMALL: &str = "testsrc2=s=320x240:r=25:d=0.2";
+
+#[test]
+fn error_two_cuda_contexts() {
+    if skip() {
+        return;
+    }
+    // Two hwupload_cuda filters create two CUDA contexts.
+    let g = format!(
+        "{SMALL},format=nv12,hwupload_cuda[m];{SMALL},format=nv12,hwupload_cuda[r];[m][r]vmaf_rs"
+    );
+    let o = ffmpeg(&["-filter_complex", &g, "-f", "null", "-"]);
+    fails_with(&o, "two different CUDA contexts", "two contexts");
+    fails_with(
+        &o,
+        "-hwaccel cuda -hwaccel_output_format cuda",
+        "two contexts (advice)",
+    );
+}
+
+#[test]
+fn error_backend_cpu_with_cuda_frames() {
+    if skip() {
+        return;
+    }
+    let g = format!(
+        "{SMALL},format=nv12,hwupload[m];{SMALL},format=nv12,hwupload[r];[m][r]vmaf_rs=backend=cpu"
+    );
+    let o = ffmpeg(&[
+        "-init_hw_device",
+        "cuda=cu",
+        "-filter_hw_device",
+        "cu",
+        "-filter_complex",
+        &g,
+        "-f",
+        "null",
+        "-",
+    ]);
+    fails_with(
+        &o,
+        "backend=cpu but the inputs are CUDA frames",
+        "backend=cpu",
+    );
+}
+
+#[test]
+fn error_mixed_memory_and_formats() {
+    if skip() {
+        return;
+    }
+    let dev = ["-init_hw_device", "cuda=cu", "-filter_hw_device", "cu"];
+    // main on the GPU, reference in host memory
+    let g = format!("{SMALL},format=nv12,hwupload[m];{SMALL},format=nv12[r];[m][r]vmaf_rs");
+    let mut a = dev.to_vec();
+    a.extend(["-filter_complex", &g, "-f", "null", "-"]);
+    fails_with(
+        &ffmpeg(&a),
+        "both inputs must be CUDA frames",
+        "mixed memory",
+    );
+    // both CUDA, different sw_format
+    let g =
+        format!("{SMALL},format=nv12,hwupload[m];{SMALL},format=p010le,hwupload[r];[m][r]vmaf_rs");
+    let mut a = dev.to_vec();
+    a.extend(["-filter_complex", &g, "-f", "null", "-"]);
+    fails_with(
+        &ffmpeg(&a),
+        "inputs differ: main 320x240 cuda(nv12), reference 320x240 cuda(p010le)",
+        "sw_format mismatch",
+    );
+}
+
+/// Needs no GPU: host frames with backend=cuda are refused before any frame.
+#[test]
+fn error_backend_cuda_with_host_frames() {
+    if !ffmpeg_path().exists() {
+        eprintln!("skipped: {} is missing", ffmpeg_path().display());
+        return;
+    }
+    let g = format!("{SMALL}[m];{SMALL}[r];[m][r]vmaf_rs=backend=cuda");
+    let o = ffmpeg(&["-filter_complex", &g, "-f", "null", "-"]);
+    fails_with(
+        &o,
+        "backend=cuda but the inputs are in host memory",
+        "backend=cuda",
+    );
+}
+
+/// Seconds for `frames` frames of vmaf_rs on WxH nv12 frames that are already on the GPU (8 of
+/// each uploaded once, then replayed by `loop`) or in host memory (same graph, no upload).
+fn time_run(w: u32, h: u32, frames: u32, cuda: bool, threads: usize) -> f64 {
+    let k = 8;
+    let src = |extra: &str| {
+        format!(
+            "testsrc2=s={w}x{h}:r=25,trim=end_frame={k}{extra},format=nv12{}\
+             ,loop=loop={}:size={k},trim=end_frame={frames}",
+            if cuda { ",hwupload" } else { "" },
+            frames / k + 1
+        )
+    };
+    let g = format!(
+        "{}[m];{}[r];[m][r]vmaf_rs=n_threads={threads}",
+        src(",noise=alls=10:allf=t"),
+        src("")
+    );
+    let mut a = vec![];
+    if cuda {
+        a.extend(["-init_hw_device", "cuda=cu", "-filter_hw_device", "cu"]);
+    }
+    a.extend(["-filter_complex", &g, "-f", "null", "-"]);
+    let t = Instant::now();
+    let o = ffmpeg(&a);
+    let s = t.elapsed().as_secs_f64();
+    ok(&o, "throughput");
+    s
+}
+
+/// fps from two lengths (the difference cancels the setup: device, graph, first uploads).
+fn fps(w: u32, h: u32, n1: u32, n2: u32, cuda: bool, threads: usize) -> f64 {
+    let t1 = time_run(w, h, n1, cuda, threads);
+    let t2 = time_run(w, h, n2, cuda, threads);
+    (n2 - n1) as f64 / (t2 - t1).max(1e-6)
+}
+
+#[test]
+fn throughput_frames_on_gpu() {
+    if skip() {
+        return;
+    }
+    for (w, h, n1, n2) in [(1920, 1080, 100, 500), (3840, 2160, 50, 250)] {
+        let f = fps(w, h, n1, n2, true, 0);
+        println!("throughput: {w}x{h} nv12 on the GPU through the filter: {f:.0} fps");
+        eprintln!("throughput: {w}x{h} nv12 on the GPU through the filter: {f:.0} fps");
+        assert!(f > 10.0, "{w}x{h}: {f} fps");
+    }
+}
