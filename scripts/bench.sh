@@ -71,6 +71,8 @@ fi
 
 oracle=$(scripts/oracle.sh)
 cargo build --release --quiet --bin vmaf-rs
+# The filter row must measure the current code: relink ffmpeg if the crate changed (cheap if not).
+scripts/ffmpeg-build.sh >&2
 ff=build/ffmpeg/bin/ffmpeg
 w=build/bench; mkdir -p "$w"
 if [ ! -f "$w/ref-$frames.yuv" ]; then
