@@ -32,7 +32,8 @@ scripts/capi-test.sh
 step "CUDA: kernels compiled and embedded (no GPU needed); GPU tests skip without a GPU"
 scripts/cuda-toolchain.sh >/dev/null
 cargo clippy --release --features cuda --all-targets -- -D warnings
-cargo test --release --features cuda --test cuda -- --test-threads=1
+# --nocapture: without a GPU these tests print why they skip.
+cargo test --release --features cuda --test cuda --test ffmpeg_cuda -- --test-threads=1 --nocapture
 
 elapsed=$(( $(date +%s) - t0 ))
 printf '\nall tests passed in %d s\n' "$elapsed"
