@@ -19,13 +19,17 @@
 #   throughput     the filter with frames already on the GPU, 1080p and 4K;
 #   rust-tests     the CUDA scorer's tests (bit identity, lifecycle/leak, threads);
 #   reducer        100 cycles of device + graph (2x hwupload 4K -> vmaf_rs) + 10 frames + free:
-#                  GPU free memory must not change after the warm-up, RSS grow <= 1 MiB;
+#                  GPU free memory must not change after the warm-up, RSS and heap grow <= 1 MiB;
+#   reducer-ctl    (information only) the same 100 cycles creating and freeing the CUDA device
+#                  alone: what the driver and FFmpeg's CUDA device cost without vmaf_rs;
 #   san-reducer    compute-sanitizer memcheck --leak-check full on a short reducer run;
 #   bench          scripts/bench.sh --cuda: fps at 1080p and 4K, CUDA vs the CPU path;
 #   then, while time is left (GPU_CHECK_BUDGET seconds in all, default 540): the Rust bench and
 #   compute-sanitizer memcheck/initcheck/racecheck on a subset of the Rust tests.
 # GPU_CHECK_QUICK=1: reducer 10 cycles, no Rust tests, no optional steps (a smoke test).
-# Prints a summary table last; exit status 0 only if every step that ran passed.
+# Prints a summary table last (also in summary.txt); exit status 0 only if every step that ran
+# passed (information-only steps aside). $OUT gets summary.txt, the main logs and logs.tar.gz
+# (every log; a device call brings back at most 8 files).
 set -u
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -69,8 +73,9 @@ if [ "${1:-}" = "--stage" ]; then
 fi
 
 dir="$(cd "${1:-$root/build/gpu}" && pwd)"
-logs="${OUT:-$dir/logs}"
-mkdir -p "$logs"
+out="${OUT:-$dir/logs}"
+logs="$(mktemp -d)"
+mkdir -p "$out"
 export LD_LIBRARY_PATH="/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export RUST_BACKTRACE=1
 export VMAF_RS_FFMPEG="$dir/ffmpeg" VMAF_RS_CUDA_MEDIA="$dir/media" VMAF_RS_REQUIRE_GPU=1
@@ -104,12 +109,13 @@ step ffmpeg-cuda 150 "$logs/ffmpeg-cuda.log" "$F" --test-threads=3 --nocapture -
 step throughput 60 "$logs/throughput.log" "$F" --test-threads=1 --nocapture throughput
 if [ "$quick" != 1 ]; then
     step rust-tests 150 "$logs/rust-tests.log" "$T" --test-threads=1 --nocapture
-    step reducer 200 "$logs/reducer.log" "$R" 100 10 3840 2160 3
+    step reducer 200 "$logs/reducer.log" "$R" 100 10 3840 2160 5
+    step info:reducer-ctl 100 "$logs/reducer-ctl.log" "$R" 100 1 64 64 5 device
 else
-    step reducer 60 "$logs/reducer.log" "$R" 10 10 3840 2160 3
+    step reducer 60 "$logs/reducer.log" "$R" 10 10 3840 2160 5
 fi
 step san-reducer 120 "$logs/san-reducer.log" "$SAN" --tool memcheck --leak-check full --error-exitcode 9 \
-    "$R" 2 4 1280 720 2
+    "$R" 3 5 1920 1080 3
 step bench 150 "$logs/bench.log" "$root/scripts/bench.sh" --cuda
 if [ "$quick" != 1 ]; then
     subset=(gpu::bit_identical_8bit_padded gpu::bit_identical_odd_and_tiny_sizes gpu::refused_frames_are_released gpu::bit_identical_10bit_msb_p010)
@@ -122,18 +128,29 @@ if [ "$quick" != 1 ]; then
         "$T" --test-threads=1 gpu::bit_identical_8bit_padded
 fi
 
+summary() {
+    echo "=== summary ($(cat "$logs/gpu.txt"); ${SECONDS}s)"
+    grep -h "^bit-identical:\|^throughput:\|differ\|panicked\|FAILED\|test result" "$logs/ffmpeg-cuda.log" "$logs/throughput.log" | sed 's/^/  /'
+    [ -f "$logs/rust-tests.log" ] && grep -h "lifecycle:\|test result\|panicked" "$logs/rust-tests.log" | sed 's/^/  rust: /'
+    [ -f "$logs/rust-bench.log" ] && grep -h "^bench:" "$logs/rust-bench.log" | sed 's/^/  rust: /'
+    grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer.log" | sed 's/^/  reducer: /'
+    [ -f "$logs/reducer-ctl.log" ] && grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer-ctl.log" | sed 's/^/  reducer-ctl (device only): /'
+    for f in "$logs"/san-reducer.log "$logs"/*check.log; do
+        [ -f "$f" ] && grep -h "ERROR SUMMARY\|LEAK SUMMARY\|RACECHECK SUMMARY" "$f" | sed "s/^/  $(basename "$f" .log): /"
+    done
+    grep -h "^bench:" "$logs/bench.log" | sed 's/^/  /'
+    status=0
+    for i in "${!names[@]}"; do
+        printf '  %-18s %s\n' "${names[$i]}" "${results[$i]}"
+        case "${names[$i]}:${results[$i]}" in info:*|*:rc=0*) ;; *) status=1 ;; esac
+    done
+    echo "  gpu-check: $([ $status = 0 ] && echo PASS || echo FAIL)"
+    return $status
+}
 echo
-echo "=== summary ($(cat "$logs/gpu.txt"); ${SECONDS}s)"
-grep -h "^bit-identical:\|^throughput:\|differ\|panicked\|FAILED\|test result" "$logs/ffmpeg-cuda.log" "$logs/throughput.log" | sed 's/^/  /'
-[ -f "$logs/rust-tests.log" ] && grep -h "bit-identical\|lifecycle:\|test result\|panicked" "$logs/rust-tests.log" | sed 's/^/  rust: /'
-[ -f "$logs/rust-bench.log" ] && grep -h "bench:" "$logs/rust-bench.log" | sed 's/^/  rust: /'
-grep -h "^cuda_reducer: \(after\|PASS\|FAIL\)" "$logs/reducer.log" | sed 's/^/  reducer: /'
-grep -h "ERROR SUMMARY\|LEAK SUMMARY\|RACECHECK SUMMARY\|leaked" "$logs"/san-reducer.log "$logs"/*check.log 2>/dev/null | sed 's/^/  sanitizer: /'
-grep -h "^bench:" "$logs/bench.log" | sed 's/^/  /'
-status=0
-for i in "${!names[@]}"; do
-    printf '  %-12s %s\n' "${names[$i]}" "${results[$i]}"
-    case "${results[$i]}" in rc=0*) ;; *) status=1 ;; esac
-done
-echo "  gpu-check: $([ $status = 0 ] && echo PASS || echo FAIL)"
+summary | tee "$logs/summary.txt"
+status=${PIPESTATUS[0]}
+cp "$logs/summary.txt" "$logs/ffmpeg-cuda.log" "$logs/reducer.log" "$logs/bench.log" "$out/" 2>/dev/null
+tar -C "$logs" -czf "$out/logs.tar.gz" .
+rm -rf "$logs"
 exit $status

@@ -8,13 +8,18 @@
  * distorted one is noised) -> vmaf_rs -> buffersink; pull every frame (FRAMES per input) until
  * EOF; free the graph and the device. Then print the GPU's free memory (cuMemGetInfo, in the
  * device's primary context, which is a different context from FFmpeg's and lives for the whole
- * run) and the resident set size (/proc/self/statm).
+ * run), the resident set size (/proc/self/statm) and the malloc heap in use (mallinfo2, all
+ * arenas), both after malloc_trim(0) so that memory freed but kept by the allocator's per-thread
+ * arenas does not count as growth.
  *
  * Exit status: 0 if, after WARMUP cycles, the GPU's free memory never changed (to the byte) and
- * RSS grew by at most 1 MiB; 1 otherwise; 2 on errors. With CYCLES <= WARMUP nothing is checked
- * (for short runs under compute-sanitizer).
+ * neither RSS nor the heap in use grew by more than 1 MiB; 1 otherwise; 2 on errors. With
+ * CYCLES <= WARMUP nothing is checked (for short runs under compute-sanitizer).
  *
- *   cuda_reducer [CYCLES=100] [FRAMES=10] [WIDTH=3840] [HEIGHT=2160] [WARMUP=3]
+ *   cuda_reducer [CYCLES=100] [FRAMES=10] [WIDTH=3840] [HEIGHT=2160] [WARMUP=5] [MODE=graph]
+ *
+ * MODE=device only creates and frees the CUDA device each cycle (a control: what the driver and
+ * FFmpeg's CUDA device cost without vmaf_rs).
  *
  * Built by scripts/gpu-check.sh --stage:
  *   gcc -O2 -o build/gpu/cuda_reducer tests/cuda_reducer.c -Ibuild/ffmpeg/include \
@@ -23,6 +28,7 @@
 
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +99,13 @@ static size_t gpu_free(void)
     return free_b;
 }
 
+/* Heap bytes in use in every malloc arena (small and mmapped chunks). */
+static long heap_bytes(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return (long)(mi.uordblks + mi.hblkhd);
+}
+
 static long rss_bytes(void)
 {
     long pages = 0, resident = 0;
@@ -113,12 +126,14 @@ static double now(void)
 }
 
 /* One cycle; returns the number of frames that came out, or a negative AVERROR. */
-static int cycle(int frames, int w, int h, double *vmaf_last)
+static int cycle(int frames, int w, int h, int device_only, double *vmaf_last)
 {
     AVBufferRef *dev = NULL;
     AVFilterGraph *graph = NULL;
     AVFilterContext *sink;
     AVFrame *frame = NULL;
+    AVFilterGraphSegment *seg = NULL;
+    AVFilterInOut *ins = NULL, *outs = NULL;
     char desc[1024];
     int ret, n = 0;
 
@@ -126,6 +141,11 @@ static int cycle(int frames, int w, int h, double *vmaf_last)
     if (ret < 0) {
         fprintf(stderr, "cuda_reducer: av_hwdevice_ctx_create: %s\n", av_err2str(ret));
         return ret;
+    }
+    if (device_only) {
+        av_buffer_unref(&dev);
+        *vmaf_last = 0;
+        return frames;
     }
     graph = avfilter_graph_alloc();
     frame = av_frame_alloc();
@@ -138,7 +158,10 @@ static int cycle(int frames, int w, int h, double *vmaf_last)
              "testsrc2=s=%dx%d:r=25,trim=end_frame=%d,noise=c0s=12:c0f=t,format=nv12,hwupload[dis];"
              "[dis][ref]vmaf_rs,buffersink@sink",
              w, h, frames, w, h, frames);
-    ret = avfilter_graph_parse_ptr(graph, desc, NULL, NULL, NULL);
+    /* hwupload needs its device at init: create the filters, give each the device, then init. */
+    ret = avfilter_graph_segment_parse(graph, desc, 0, &seg);
+    if (ret >= 0)
+        ret = avfilter_graph_segment_create_filters(seg, 0);
     if (ret < 0) {
         fprintf(stderr, "cuda_reducer: parse '%s': %s\n", desc, av_err2str(ret));
         goto end;
@@ -149,6 +172,13 @@ static int cycle(int frames, int w, int h, double *vmaf_last)
             ret = AVERROR(ENOMEM);
             goto end;
         }
+    }
+    ret = avfilter_graph_segment_apply(seg, 0, &ins, &outs);
+    if (ret >= 0 && (ins || outs))
+        ret = AVERROR(EINVAL);  /* every pad must be linked */
+    if (ret < 0) {
+        fprintf(stderr, "cuda_reducer: graph '%s': %s\n", desc, av_err2str(ret));
+        goto end;
     }
     ret = avfilter_graph_config(graph, NULL);
     if (ret < 0) {
@@ -183,6 +213,9 @@ static int cycle(int frames, int w, int h, double *vmaf_last)
         av_frame_unref(frame);
     }
 end:
+    avfilter_inout_free(&ins);
+    avfilter_inout_free(&outs);
+    avfilter_graph_segment_free(&seg);
     av_frame_free(&frame);
     avfilter_graph_free(&graph);
     av_buffer_unref(&dev);
@@ -195,30 +228,35 @@ int main(int argc, char **argv)
     int frames = argc > 2 ? atoi(argv[2]) : 10;
     int w      = argc > 3 ? atoi(argv[3]) : 3840;
     int h      = argc > 4 ? atoi(argv[4]) : 2160;
-    int warmup = argc > 5 ? atoi(argv[5]) : 3;
+    int warmup = argc > 5 ? atoi(argv[5]) : 5;
+    int device_only = argc > 6 && !strcmp(argv[6], "device");
     size_t free0 = 0;
-    long rss0 = 0, rss_max_growth = 0;
+    long rss0 = 0, heap0 = 0, rss_max = 0, heap_max = 0, rss = 0, heap = 0;
     long long gpu_max_delta = 0;
     int bad_gpu = 0;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
     av_log_set_level(AV_LOG_ERROR);
-    if (cycles < 1 || frames < 1 || w < 16 || h < 16 || warmup < 1) {
-        fprintf(stderr, "usage: %s [CYCLES] [FRAMES] [WIDTH] [HEIGHT] [WARMUP]\n", argv[0]);
+    if (cycles < 1 || frames < 1 || w < 16 || h < 16 || warmup < 1 ||
+        (argc > 6 && !device_only && strcmp(argv[6], "graph"))) {
+        fprintf(stderr, "usage: %s [CYCLES] [FRAMES] [WIDTH] [HEIGHT] [WARMUP] [graph|device]\n", argv[0]);
         return 2;
     }
     if (load_cuda() < 0)
         return 2;
 
-    printf("cuda_reducer: %d cycles x %d frames at %dx%d (nv12, hwupload -> vmaf_rs), warm-up %d\n",
-           cycles, frames, w, h, warmup);
-    printf("%6s %7s %9s %8s %16s %14s %12s\n", "cycle", "frames", "vmaf", "fps",
-           "gpu_free_bytes", "gpu_delta", "rss_kib");
+    if (device_only)
+        printf("cuda_reducer: %d cycles of CUDA device create/free only (control), warm-up %d\n",
+               cycles, warmup);
+    else
+        printf("cuda_reducer: %d cycles x %d frames at %dx%d (nv12, hwupload -> vmaf_rs), warm-up %d\n",
+               cycles, frames, w, h, warmup);
+    printf("%6s %7s %9s %8s %16s %12s %10s %10s\n", "cycle", "frames", "vmaf", "fps",
+           "gpu_free_bytes", "gpu_delta", "rss_kib", "heap_kib");
     for (int c = 0; c < cycles; c++) {
         double vmaf = -1, t0 = now(), dt;
-        int n = cycle(frames, w, h, &vmaf);
+        int n = cycle(frames, w, h, device_only, &vmaf);
         size_t fr;
-        long rss;
         long long delta;
 
         dt = now() - t0;
@@ -232,21 +270,27 @@ int main(int argc, char **argv)
             fprintf(stderr, "cuda_reducer: cycle %d: no lavfi.vmaf_rs.vmaf metadata\n", c);
             return 2;
         }
-        fr  = gpu_free();
-        rss = rss_bytes();
+        fr = gpu_free();
+        malloc_trim(0);
+        rss  = rss_bytes();
+        heap = heap_bytes();
         if (c == warmup - 1) {
             free0 = fr;
             rss0  = rss;
+            heap0 = heap;
         }
         delta = c >= warmup - 1 ? (long long)fr - (long long)free0 : 0;
-        printf("%6d %7d %9.4f %8.1f %16zu %14lld %12ld\n", c, n, vmaf, n / dt, fr, delta, rss / 1024);
+        printf("%6d %7d %9.4f %8.1f %16zu %12lld %10ld %10ld\n", c, n, vmaf, n / dt, fr, delta,
+               rss / 1024, heap / 1024);
         if (c >= warmup) {
             if (delta != 0)
                 bad_gpu = 1;
             if (llabs(delta) > llabs(gpu_max_delta))
                 gpu_max_delta = delta;
-            if (rss - rss0 > rss_max_growth)
-                rss_max_growth = rss - rss0;
+            if (rss - rss0 > rss_max)
+                rss_max = rss - rss0;
+            if (heap - heap0 > heap_max)
+                heap_max = heap - heap0;
         }
     }
     p_cuDevicePrimaryCtxRelease(cu_dev);
@@ -255,16 +299,13 @@ int main(int argc, char **argv)
         printf("cuda_reducer: %d cycles, no check (warm-up %d)\n", cycles, warmup);
         return 0;
     }
-    {
-        long rss_growth = rss_bytes() - rss0;
-        printf("cuda_reducer: after cycle %d: GPU free memory changed by at most %lld bytes "
-               "(%s), RSS grew by %ld bytes (max %ld; limit 1048576)\n",
-               warmup - 1, gpu_max_delta, bad_gpu ? "LEAK" : "unchanged", rss_growth,
-               rss_max_growth);
-        if (bad_gpu || rss_max_growth > 1048576) {
-            printf("cuda_reducer: FAIL\n");
-            return 1;
-        }
+    printf("cuda_reducer: over %d cycles after the warm-up (%d): GPU free memory changed by %lld "
+           "bytes at most (%s); RSS grew by %ld bytes (max %ld), heap in use by %ld bytes (max %ld); "
+           "limit 1048576\n", cycles - warmup, warmup, gpu_max_delta,
+           bad_gpu ? "LEAK" : "unchanged", rss - rss0, rss_max, heap - heap0, heap_max);
+    if (bad_gpu || rss_max > 1048576 || heap_max > 1048576) {
+        printf("cuda_reducer: FAIL\n");
+        return 1;
     }
     printf("cuda_reducer: PASS\n");
     return 0;

@@ -351,7 +351,8 @@ fn hwupload_yuv444p16_two_models() {
             reference: src.to_string(),
         },
         "yuv444p16le",
-        "model=version=vmaf_v0.6.1\\:name=vmaf|version=vmaf_v0.6.1neg\\:name=vmaf_neg",
+        // quoted: the graph parser keeps '\:' for the filter's own option parser
+        "model='version=vmaf_v0.6.1\\:name=vmaf|version=vmaf_v0.6.1neg\\:name=vmaf_neg'",
     );
 }
 
@@ -519,10 +520,9 @@ fn throughput_frames_on_gpu() {
     if skip() {
         return;
     }
-    for (w, h, n1, n2) in [(1920, 1080, 100, 500), (3840, 2160, 50, 250)] {
+    for (w, h, n1, n2) in [(1920, 1080, 200, 2200), (3840, 2160, 100, 1100)] {
         let f = fps(w, h, n1, n2, true, 0);
         println!("throughput: {w}x{h} nv12 on the GPU through the filter: {f:.0} fps");
-        eprintln!("throughput: {w}x{h} nv12 on the GPU through the filter: {f:.0} fps");
         assert!(f > 10.0, "{w}x{h}: {f} fps");
     }
 }
