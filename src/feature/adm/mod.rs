@@ -572,6 +572,20 @@ pub struct Adm {
     b32: Bufs32,
     /// Interior-column kernel of the scale-0 masking, chosen by [`cm_s0_kernel`].
     cm_s0: scalar::CmS0Interior,
+    /// Row kernels of the scale-0 DWT, chosen by [`dwt_s0_kernels`].
+    dwt_s0: scalar::DwtS0Kernels,
+}
+
+/// The best scale-0 DWT row kernels at or below `level` that this machine runs.
+pub fn dwt_s0_kernels(level: CpuLevel) -> scalar::DwtS0Kernels {
+    #[cfg(target_arch = "x86_64")]
+    if level >= CpuLevel::Avx2 {
+        if let Some(k) = x86_64_avx2::dwt_s0_kernels() {
+            return k;
+        }
+    }
+    let _ = level;
+    scalar::DwtS0Kernels::SCALAR
 }
 
 /// The best scale-0 masking kernel at or below `level` that this machine runs.
@@ -673,6 +687,7 @@ impl Adm {
             ind_y: vec![[0; 4]; h0],
             ind_x: vec![[0; 4]; w0],
             cm_s0: cm_s0_kernel(cpu_level()),
+            dwt_s0: dwt_s0_kernels(cpu_level()),
             b16: Bufs16 {
                 stride: w0,
                 ref_: Quad::new(n16),
@@ -723,9 +738,11 @@ impl Adm {
         Ok(())
     }
 
-    /// Scale-0 DWT of one plane into `out` (only the approximation band when `lo_only`).
+    /// Scale-0 DWT of one plane into `out` (only the approximation band when `lo_only`) with the
+    /// row kernels `k`.
     #[allow(clippy::too_many_arguments)]
     fn dwt_s0(
+        k: &scalar::DwtS0Kernels,
         plane: &Plane<'_>,
         bpc: u32,
         ind_y: &[[usize; 4]],
@@ -752,7 +769,8 @@ impl Adm {
                         stride,
                     )
                 } else {
-                    scalar::dwt2_s0(
+                    scalar::dwt2_s0_with(
+                        k,
                         $src,
                         plane.stride,
                         w,
@@ -763,7 +781,31 @@ impl Adm {
                         tmp_hi,
                         out.as_mut(),
                         stride,
-                    )
+                    );
+                    #[cfg(feature = "check_simd")]
+                    if k.horizontal as usize != scalar::DwtS0Kernels::SCALAR.horizontal as usize {
+                        let mut want = Quad::new(out.a.len());
+                        scalar::dwt2_s0(
+                            $src,
+                            plane.stride,
+                            w,
+                            bpc,
+                            ind_y,
+                            ind_x,
+                            &mut tmp_lo.to_vec(),
+                            &mut tmp_hi.to_vec(),
+                            want.as_mut(),
+                            stride,
+                        );
+                        assert!(
+                            want.a == out.a
+                                && want.h == out.h
+                                && want.v == out.v
+                                && want.d == out.d,
+                            "check_simd: adm dwt2_s0, {w}x{} {bpc}-bit",
+                            plane.height
+                        );
+                    }
                 }
             };
         }
@@ -784,6 +826,7 @@ impl Adm {
         let b = &mut self.b16;
         for (plane, out) in [(reference, &mut b.ref_), (distorted, &mut b.dis)] {
             Self::dwt_s0(
+                &self.dwt_s0,
                 plane,
                 self.bpc,
                 ind_y,

@@ -233,7 +233,7 @@ fn fir4_h16(c: &[i32; 4], t: &[i16], idx: &[usize; 4]) -> i16 {
 pub fn s0_simd_last_column_unmirrored(w: usize, bpc: u32) -> bool {
     let half = w.div_ceil(2);
     let step = if bpc == 8 { 32 } else { 64 };
-    half > 1 && (half - 1) % step == 0
+    half > 1 && (half - 1).is_multiple_of(step)
 }
 
 /// Scale-0 DWT of one plane into the four `i16` bands (libvmaf `adm_dwt2_8` / `adm_dwt2_16`,
@@ -284,21 +284,148 @@ pub fn dwt2_s0<S: Copy + Into<i32>>(
     out: QuadMut<'_, i16>,
     dst_stride: usize,
 ) {
+    dwt2_s0_rows(
+        src,
+        src_stride,
+        w,
+        bpc,
+        ind_y,
+        ind_x,
+        tmp_lo,
+        tmp_hi,
+        out,
+        dst_stride,
+        |rows, bpc, lo, hi| dwt_s0_vertical(rows, bpc, lo, Some(hi)),
+        dwt_s0_horizontal,
+    );
+}
+
+/// Samples the scale-0 DWT reads (8-bit or 9..16-bit), selecting their vertical row kernel.
+pub trait DwtS0Sample: Copy + Into<i32> {
+    /// The vertical row kernel of `k` for this sample type.
+    fn vertical(k: &DwtS0Kernels) -> DwtS0Vertical<Self>;
+}
+
+impl DwtS0Sample for u8 {
+    fn vertical(k: &DwtS0Kernels) -> DwtS0Vertical<u8> {
+        k.vertical_u8
+    }
+}
+
+impl DwtS0Sample for u16 {
+    fn vertical(k: &DwtS0Kernels) -> DwtS0Vertical<u16> {
+        k.vertical_u16
+    }
+}
+
+/// Vertical row kernel of the scale-0 DWT: four source rows (at least `tmp_lo.len()` samples
+/// each) and `bpc` into the low-pass and high-pass rows `tmp_lo`, `tmp_hi` (same length).
+pub type DwtS0Vertical<S> = fn([&[S]; 4], u32, &mut [i16], &mut [i16]);
+
+/// Horizontal row kernel of the scale-0 DWT: the vertical-pass row `tmp` (`w` values) filtered
+/// at the columns of `ind_x` (from [`dwt_indices`] for `w`) into `lo` (low-pass, `ind_x.len()`
+/// values) and `hi` (high-pass).
+pub type DwtS0Horizontal = fn(&[i16], &[[usize; 4]], &mut [i16], &mut [i16]);
+
+/// The row kernels of one CPU level's scale-0 DWT.
+#[derive(Debug, Clone, Copy)]
+pub struct DwtS0Kernels {
+    /// Vertical pass of 8-bit samples.
+    pub vertical_u8: DwtS0Vertical<u8>,
+    /// Vertical pass of 9..16-bit samples.
+    pub vertical_u16: DwtS0Vertical<u16>,
+    /// Horizontal pass.
+    pub horizontal: DwtS0Horizontal,
+}
+
+impl DwtS0Kernels {
+    /// The scalar row kernels: the specification.
+    pub const SCALAR: DwtS0Kernels = DwtS0Kernels {
+        vertical_u8: dwt_s0_vertical_both::<u8>,
+        vertical_u16: dwt_s0_vertical_both::<u16>,
+        horizontal: dwt_s0_horizontal,
+    };
+}
+
+/// [`dwt2_s0`] with the row passes done by the kernels `k` (a SIMD level's peers of the scalar
+/// ones); the AVX-512 last column stays here.
+#[allow(clippy::too_many_arguments)]
+pub fn dwt2_s0_with<S: DwtS0Sample>(
+    k: &DwtS0Kernels,
+    src: &[S],
+    src_stride: usize,
+    w: usize,
+    bpc: u32,
+    ind_y: &[[usize; 4]],
+    ind_x: &[[usize; 4]],
+    tmp_lo: &mut [i16],
+    tmp_hi: &mut [i16],
+    out: QuadMut<'_, i16>,
+    dst_stride: usize,
+) {
+    dwt2_s0_rows(
+        src,
+        src_stride,
+        w,
+        bpc,
+        ind_y,
+        ind_x,
+        tmp_lo,
+        tmp_hi,
+        out,
+        dst_stride,
+        S::vertical(k),
+        k.horizontal,
+    );
+}
+
+/// Scalar vertical row kernel ([`DwtS0Vertical`]).
+pub fn dwt_s0_vertical_both<S: Copy + Into<i32>>(
+    rows: [&[S]; 4],
+    bpc: u32,
+    tmp_lo: &mut [i16],
+    tmp_hi: &mut [i16],
+) {
+    dwt_s0_vertical(rows, bpc, tmp_lo, Some(tmp_hi));
+}
+
+/// Scalar horizontal row kernel ([`DwtS0Horizontal`]).
+pub fn dwt_s0_horizontal(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi: &mut [i16]) {
+    let (lo, hi) = (&mut lo[..ind_x.len()], &mut hi[..ind_x.len()]);
+    for (j, ix) in ind_x.iter().enumerate() {
+        lo[j] = fir4_h16(&DB2_LO, tmp, ix);
+        hi[j] = fir4_h16(&DB2_HI, tmp, ix);
+    }
+}
+
+/// The row loop of [`dwt2_s0`] over given row kernels.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn dwt2_s0_rows<S: Copy + Into<i32>>(
+    src: &[S],
+    src_stride: usize,
+    w: usize,
+    bpc: u32,
+    ind_y: &[[usize; 4]],
+    ind_x: &[[usize; 4]],
+    tmp_lo: &mut [i16],
+    tmp_hi: &mut [i16],
+    out: QuadMut<'_, i16>,
+    dst_stride: usize,
+    vertical: impl Fn([&[S]; 4], u32, &mut [i16], &mut [i16]),
+    horizontal: DwtS0Horizontal,
+) {
     let (tmp_lo, tmp_hi) = (&mut tmp_lo[..w], &mut tmp_hi[..w]);
     let unmirrored = s0_simd_last_column_unmirrored(w, bpc) && ind_x.len() == w.div_ceil(2);
     for (i, iy) in ind_y.iter().enumerate() {
         let rows = iy.map(|r| &src[r * src_stride..r * src_stride + w]);
-        dwt_s0_vertical(rows, bpc, tmp_lo, Some(tmp_hi));
+        vertical(rows, bpc, tmp_lo, tmp_hi);
         let o = i * dst_stride;
         let n = ind_x.len();
         let (a, h) = (&mut out.a[o..o + n], &mut out.h[o..o + n]);
         let (v, d) = (&mut out.v[o..o + n], &mut out.d[o..o + n]);
-        for (j, ix) in ind_x.iter().enumerate() {
-            a[j] = fir4_h16(&DB2_LO, tmp_lo, ix);
-            v[j] = fir4_h16(&DB2_HI, tmp_lo, ix);
-            h[j] = fir4_h16(&DB2_LO, tmp_hi, ix);
-            d[j] = fir4_h16(&DB2_HI, tmp_hi, ix);
-        }
+        horizontal(tmp_lo, ind_x, a, v);
+        horizontal(tmp_hi, ind_x, h, d);
         if unmirrored {
             // The AVX-512 last column: the low-pass row runs on into the high-pass row.
             let j = n - 1;

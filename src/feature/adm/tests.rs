@@ -707,3 +707,69 @@ fn cm_s0_kernels_match_scalar_at_every_level() {
         }
     }
 }
+
+/// Every SIMD level's scale-0 DWT equals the scalar one on random and extreme pictures of many
+/// widths and every bit depth, including the widths where libvmaf's AVX-512 last column applies
+/// (8-bit 65, 66, 129, 130, 321, 322; 9..16-bit 129, 130, 257, 258).
+#[test]
+fn dwt_s0_kernels_match_scalar_at_every_level() {
+    use crate::cpu::supported_levels;
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let widths = (1..=70).chain([95, 96, 97, 129, 130, 193, 257, 258, 321, 322, 961]);
+    for w in widths {
+        for h in [1usize, 2, 5, 8] {
+            for bpc in [8u32, 10, 12, 16] {
+                let max = (1u32 << bpc) - 1;
+                for kind in 0..4 {
+                    let stride = w + 3;
+                    let src: Vec<u16> = (0..stride * h)
+                        .map(|i| match kind {
+                            0 => (rnd() as u32 & max) as u16,
+                            1 => max as u16,
+                            2 => (if (i + i / stride) % 2 == 0 { max } else { 0 }) as u16,
+                            _ => (if rnd() % 3 == 0 { max } else { 0 }) as u16,
+                        })
+                        .collect();
+                    let (hw, hh) = (w.div_ceil(2), h.div_ceil(2));
+                    let (mut iy, mut ix) = (vec![[0; 4]; hh], vec![[0; 4]; hw]);
+                    scalar::dwt_indices(h, &mut iy);
+                    scalar::dwt_indices(w, &mut ix);
+                    let run = |k: Option<&scalar::DwtS0Kernels>| {
+                        let n = hw * hh;
+                        let mut q = [vec![0i16; n], vec![0; n], vec![0; n], vec![0; n]];
+                        let (mut lo, mut hi) = (vec![0i16; w], vec![0i16; w]);
+                        let [a, hb, v, d] = &mut q;
+                        let out = QuadMut { a, h: hb, v, d };
+                        let src8: Vec<u8> = src.iter().map(|&x| x as u8).collect();
+                        match (k, bpc) {
+                            (None, 8) => scalar::dwt2_s0(
+                                &src8, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw,
+                            ),
+                            (None, _) => scalar::dwt2_s0(
+                                &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw,
+                            ),
+                            (Some(k), 8) => scalar::dwt2_s0_with(
+                                k, &src8, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw,
+                            ),
+                            (Some(k), _) => scalar::dwt2_s0_with(
+                                k, &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw,
+                            ),
+                        }
+                        q
+                    };
+                    let want = run(None);
+                    for level in supported_levels() {
+                        let got = run(Some(&super::dwt_s0_kernels(level)));
+                        assert_eq!(got, want, "{level:?} {w}x{h} {bpc}-bit kind {kind}");
+                    }
+                }
+            }
+        }
+    }
+}

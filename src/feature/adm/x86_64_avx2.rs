@@ -1,16 +1,19 @@
-//! AVX2 peer of [`scalar::cm_s0_interior`] (the scale-0 contrast masking, libvmaf `adm_cm`),
-//! equal to it bit for bit: 8 samples per step in 32-bit lanes, the 64-bit square and cube as
-//! even/odd lane pairs (`_mm256_mul_epu32` / `_mm256_mul_epi32`), the arithmetic 64-bit shift
-//! emulated with the sign mask; leftover columns by the scalar kernel.
+//! AVX2 peers of the scalar ADM kernels, equal to them bit for bit:
 //!
-//! The kernel is a `#[target_feature(enable = "avx2")]` function reached only through
-//! [`cm_s0_interior`], which checks that the CPU has AVX2.
+//! * the scale-0 DWT row kernels ([`scalar::DwtS0Kernels`]): see [`dwt_s0_kernels`];
+//! * [`scalar::cm_s0_interior`] (the scale-0 contrast masking, libvmaf `adm_cm`): 8 samples per
+//!   step in 32-bit lanes, the 64-bit square and cube as even/odd lane pairs
+//!   (`_mm256_mul_epu32` / `_mm256_mul_epi32`), the arithmetic 64-bit shift emulated with the
+//!   sign mask; leftover columns by the scalar kernel.
+//!
+//! The kernels are `#[target_feature(enable = "avx2")]` functions reached only through
+//! [`cm_s0_interior`] and [`dwt_s0_kernels`], which check that the CPU has AVX2.
 
 use core::arch::x86_64::*;
 use std::ops::Range;
 
-use super::scalar::{self, half_pow2_u32, CmS0Interior};
-use super::tables::ONE_BY_15;
+use super::scalar::{self, half_pow2_u32, CmS0Interior, DwtS0Kernels};
+use super::tables::{DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, ONE_BY_15};
 
 /// The AVX2 kernel, if this CPU has AVX2.
 pub(super) fn cm_s0_interior() -> Option<CmS0Interior> {
@@ -150,4 +153,197 @@ fn cm_s0_interior_avx2(
         inner[b] = inner[b].wrapping_add(tail[b]);
     }
     inner
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-0 DWT
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX2 scale-0 DWT row kernels, if this CPU has AVX2: the vertical pass 8 columns per
+/// `i32` vector (wrapping products and sums as the scalar's `int32`), the horizontal pass 16
+/// outputs per step with `_mm256_madd_epi16` on tap pairs (the taps fit `i16` and no product
+/// pair overflows, so the `i32` sums are the scalar's); edges and leftovers by the scalar kernels.
+pub(super) fn dwt_s0_kernels() -> Option<DwtS0Kernels> {
+    is_x86_feature_detected!("avx2").then_some(DwtS0Kernels {
+        vertical_u8: dwt_s0_vertical_u8,
+        vertical_u16: dwt_s0_vertical_u16,
+        horizontal: dwt_s0_horizontal,
+    })
+}
+
+/// Truncates the `i32` lanes of `a` then `b` to `i16` (C's narrowing cast), in order.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn narrow16(a: __m256i, b: __m256i) -> __m256i {
+    let t = |v: __m256i| _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(v));
+    _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(t(a), t(b)))
+}
+
+/// Stores 16 `i16` to the start of `d` (bounds-checked).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store_i16x16(d: &mut [i16], v: __m256i) {
+    let d = &mut d[..16];
+    // SAFETY: `d` holds 16 `i16` (32 bytes); the store is unaligned.
+    unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v) }
+}
+
+/// The vertical pass for one sample type.
+macro_rules! dwt_s0_vertical_avx2 {
+    ($entry:ident, $kernel:ident, $t:ty, $widen:ident, $load:ident) => {
+        fn $entry(rows: [&[$t]; 4], bpc: u32, lo: &mut [i16], hi: &mut [i16]) {
+            // SAFETY: only reachable through `dwt_s0_kernels`, which checked that the CPU has
+            // AVX2.
+            unsafe { $kernel(rows, bpc, lo, hi) }
+        }
+
+        #[target_feature(enable = "avx2")]
+        fn $kernel(rows: [&[$t]; 4], bpc: u32, lo: &mut [i16], hi: &mut [i16]) {
+            let w = lo.len();
+            assert!(hi.len() == w && rows.iter().all(|r| r.len() >= w) && (8..=16).contains(&bpc));
+            let w16 = w / 16 * 16;
+            let add = 1i32 << (bpc - 1);
+            // (fir - off + add) >> bpc, the wrapping `- off + add` folded into one constant.
+            let rnd_lo = _mm256_set1_epi32(add.wrapping_sub(DB2_LO_SUM.wrapping_mul(add)));
+            let rnd_hi = _mm256_set1_epi32(add.wrapping_sub(DB2_HI_SUM.wrapping_mul(add)));
+            let sh = _mm_cvtsi32_si128(bpc as i32);
+            let clo = DB2_LO.map(|c| _mm256_set1_epi32(c));
+            let chi = DB2_HI.map(|c| _mm256_set1_epi32(c));
+            let p = rows.map(|r| r.as_ptr());
+            for j in (0..w16).step_by(16) {
+                let mut out = [[_mm256_setzero_si256(); 2]; 2];
+                for (half, o) in [j, j + 8].into_iter().enumerate() {
+                    // SAFETY: o + 8 <= w16 <= w <= every row's length (checked above).
+                    let s = p.map(|r| unsafe { $widen($load(r.add(o))) });
+                    let fir = |c: &[__m256i; 4], rnd: __m256i| {
+                        let a = _mm256_add_epi32(
+                            _mm256_mullo_epi32(c[0], s[0]),
+                            _mm256_mullo_epi32(c[1], s[1]),
+                        );
+                        let b = _mm256_add_epi32(
+                            _mm256_mullo_epi32(c[2], s[2]),
+                            _mm256_mullo_epi32(c[3], s[3]),
+                        );
+                        _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(a, b), rnd), sh)
+                    };
+                    out[0][half] = fir(&clo, rnd_lo);
+                    out[1][half] = fir(&chi, rnd_hi);
+                }
+                store_i16x16(&mut lo[j..], narrow16(out[0][0], out[0][1]));
+                store_i16x16(&mut hi[j..], narrow16(out[1][0], out[1][1]));
+            }
+            scalar::dwt_s0_vertical_both(
+                rows.map(|r| &r[w16..]),
+                bpc,
+                &mut lo[w16..],
+                &mut hi[w16..],
+            );
+        }
+    };
+}
+
+/// 8 `u8` widened to `i32` lanes.
+///
+/// # Safety
+/// `p` must be valid for reading 8 `u8`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_u8x8(p: *const u8) -> __m128i {
+    // SAFETY: the caller guarantees 8 readable bytes; the load is unaligned.
+    unsafe { _mm_loadl_epi64(p.cast()) }
+}
+
+/// 8 `u16`.
+///
+/// # Safety
+/// `p` must be valid for reading 8 `u16`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_u16x8(p: *const u16) -> __m128i {
+    // SAFETY: the caller guarantees 16 readable bytes; the load is unaligned.
+    unsafe { _mm_loadu_si128(p.cast()) }
+}
+
+dwt_s0_vertical_avx2!(
+    dwt_s0_vertical_u8,
+    dwt_s0_vertical_u8_avx2,
+    u8,
+    _mm256_cvtepu8_epi32,
+    load_u8x8
+);
+dwt_s0_vertical_avx2!(
+    dwt_s0_vertical_u16,
+    dwt_s0_vertical_u16_avx2,
+    u16,
+    _mm256_cvtepu16_epi32,
+    load_u16x8
+);
+
+fn dwt_s0_horizontal(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi: &mut [i16]) {
+    // SAFETY: only reachable through `dwt_s0_kernels`, which checked that the CPU has AVX2.
+    unsafe { dwt_s0_horizontal_avx2(tmp, ind_x, lo, hi) }
+}
+
+/// 16 `i16`.
+///
+/// # Safety
+/// `p` must be valid for reading 16 `i16`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_i16x16(p: *const i16) -> __m256i {
+    // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
+    unsafe { _mm256_loadu_si256(p.cast()) }
+}
+
+/// The horizontal pass. `ind_x` must come from [`scalar::dwt_indices`] for `tmp.len()`: its
+/// interior outputs `j` (`1 <= j`, `2j + 2 < w`) have the unmirrored taps `2j - 1 ..= 2j + 2`,
+/// which the vector loop reads directly.
+#[target_feature(enable = "avx2")]
+fn dwt_s0_horizontal_avx2(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi: &mut [i16]) {
+    let (w, n) = (tmp.len(), ind_x.len());
+    let (lo, hi) = (&mut lo[..n], &mut hi[..n]);
+    // Interior outputs: 1 <= j < jend, with 2 * (jend - 1) + 2 <= w - 1.
+    let jend = if w >= 3 { ((w - 3) / 2 + 1).min(n) } else { 0 };
+    let pair = |c: &[i32; 4], k: usize| _mm256_set1_epi32((c[k + 1] << 16) | (c[k] & 0xffff));
+    let (lo01, lo23) = (pair(&DB2_LO, 0), pair(&DB2_LO, 2));
+    let (hi01, hi23) = (pair(&DB2_HI, 0), pair(&DB2_HI, 2));
+    let rnd = _mm256_set1_epi32(32768);
+    let p = tmp.as_ptr();
+    let mut j = 1;
+    while j + 16 <= jend {
+        // Outputs j .. j + 8 take taps (2j - 1 + 2k, 2j + 2k) from `a0` and (2j + 1 + 2k,
+        // 2j + 2 + 2k) from `b0`; outputs j + 8 .. j + 16 likewise from `a1`, `b1`.
+        // SAFETY: the highest index read is 2j + 17 + 15 = 2(j + 15) + 2 <= 2(jend - 1) + 2 < w
+        // (as j + 16 <= jend), the lowest 2j - 1 >= 1.
+        let (a0, b0, a1, b1) = unsafe {
+            let q = p.add(2 * j - 1);
+            (
+                load_i16x16(q),
+                load_i16x16(q.add(2)),
+                load_i16x16(q.add(16)),
+                load_i16x16(q.add(18)),
+            )
+        };
+        let fir = |a: __m256i, b: __m256i, c01: __m256i, c23: __m256i| {
+            let acc = _mm256_add_epi32(_mm256_madd_epi16(a, c01), _mm256_madd_epi16(b, c23));
+            _mm256_srai_epi32::<16>(_mm256_add_epi32(acc, rnd))
+        };
+        // The rounded values fit `i16`, so the saturating pack is exact.
+        let pack = |x: __m256i, y: __m256i| {
+            _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(x, y))
+        };
+        store_i16x16(
+            &mut lo[j..],
+            pack(fir(a0, b0, lo01, lo23), fir(a1, b1, lo01, lo23)),
+        );
+        store_i16x16(
+            &mut hi[j..],
+            pack(fir(a0, b0, hi01, hi23), fir(a1, b1, hi01, hi23)),
+        );
+        j += 16;
+    }
+    let first = n.min(1);
+    scalar::dwt_s0_horizontal(tmp, &ind_x[..first], &mut lo[..first], &mut hi[..first]);
+    let j = j.max(first);
+    scalar::dwt_s0_horizontal(tmp, &ind_x[j..], &mut lo[j..], &mut hi[j..]);
 }

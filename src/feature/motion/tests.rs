@@ -200,7 +200,13 @@ fn sad_kernels_match_scalar_at_every_level() {
                         .map(|_| match pattern {
                             0 => (rnd() & max) as u16,
                             1 => (if first { max } else { 0 }) as u16,
-                            _ => (if rnd() % 17 == 0 { rnd() & max } else { 100 }) as u16,
+                            _ => {
+                                (if rnd().is_multiple_of(17) {
+                                    rnd() & max
+                                } else {
+                                    100
+                                }) as u16
+                            }
                         })
                         .collect()
                 };

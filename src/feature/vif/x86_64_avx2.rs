@@ -10,7 +10,7 @@
 use core::arch::x86_64::*;
 
 use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc};
-use super::tables::{FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
+use super::tables::{EPS, FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
 use super::Kernels;
 
 /// Replaces the entries of `k` that have an AVX2 kernel, if this CPU has AVX2.
@@ -307,6 +307,10 @@ fn stat_horizontal_avx2(
     // Per-lane sums of the non-log terms (64-bit lanes).
     let mut non_log = z;
     let mut non_log_count = 0i64;
+    // Per-lane sums of the log terms (64-bit lanes), and whether the vector log path is exact
+    // for this gain limit (see `LogTerms`).
+    let (mut den_log, mut num_log) = (z, z);
+    let vector_log = (0.0..=LogTerms::MAX_GAIN_LIMIT).contains(&gain_limit);
     // `(a * b + 2^31) >> 32` of the u32 lanes.
     let rsh32 = |a: __m256i, b: __m256i| {
         let (e, o) = mul_wide(a, b);
@@ -359,27 +363,62 @@ fn stat_horizontal_avx2(
         );
         let lin_mask = _mm256_movemask_ps(_mm256_castsi256_ps(lin)) as u32;
         non_log_count += lin_mask.count_ones() as i64;
-        // The log branch, lane by lane.
-        let mut log_lanes = !lin_mask & 0xff;
+        // The log branch: 4 lanes at a time in double, or lane by lane where the gain limit
+        // is outside the range the vector conversion handles exactly.
+        let log_lanes = !lin_mask & 0xff;
         if log_lanes != 0 {
-            let (mut s1, mut s2, mut s12) = ([0u32; 8], [0u32; 8], [0u32; 8]);
-            store_u32x8(&mut s1, sigma1_sq);
-            store_u32x8(&mut s2, sigma2_sq);
-            store_u32x8(&mut s12, sigma12);
-            while log_lanes != 0 {
-                let l = log_lanes.trailing_zeros() as usize;
-                log_lanes &= log_lanes - 1;
-                scalar::vif_term(
-                    s1[l] as i32,
-                    s2[l] as i32,
-                    s12[l] as i32,
-                    gain_limit,
+            if vector_log {
+                let t = LogTerms {
                     log2,
-                    sums,
+                    gain_limit: _mm256_set1_pd(gain_limit),
+                };
+                let log = _mm256_xor_si256(lin, _mm256_cmpeq_epi32(z, z));
+                let s2 = _mm256_max_epi32(sigma2_sq, z);
+                let cond = _mm256_and_si256(
+                    log,
+                    _mm256_and_si256(_mm256_cmpgt_epi32(sigma12, z), _mm256_cmpgt_epi32(s2, z)),
                 );
+                let half = |v: __m256i, hi: bool| {
+                    if hi {
+                        _mm256_extracti128_si256::<1>(v)
+                    } else {
+                        _mm256_castsi256_si128(v)
+                    }
+                };
+                for hi in [false, true] {
+                    let (d, n) = t.terms(
+                        half(sigma1_sq, hi),
+                        half(s2, hi),
+                        half(sigma12, hi),
+                        half(log, hi),
+                        half(cond, hi),
+                    );
+                    den_log = _mm256_add_epi64(den_log, d);
+                    num_log = _mm256_add_epi64(num_log, n);
+                }
+            } else {
+                let (mut s1, mut s2, mut s12) = ([0u32; 8], [0u32; 8], [0u32; 8]);
+                store_u32x8(&mut s1, sigma1_sq);
+                store_u32x8(&mut s2, sigma2_sq);
+                store_u32x8(&mut s12, sigma12);
+                let mut log_lanes = log_lanes;
+                while log_lanes != 0 {
+                    let l = log_lanes.trailing_zeros() as usize;
+                    log_lanes &= log_lanes - 1;
+                    scalar::vif_term(
+                        s1[l] as i32,
+                        s2[l] as i32,
+                        s12[l] as i32,
+                        gain_limit,
+                        log2,
+                        sums,
+                    );
+                }
             }
         }
     }
+    sums.den_log += sum_i64x4(den_log);
+    sums.num_log += sum_i64x4(num_log);
     let mut lanes = [0u32; 8];
     store_u32x8(&mut lanes, non_log);
     let non_log_sum: i64 = (0..4)
@@ -388,6 +427,112 @@ fn stat_horizontal_avx2(
     sums.num_non_log += non_log_sum;
     sums.den_non_log += non_log_count;
     scalar::stat_horizontal_cols(line, filt, w8..w, gain_limit, log2, acc, sums);
+}
+
+/// Sum of the four `i64` lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn sum_i64x4(v: __m256i) -> i64 {
+    let mut l = [0i64; 4];
+    // SAFETY: `l` holds 4 `i64` (32 bytes); the store is unaligned.
+    unsafe { _mm256_storeu_si256(l.as_mut_ptr().cast(), v) };
+    l.iter().fold(0i64, |s, &x| s.wrapping_add(x))
+}
+
+/// The log branch of [`scalar::vif_term`] for 4 lanes, in the same `double` operations (division,
+/// products and difference in the scalar's order, no fused multiply-add), the same truncations
+/// and the same table look-ups.
+struct LogTerms<'a> {
+    log2: &'a [u16; LOG2_TABLE_LEN],
+    gain_limit: __m256d,
+}
+
+impl LogTerms<'_> {
+    /// Largest gain limit for which `g * g * sigma1_sq` (`sigma1_sq < 2^31`) stays below 2^52,
+    /// where [`trunc_u52`] is exact; libvmaf's option allows at most 100.
+    const MAX_GAIN_LIMIT: f64 = 1024.0;
+
+    /// `(den_log, num_log)` terms of the 4 lanes as `i64` lanes, zero where the lane is not in
+    /// the log branch (`log`) or has no numerator term (`cond`: log, `sigma12 > 0`,
+    /// `sigma2_sq > 0`). `s2` is `max(sigma2_sq, 0)`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn terms(
+        &self,
+        s1: __m128i,
+        s2: __m128i,
+        s12: __m128i,
+        log: __m128i,
+        cond: __m128i,
+    ) -> (__m256i, __m256i) {
+        let nsq = _mm_set1_epi32(SIGMA_NSQ);
+        let (log64, cond64) = (_mm256_cvtepi32_epi64(log), _mm256_cvtepi32_epi64(cond));
+        // Any value in the table's domain, for lanes whose results are discarded.
+        let safe = _mm256_set1_epi64x(1 << 17);
+        // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17.
+        let den = _mm256_cvtepu32_epi64(_mm_add_epi32(s1, nsq));
+        let den = _mm256_blendv_epi8(safe, den, log64);
+        let den_t = _mm256_sub_epi64(self.log2_u52(den), _mm256_set1_epi64x(2048 * 17));
+        // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12), >= 0.
+        let (s1d, s2d, s12d) = (
+            _mm256_cvtepi32_pd(s1),
+            _mm256_cvtepi32_pd(s2),
+            _mm256_cvtepi32_pd(s12),
+        );
+        let g = _mm256_div_pd(s12d, _mm256_add_pd(s1d, _mm256_set1_pd(EPS)));
+        let sv = _mm256_sub_pd(s2d, _mm256_mul_pd(g, s12d));
+        // cvttpd gives INT32_MIN out of range, like the scalar's saturation (only downwards).
+        let sv = _mm_max_epi32(_mm256_cvttpd_epi32(sv), _mm_setzero_si128());
+        // g = g < limit ? g : limit (minpd returns its second operand unless first < second).
+        let g = _mm256_min_pd(g, self.gain_limit);
+        let numer1 = _mm256_cvtepu32_epi64(_mm_add_epi32(sv, nsq));
+        let numer1_tmp =
+            _mm256_add_epi64(trunc_u52(_mm256_mul_pd(_mm256_mul_pd(g, g), s1d)), numer1);
+        let numer1 = _mm256_blendv_epi8(safe, numer1, cond64);
+        let numer1_tmp = _mm256_blendv_epi8(safe, numer1_tmp, cond64);
+        let num_t = _mm256_sub_epi64(self.log2_u52(numer1_tmp), self.log2_u52(numer1));
+        (
+            _mm256_and_si256(den_t, log64),
+            _mm256_and_si256(num_t, cond64),
+        )
+    }
+
+    /// libvmaf's `log2_32` / `log2_64` (which agree) of 4 `u64` lanes in `[2^15, 2^52)`:
+    /// `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`, the floor taken from the
+    /// exponent of the exact `double` of `v`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn log2_u52(&self, v: __m256i) -> __m256i {
+        let two52 = _mm256_set1_pd(4_503_599_627_370_496.0);
+        let d = _mm256_sub_pd(
+            _mm256_castsi256_pd(_mm256_or_si256(v, _mm256_castpd_si256(two52))),
+            two52,
+        );
+        let k = _mm256_sub_epi64(
+            _mm256_srli_epi64::<52>(_mm256_castpd_si256(d)),
+            _mm256_set1_epi64x(1023 + 15),
+        );
+        // v >> k is in [2^15, 2^16): gather the 32 bits at entry idx - 1 and keep the high half
+        // (entry idx), so every read stays inside the table.
+        let idx = _mm256_sub_epi64(_mm256_srlv_epi64(v, k), _mm256_set1_epi64x(1));
+        // SAFETY: 32767 <= idx <= 65534, so each 4-byte read at byte 2 * idx lies inside the
+        // 65536-entry (131072-byte) table; gathers need no alignment.
+        let pair = unsafe { _mm256_i64gather_epi32::<2>(self.log2.as_ptr().cast(), idx) };
+        let entry = _mm256_cvtepu32_epi64(_mm_srli_epi32::<16>(pair));
+        _mm256_add_epi64(entry, _mm256_slli_epi64::<11>(k))
+    }
+}
+
+/// `(i64)x` for 4 lanes with `0 <= x < 2^52` (truncation toward zero, exact).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn trunc_u52(x: __m256d) -> __m256i {
+    let two52 = _mm256_set1_pd(4_503_599_627_370_496.0);
+    let t = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x);
+    _mm256_sub_epi64(
+        _mm256_castpd_si256(_mm256_add_pd(t, two52)),
+        _mm256_castpd_si256(two52),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
