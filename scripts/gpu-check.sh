@@ -40,16 +40,27 @@ if [ "${1:-}" = "--stage" ]; then
     mkdir -p "$g/media"
     VMAF_RS_CUDA=1 scripts/ffmpeg-build.sh
     cp build/ffmpeg/bin/ffmpeg "$g/ffmpeg"
-    exe() {  # cargo test ... --no-run --message-format=json -> the test executable
-        cargo test --release --no-run --message-format=json "$@" |
-            sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n1
+    exe() {  # NAME CARGO-ARGS...: the executable of integration test NAME (cargo --no-run)
+        local name=$1; shift
+        cargo test --release --no-run --message-format=json "$@" --test "$name" | python3 -c '
+import json, sys
+name = sys.argv[1]
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    t = m.get("target") or {}
+    if m.get("reason") == "compiler-artifact" and t.get("name") == name and "test" in t.get("kind", []) and m.get("executable"):
+        print(m["executable"])' "$name" | tail -n1
     }
-    t=$(exe --features cuda --test cuda)
+    t=$(exe cuda --features cuda)
     [ -x "$t" ] || { echo "gpu-check: no cuda test binary" >&2; exit 1; }
     cp "$t" "$g/cuda-tests"
-    t=$(exe --test ffmpeg_cuda)
+    t=$(exe ffmpeg_cuda)
     [ -x "$t" ] || { echo "gpu-check: no ffmpeg_cuda test binary" >&2; exit 1; }
     cp "$t" "$g/ffmpeg-cuda-tests"
+    "$g/cuda-tests" --list >/dev/null && "$g/ffmpeg-cuda-tests" --list >/dev/null  # test harnesses
     pc="$root/build/ffmpeg/lib/pkgconfig:$root/build/vmaf_rs/lib/pkgconfig:$root/build/nv-codec-headers/lib/pkgconfig"
     # shellcheck disable=SC2046
     cc -O2 -g -Wall -Wextra -o "$g/cuda_reducer" tests/cuda_reducer.c -I build/ffmpeg/include \
