@@ -528,7 +528,14 @@ impl Bufs16 {
 
 impl Bufs32 {
     /// Scale-1..3 analogue of [`Bufs16::csf_cm`] (libvmaf `i4_adm_csf` + `i4_adm_cm`).
-    fn csf_cm(&mut self, aim: bool, pl: &ScalePlan, irf: [u32; 3], sh: (u32, u32)) -> [i64; 3] {
+    fn csf_cm(
+        &mut self,
+        cm: scalar::CmS123Interior,
+        aim: bool,
+        pl: &ScalePlan,
+        irf: [u32; 3],
+        sh: (u32, u32),
+    ) -> [i64; 3] {
         let (masker, masked) = if aim {
             (&self.r, &self.a)
         } else {
@@ -543,7 +550,8 @@ impl Bufs32 {
             pl.reg_dec,
             irf,
         );
-        scalar::cm_s123(
+        let acc = scalar::cm_s123_with(
+            cm,
             refs(masked),
             refs(&self.csf),
             refs(&self.flt),
@@ -552,7 +560,22 @@ impl Bufs32 {
             pl.h,
             irf,
             sh,
-        )
+        );
+        #[cfg(feature = "check_simd")]
+        if cm as usize != scalar::cm_s123_interior as scalar::CmS123Interior as usize {
+            let want = scalar::cm_s123(
+                refs(masked),
+                refs(&self.csf),
+                refs(&self.flt),
+                st,
+                pl.w,
+                pl.h,
+                irf,
+                sh,
+            );
+            assert_eq!(acc, want, "check_simd: adm cm_s123");
+        }
+        acc
     }
 }
 
@@ -574,6 +597,34 @@ pub struct Adm {
     cm_s0: scalar::CmS0Interior,
     /// Row kernels of the scale-0 DWT, chosen by [`dwt_s0_kernels`].
     dwt_s0: scalar::DwtS0Kernels,
+    /// Interior-column kernel of the scale-1..3 masking, chosen by [`cm_s123_kernel`].
+    cm_s123: scalar::CmS123Interior,
+    /// Scale-0 decoupling kernel, chosen by [`decouple_s0_kernel`].
+    decouple_s0: scalar::DecoupleS0,
+}
+
+/// The best scale-0 decoupling kernel at or below `level` that this machine runs.
+pub fn decouple_s0_kernel(level: CpuLevel) -> scalar::DecoupleS0 {
+    #[cfg(target_arch = "x86_64")]
+    if level >= CpuLevel::Avx2 {
+        if let Some(k) = x86_64_avx2::decouple_s0() {
+            return k;
+        }
+    }
+    let _ = level;
+    scalar::decouple_s0
+}
+
+/// The best scale-1..3 masking kernel at or below `level` that this machine runs.
+pub fn cm_s123_kernel(level: CpuLevel) -> scalar::CmS123Interior {
+    #[cfg(target_arch = "x86_64")]
+    if level >= CpuLevel::Avx2 {
+        if let Some(k) = x86_64_avx2::cm_s123_interior() {
+            return k;
+        }
+    }
+    let _ = level;
+    scalar::cm_s123_interior
 }
 
 /// The best scale-0 DWT row kernels at or below `level` that this machine runs.
@@ -688,6 +739,8 @@ impl Adm {
             ind_x: vec![[0; 4]; w0],
             cm_s0: cm_s0_kernel(cpu_level()),
             dwt_s0: dwt_s0_kernels(cpu_level()),
+            cm_s123: cm_s123_kernel(cpu_level()),
+            decouple_s0: decouple_s0_kernel(cpu_level()),
             b16: Bufs16 {
                 stride: w0,
                 ref_: Quad::new(n16),
@@ -844,7 +897,7 @@ impl Adm {
             return (0.0, 1e-10, 0.0);
         }
         let st = b.stride;
-        scalar::decouple_s0(
+        (self.decouple_s0)(
             b.ref_.hvd(),
             b.dis.hvd(),
             muts(&mut b.r),
@@ -853,6 +906,20 @@ impl Adm {
             pl.reg_dec,
             prm.enhn_gain_limit,
         );
+        #[cfg(feature = "check_simd")]
+        if self.decouple_s0 as usize != scalar::decouple_s0 as scalar::DecoupleS0 as usize {
+            let (mut r, mut a) = (b.r.clone(), b.a.clone());
+            scalar::decouple_s0(
+                b.ref_.hvd(),
+                b.dis.hvd(),
+                muts(&mut r),
+                muts(&mut a),
+                st,
+                pl.reg_dec,
+                prm.enhn_gain_limit,
+            );
+            assert!(r == b.r && a == b.a, "check_simd: adm decouple_s0");
+        }
         let area = pl.reg_pool.area();
         let shift = scalar::den_s0_shift(area);
         let acc = scalar::csf_den_s0(b.ref_.hvd(), st, pl.reg_pool, shift);
@@ -931,12 +998,12 @@ impl Adm {
         let den = scalar::csf_den_pool_s123(acc, s, den_shifts, pl.rfactor, area, prm.noise_weight);
         let irf = self.i_rfactor_s123[s - 1];
         let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
-        let acc = b.csf_cm(false, &pl, irf, shifts);
+        let acc = b.csf_cm(self.cm_s123, false, &pl, irf, shifts);
         let num = scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, prm.noise_weight);
         let aim = if prm.skip_aim {
             0.0
         } else {
-            let acc = b.csf_cm(true, &pl, irf, shifts);
+            let acc = b.csf_cm(self.cm_s123, true, &pl, irf, shifts);
             scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, 0.0)
         };
         (num, den, aim)

@@ -614,6 +614,10 @@ pub fn decouple_s0(
     }
 }
 
+/// A scale-0 decoupling kernel: [`decouple_s0`] or a SIMD peer with its signature.
+pub type DecoupleS0 =
+    fn([&[i16]; 3], [&[i16]; 3], [&mut [i16]; 3], [&mut [i16]; 3], usize, Region, f64);
+
 /// libvmaf's `get_best15_from32`: rounds `temp >= 2^15` to its 15 leading bits; returns them and
 /// the shift applied.
 #[inline(always)]
@@ -1157,32 +1161,82 @@ pub fn cm_s123(
     rfactor: [u32; 3],
     shifts: (u32, u32),
 ) -> [i64; 3] {
+    cm_s123_with(
+        cm_s123_interior,
+        x_hvd,
+        csf_hvd,
+        flt_hvd,
+        stride,
+        w,
+        h,
+        rfactor,
+        shifts,
+    )
+}
+
+/// The per-row sums of [`cm_s123`] over interior columns (`1 <= j`, `j + 1 < w`) of the row at
+/// offset `rows.1`, whose neighbour rows start at `rows.0` / `rows.2`; the last argument is the
+/// cube shift (`shifts.0`).
+pub type CmS123Interior = fn(
+    [&[i32]; 3],
+    [&[i32]; 3],
+    [&[i32]; 3],
+    (usize, usize, usize),
+    std::ops::Range<usize>,
+    [u32; 3],
+    u32,
+) -> [i64; 3];
+
+/// [`cm_s123`] with the interior columns of each row computed by `interior` (a SIMD peer of
+/// [`cm_s123_interior`]); the edge columns and the row rounding stay here.
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s123_with(
+    interior: CmS123Interior,
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    stride: usize,
+    w: usize,
+    h: usize,
+    rfactor: [u32; 3],
+    shifts: (u32, u32),
+) -> [i64; 3] {
     let (shift_cub, shift_inner) = shifts;
     let cub_add = half_pow2_u32(shift_cub) as i64;
     let inner_add = half_pow2_u32(shift_inner) as i64;
     let inner_shift = shift_inner & 63;
     let reg = region_pool(w, h);
     let mut accum = [0i64; 3];
+    // The visited columns: edge 0, the interior run, edge w - 1 (see `cm_span`).
+    let first = (reg.left == 0).then_some(0);
+    let mid = reg.left.max(1)..reg.right.min(w - 1);
+    let last = (reg.right > w - 1).then_some(w - 1);
     for i in cm_span(reg.top, reg.bottom, h) {
         let (up, down) = cm_neighbours(i, h);
-        let mut inner = [0i64; 3];
-        for j in cm_span(reg.left, reg.right, w) {
+        let rows = (up * stride, i * stride, down * stride);
+        let mut inner = interior(
+            x_hvd,
+            csf_hvd,
+            flt_hvd,
+            rows,
+            mid.clone(),
+            rfactor,
+            shift_cub,
+        );
+        for j in first.into_iter().chain(last) {
             let (l, r) = cm_neighbours(j, w);
-            let p = i * stride + j;
-            let mut thr = 0i32;
+            let t = cm_s123_pixel(
+                x_hvd,
+                csf_hvd,
+                flt_hvd,
+                rows,
+                (l, j, r),
+                rfactor,
+                shift_cub,
+                cub_add,
+            );
             for b in 0..3 {
-                let n = neighbours8(flt_hvd[b], stride, (up, i, down), (l, j, r));
-                let a = csf_hvd[b][p].wrapping_abs() as i64;
-                let c = ((I4_ONE_BY_15 * a + ADD_SHIFT_32) >> 32) as i32;
-                thr = thr.wrapping_add(n.wrapping_add(c));
-            }
-            for b in 0..3 {
-                let x = ((x_hvd[b][p] as i64)
-                    .wrapping_mul(rfactor[b] as i64)
-                    .wrapping_add(1 << 27)
-                    >> 28) as i32;
-                let t = cm_term(x, thr, 0, 1 << 29, 30, cub_add, shift_cub);
-                inner[b] = inner[b].wrapping_add(t);
+                inner[b] = inner[b].wrapping_add(t[b]);
             }
         }
         for b in 0..3 {
@@ -1190,6 +1244,67 @@ pub fn cm_s123(
         }
     }
     accum
+}
+
+/// Scalar [`CmS123Interior`].
+pub fn cm_s123_interior(
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    rows: (usize, usize, usize),
+    cols: std::ops::Range<usize>,
+    rfactor: [u32; 3],
+    shift_cub: u32,
+) -> [i64; 3] {
+    let cub_add = half_pow2_u32(shift_cub) as i64;
+    let mut inner = [0i64; 3];
+    for j in cols {
+        let t = cm_s123_pixel(
+            x_hvd,
+            csf_hvd,
+            flt_hvd,
+            rows,
+            (j - 1, j, j + 1),
+            rfactor,
+            shift_cub,
+            cub_add,
+        );
+        for b in 0..3 {
+            inner[b] = inner[b].wrapping_add(t[b]);
+        }
+    }
+    inner
+}
+
+/// One sample's three masked, cubed terms of [`cm_s123`] (before the row rounding): `rows` are
+/// the offsets of the rows above, at and below, `cols` the columns left, at and right.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s123_pixel(
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    rows: (usize, usize, usize),
+    cols: (usize, usize, usize),
+    rfactor: [u32; 3],
+    shift_cub: u32,
+    cub_add: i64,
+) -> [i64; 3] {
+    let p = rows.1 + cols.1;
+    let mut thr = 0i32;
+    for b in 0..3 {
+        let n = neighbours8(flt_hvd[b], 1, rows, cols);
+        let a = csf_hvd[b][p].wrapping_abs() as i64;
+        let c = ((I4_ONE_BY_15 * a + ADD_SHIFT_32) >> 32) as i32;
+        thr = thr.wrapping_add(n.wrapping_add(c));
+    }
+    std::array::from_fn(|b| {
+        let x = ((x_hvd[b][p] as i64)
+            .wrapping_mul(rfactor[b] as i64)
+            .wrapping_add(1 << 27)
+            >> 28) as i32;
+        cm_term(x, thr, 0, 1 << 29, 30, cub_add, shift_cub)
+    })
 }
 
 /// Pools a scale-1..3 numerator accumulation (libvmaf `i4_adm_cm` tail): the accumulation is

@@ -773,3 +773,152 @@ fn dwt_s0_kernels_match_scalar_at_every_level() {
         }
     }
 }
+
+/// Every SIMD level's scale-1..3 masking kernel equals the scalar one on random bands (full `i32`
+/// range and small values) of many widths, with CSF weights on both sides of 2^31.
+#[test]
+fn cm_s123_kernels_match_scalar_at_every_level() {
+    fn tri(v: &[Vec<i32>]) -> [&[i32]; 3] {
+        [&v[0], &v[1], &v[2]]
+    }
+    use crate::cpu::supported_levels;
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for w in (1..=70).chain([129, 321, 480]) {
+        for h in [1usize, 2, 5, 9] {
+            for range in [0u32, 1, 2] {
+                let n = w * h;
+                let mut band = || -> Vec<i32> {
+                    (0..n)
+                        .map(|_| {
+                            let v = rnd() as i32;
+                            match range {
+                                0 => v,
+                                1 => v % 5000,
+                                _ => [i32::MIN, i32::MAX, 0, -1][(v & 3) as usize],
+                            }
+                        })
+                        .collect()
+                };
+                let x: Vec<Vec<i32>> = (0..3).map(|_| band()).collect();
+                let c: Vec<Vec<i32>> = (0..3).map(|_| band()).collect();
+                let f: Vec<Vec<i32>> = (0..3).map(|_| band()).collect();
+                let irf = [rnd() as u32 | 1 << 31, rnd() as u32 >> 1, 0x3000_0000];
+                let shifts = scalar::cm_s123_shifts(w, h);
+                let want = scalar::cm_s123(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
+                for level in supported_levels() {
+                    let got = scalar::cm_s123_with(
+                        super::cm_s123_kernel(level),
+                        tri(&x),
+                        tri(&c),
+                        tri(&f),
+                        w,
+                        w,
+                        h,
+                        irf,
+                        shifts,
+                    );
+                    assert_eq!(got, want, "{level:?} {w}x{h} range {range}");
+                }
+            }
+        }
+    }
+}
+
+/// Every SIMD level's scale-0 decoupling equals the scalar one on random bands (full `i16` range,
+/// small values, near-parallel reference/distorted pairs that take the gain limit, extremes) of
+/// many widths and regions, for several enhancement gain limits.
+#[test]
+fn decouple_s0_kernels_match_scalar_at_every_level() {
+    use crate::cpu::supported_levels;
+    let mut s = 0x1234_5678_9abc_def1u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for w in (1..=40).chain([63, 64, 65, 129, 331]) {
+        let h = 4;
+        let n = w * h;
+        for kind in 0..4 {
+            let mut o: Vec<Vec<i16>> = Vec::new();
+            let mut t: Vec<Vec<i16>> = Vec::new();
+            for _ in 0..3 {
+                let (mut ob, mut tb) = (Vec::with_capacity(n), Vec::with_capacity(n));
+                for idx in 0..n {
+                    let (a, b) = (rnd() as i16, rnd() as i16);
+                    let (x, y) = match kind {
+                        0 => (a, b),
+                        1 => (a % 200, b % 200),
+                        // Distorted = reference scaled, plus a little noise: the gain limit.
+                        2 => {
+                            let x = (a % 3000) as i32;
+                            let f = 1 + (idx % 4) as i32;
+                            (x as i16, (x * f / 2 + (b % 2) as i32) as i16)
+                        }
+                        _ => {
+                            let e = [i16::MIN, i16::MAX, 0, -1, 1];
+                            (e[(a as u16 % 5) as usize], e[(b as u16 % 5) as usize])
+                        }
+                    };
+                    ob.push(x);
+                    tb.push(y);
+                }
+                o.push(ob);
+                t.push(tb);
+            }
+            let regs = [
+                scalar::region_decouple(w, h),
+                scalar::Region {
+                    top: 0,
+                    bottom: h,
+                    left: 0,
+                    right: w,
+                },
+                scalar::Region {
+                    top: 1,
+                    bottom: 3,
+                    left: w.min(3),
+                    right: w,
+                },
+            ];
+            for reg in regs {
+                for egl in [1.0, 1.2, 100.0] {
+                    let run = |k: scalar::DecoupleS0| {
+                        let mut r = vec![vec![7i16; n]; 3];
+                        let mut a = vec![vec![7i16; n]; 3];
+                        {
+                            let [r0, r1, r2] = &mut r[..] else {
+                                unreachable!()
+                            };
+                            let [a0, a1, a2] = &mut a[..] else {
+                                unreachable!()
+                            };
+                            k(
+                                [&o[0], &o[1], &o[2]],
+                                [&t[0], &t[1], &t[2]],
+                                [r0, r1, r2],
+                                [a0, a1, a2],
+                                w,
+                                reg,
+                                egl,
+                            );
+                        }
+                        (r, a)
+                    };
+                    let want = run(scalar::decouple_s0);
+                    for level in supported_levels() {
+                        let got = run(super::decouple_s0_kernel(level));
+                        assert!(got == want, "{level:?} w {w} kind {kind} {reg:?} egl {egl}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,5 +1,8 @@
 //! AVX2 peers of the scalar ADM kernels, equal to them bit for bit:
 //!
+//! * [`scalar::cm_s123_interior`] (the scale-1..3 masking, libvmaf `i4_adm_cm`), the same
+//!   shape on `i32` bands: see [`cm_s123_interior`];
+//! * [`scalar::decouple_s0`]: see [`decouple_s0`];
 //! * the scale-0 DWT row kernels ([`scalar::DwtS0Kernels`]): see [`dwt_s0_kernels`];
 //! * [`scalar::cm_s0_interior`] (the scale-0 contrast masking, libvmaf `adm_cm`): 8 samples per
 //!   step in 32-bit lanes, the 64-bit square and cube as even/odd lane pairs
@@ -7,13 +10,18 @@
 //!   sign mask; leftover columns by the scalar kernel.
 //!
 //! The kernels are `#[target_feature(enable = "avx2")]` functions reached only through
-//! [`cm_s0_interior`] and [`dwt_s0_kernels`], which check that the CPU has AVX2.
+//! [`cm_s0_interior`], [`cm_s123_interior`], [`decouple_s0`] and [`dwt_s0_kernels`], which
+//! check that the CPU has AVX2.
 
 use core::arch::x86_64::*;
 use std::ops::Range;
 
-use super::scalar::{self, half_pow2_u32, CmS0Interior, DwtS0Kernels};
-use super::tables::{DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, ONE_BY_15};
+use super::scalar::{
+    self, half_pow2_u32, CmS0Interior, CmS123Interior, DecoupleS0, DwtS0Kernels, Region,
+};
+use super::tables::{
+    COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, I4_ONE_BY_15, ONE_BY_15,
+};
 
 /// The AVX2 kernel, if this CPU has AVX2.
 pub(super) fn cm_s0_interior() -> Option<CmS0Interior> {
@@ -346,4 +354,331 @@ fn dwt_s0_horizontal_avx2(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi:
     scalar::dwt_s0_horizontal(tmp, &ind_x[..first], &mut lo[..first], &mut hi[..first]);
     let j = j.max(first);
     scalar::dwt_s0_horizontal(tmp, &ind_x[j..], &mut lo[j..], &mut hi[j..]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-1..3 contrast masking
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX2 [`CmS123Interior`], if this CPU has AVX2: 8 samples per step in 32-bit lanes, every
+/// 64-bit product as even/odd lane pairs; `x * rfactor` with the unsigned `rfactor` as a signed
+/// product plus `x << 32` where `rfactor >= 2^31` (equal modulo 2^64, which is all the scalar's
+/// wrapping product keeps); `>> 32` as the high halves, `>> 28` logical (the low 32 bits kept
+/// are the same as the arithmetic shift's).
+pub(super) fn cm_s123_interior() -> Option<CmS123Interior> {
+    is_x86_feature_detected!("avx2").then_some(cm_s123_interior_entry as CmS123Interior)
+}
+
+fn cm_s123_interior_entry(
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    rows: (usize, usize, usize),
+    cols: Range<usize>,
+    rfactor: [u32; 3],
+    shift_cub: u32,
+) -> [i64; 3] {
+    // SAFETY: only reachable through `cm_s123_interior`, which checked that the CPU has AVX2.
+    unsafe { cm_s123_interior_avx2(x_hvd, csf_hvd, flt_hvd, rows, cols, rfactor, shift_cub) }
+}
+
+/// 8 `i32`.
+///
+/// # Safety
+/// `p` must be valid for reading 8 `i32`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_i32x8(p: *const i32) -> __m256i {
+    // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
+    unsafe { _mm256_loadu_si256(p.cast()) }
+}
+
+#[target_feature(enable = "avx2")]
+fn cm_s123_interior_avx2(
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    rows: (usize, usize, usize),
+    cols: Range<usize>,
+    rfactor: [u32; 3],
+    shift_cub: u32,
+) -> [i64; 3] {
+    let n = cols.end.saturating_sub(cols.start);
+    let n8 = n / 8 * 8;
+    let (j0, jv) = (cols.start, cols.start + n8);
+    if n8 > 0 {
+        // The vector loop reads columns j0 - 1 ..= jv of the three rows.
+        assert!(j0 >= 1);
+        let top = rows.0.max(rows.1).max(rows.2) + jv + 1;
+        assert!(x_hvd
+            .iter()
+            .chain(&csf_hvd)
+            .chain(&flt_hvd)
+            .all(|b| b.len() >= top));
+    }
+    let z = _mm256_setzero_si256();
+    // I4_ONE_BY_15 < 2^31: a valid signed 32-bit multiplier.
+    let k15 = _mm256_set1_epi32(I4_ONE_BY_15 as i32);
+    let add32 = _mm256_set1_epi64x(i32::MIN as i64);
+    let rf = rfactor.map(|r| _mm256_set1_epi32(r as i32));
+    let r27 = _mm256_set1_epi64x(1 << 27);
+    let sq_add = _mm256_set1_epi64x(1 << 29);
+    let cub_add = _mm256_set1_epi64x(half_pow2_u32(shift_cub) as i64);
+    let cub_shift = _mm_cvtsi32_si128((shift_cub & 63) as i32);
+    let mut acc = [z; 3];
+    for j in (j0..jv).step_by(8) {
+        let (u, c, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
+        let mut thr = z;
+        for b in 0..3 {
+            let f = flt_hvd[b].as_ptr();
+            // SAFETY: every offset below is at least (row + j0 - 1) >= 0 and at most
+            // (row + jv - 8 + 1), reading 8 values up to row + jv + 1 <= top <= length (checked).
+            let (nb, cs) = unsafe {
+                let s = [
+                    load_i32x8(f.add(u - 1)),
+                    load_i32x8(f.add(u)),
+                    load_i32x8(f.add(u + 1)),
+                    load_i32x8(f.add(c - 1)),
+                    load_i32x8(f.add(c + 1)),
+                    load_i32x8(f.add(d - 1)),
+                    load_i32x8(f.add(d)),
+                    load_i32x8(f.add(d + 1)),
+                ];
+                let nb = s.iter().fold(z, |a, &v| _mm256_add_epi32(a, v));
+                (nb, load_i32x8(csf_hvd[b].as_ptr().add(c)))
+            };
+            // ((I4_ONE_BY_15 * |csf| - 2^31) >> 32) as i32: the high halves of the 64-bit sums
+            // (|i32::MIN| wraps to itself, a signed multiplier, as in the scalar).
+            let a = _mm256_abs_epi32(cs);
+            let pe = _mm256_add_epi64(_mm256_mul_epi32(a, k15), add32);
+            let po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(a), k15), add32);
+            let cc = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(pe), po);
+            thr = _mm256_add_epi32(thr, _mm256_add_epi32(nb, cc));
+        }
+        for b in 0..3 {
+            // SAFETY: as above (c + 8 <= top).
+            let xv = unsafe { load_i32x8(x_hvd[b].as_ptr().add(c)) };
+            let hi_rf = rfactor[b] >= 1 << 31;
+            // ((x * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
+            let scaled = |xs: __m256i| {
+                let mut p = _mm256_mul_epi32(xs, rf[b]);
+                if hi_rf {
+                    p = _mm256_add_epi64(p, _mm256_slli_epi64::<32>(xs));
+                }
+                _mm256_srli_epi64::<28>(_mm256_add_epi64(p, r27))
+            };
+            let x = _mm256_blend_epi32::<0b1010_1010>(
+                scaled(xv),
+                _mm256_slli_epi64::<32>(scaled(_mm256_srli_epi64::<32>(xv))),
+            );
+            let x = _mm256_max_epi32(_mm256_sub_epi32(_mm256_abs_epi32(x), thr), z);
+            for x in [x, _mm256_srli_epi64::<32>(x)] {
+                // x in [0, 2^31): the square in u64, its low 32 bits taken as i32 (C's cast).
+                let sq = _mm256_srli_epi64::<30>(_mm256_add_epi64(_mm256_mul_epu32(x, x), sq_add));
+                let t = _mm256_add_epi64(_mm256_mul_epi32(sq, x), cub_add);
+                acc[b] = _mm256_add_epi64(acc[b], sra_epi64(t, cub_shift));
+            }
+        }
+    }
+    let mut inner = acc.map(|a| {
+        let mut l = [0i64; 4];
+        // SAFETY: `l` holds 4 `i64` (32 bytes); the store is unaligned.
+        unsafe { _mm256_storeu_si256(l.as_mut_ptr().cast(), a) };
+        l.iter().fold(0i64, |s, &v| s.wrapping_add(v))
+    });
+    let tail = scalar::cm_s123_interior(
+        x_hvd,
+        csf_hvd,
+        flt_hvd,
+        rows,
+        jv.max(j0)..cols.end,
+        rfactor,
+        shift_cub,
+    );
+    for b in 0..3 {
+        inner[b] = inner[b].wrapping_add(tail[b]);
+    }
+    inner
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-0 decoupling
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX2 [`DecoupleS0`], if this CPU has AVX2: 8 samples per step in 32-bit lanes. The angle
+/// test runs in `double` like the scalar (the `int64` dot products and magnitudes are exact in
+/// `double`, so rounding them to `float` there equals the scalar's direct conversion); the
+/// reciprocal comes from a gather of `DIV_LOOKUP` and its 64-bit product with `t` as even/odd
+/// lane pairs; the gain limit in `double` with `minpd`/`maxpd` (which return the second operand
+/// unless the first is smaller/greater, as the scalar's comparisons) and `cvttpd2dq` (C's
+/// truncation, `INT32_MIN` out of range). Columns left over by the scalar kernel.
+pub(super) fn decouple_s0() -> Option<DecoupleS0> {
+    is_x86_feature_detected!("avx2").then_some(decouple_s0_entry as DecoupleS0)
+}
+
+fn decouple_s0_entry(
+    ref_hvd: [&[i16]; 3],
+    dis_hvd: [&[i16]; 3],
+    r_hvd: [&mut [i16]; 3],
+    a_hvd: [&mut [i16]; 3],
+    stride: usize,
+    reg: Region,
+    egl: f64,
+) {
+    // SAFETY: only reachable through `decouple_s0`, which checked that the CPU has AVX2.
+    unsafe { decouple_s0_avx2(ref_hvd, dis_hvd, r_hvd, a_hvd, stride, reg, egl) }
+}
+
+/// The 4 + 4 lane masks of two `double` comparisons as one 8 x 32-bit lane mask.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn mask_pd_to_epi32(lo: __m256d, hi: __m256d) -> __m256i {
+    let pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    let l = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(lo), pick);
+    let h = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(hi), pick);
+    _mm256_permute2x128_si256::<0x20>(l, h)
+}
+
+/// The `i32` lanes truncated to `i16` (C's narrowing cast), in order.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn narrow16x8(v: __m256i) -> __m128i {
+    let t = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(v));
+    _mm_packs_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256::<1>(t))
+}
+
+#[target_feature(enable = "avx2")]
+fn decouple_s0_avx2(
+    ref_hvd: [&[i16]; 3],
+    dis_hvd: [&[i16]; 3],
+    r_hvd: [&mut [i16]; 3],
+    a_hvd: [&mut [i16]; 3],
+    stride: usize,
+    reg: Region,
+    egl: f64,
+) {
+    let [r_h, r_v, r_d] = r_hvd;
+    let [a_h, a_v, a_d] = a_hvd;
+    let (rb, ab) = ([r_h, r_v, r_d], [a_h, a_v, a_d]);
+    let n = reg.right.saturating_sub(reg.left);
+    let n8 = n / 8 * 8;
+    if reg.bottom > reg.top && n8 > 0 {
+        // The vector loop touches [i * stride + left, i * stride + left + n8) for rows i < bottom.
+        let top = (reg.bottom - 1) * stride + reg.left + n8;
+        assert!(ref_hvd.iter().chain(&dis_hvd).all(|b| b.len() >= top));
+        assert!(rb.iter().chain(&ab).all(|b| b.len() >= top));
+    }
+    let z = _mm256_setzero_si256();
+    let k32768 = _mm256_set1_epi32(32768);
+    let r16384 = _mm256_set1_epi32(16384);
+    let r16384x = _mm256_set1_epi64x(16384);
+    let inv4096 = _mm256_set1_pd(1.0 / 4096.0);
+    let cos = _mm256_set1_pd(COS_1DEG_SQ as f64);
+    let zd = _mm256_setzero_pd();
+    let egl_v = _mm256_set1_pd(egl);
+    let div = DIV_LOOKUP.as_ptr();
+    // (f32)(exact integer in a double) as double, scaled by 1/4096 (exact).
+    let f32_scaled = |x: __m256d| _mm256_mul_pd(_mm256_cvtps_pd(_mm256_cvtpd_ps(x)), inv4096);
+    for i in reg.top..reg.bottom {
+        for j in (reg.left..reg.left + n8).step_by(8) {
+            let p = i * stride + j;
+            // SAFETY: p + 8 <= (bottom - 1) * stride + left + n8 = top <= every band's length
+            // (checked above).
+            let (o, t) = unsafe {
+                (
+                    ref_hvd
+                        .map(|b| _mm256_cvtepi16_epi32(_mm_loadu_si128(b.as_ptr().add(p).cast()))),
+                    dis_hvd
+                        .map(|b| _mm256_cvtepi16_epi32(_mm_loadu_si128(b.as_ptr().add(p).cast()))),
+                )
+            };
+            // The angle flag, 4 lanes per half in double.
+            let half = |v: __m256i, hi: bool| {
+                _mm256_cvtepi32_pd(if hi {
+                    _mm256_extracti128_si256::<1>(v)
+                } else {
+                    _mm256_castsi256_si128(v)
+                })
+            };
+            let flag_half = |hi: bool| {
+                let (o0, o1) = (half(o[0], hi), half(o[1], hi));
+                let (t0, t1) = (half(t[0], hi), half(t[1], hi));
+                let dot = |a0: __m256d, a1: __m256d, b0: __m256d, b1: __m256d| {
+                    _mm256_add_pd(_mm256_mul_pd(a0, b0), _mm256_mul_pd(a1, b1))
+                };
+                let ot = f32_scaled(dot(o0, o1, t0, t1));
+                let om = f32_scaled(dot(o0, o1, o0, o1));
+                let tm = f32_scaled(dot(t0, t1, t0, t1));
+                let rhs = _mm256_mul_pd(_mm256_mul_pd(cos, om), tm);
+                _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_GE_OQ>(ot, zd),
+                    _mm256_cmp_pd::<_CMP_GE_OQ>(_mm256_mul_pd(ot, ot), rhs),
+                )
+            };
+            let flag = mask_pd_to_epi32(flag_half(false), flag_half(true));
+            for b in 0..3 {
+                let (ob, tb) = (o[b], t[b]);
+                // k = clamp((DIV_LOOKUP[o + 32768] * t + 16384) >> 15, 0, 32768), 32768 for o = 0.
+                // SAFETY: o + 32768 is in [0, 65535], inside the 65537-entry table.
+                let dv = unsafe { _mm256_i32gather_epi32::<4>(div, _mm256_add_epi32(ob, k32768)) };
+                let q = |d: __m256i, tt: __m256i| {
+                    _mm256_srli_epi64::<15>(_mm256_add_epi64(_mm256_mul_epi32(d, tt), r16384x))
+                };
+                let qe = q(dv, tb);
+                let qo = q(_mm256_srli_epi64::<32>(dv), _mm256_srli_epi64::<32>(tb));
+                let q = _mm256_blend_epi32::<0b1010_1010>(qe, _mm256_slli_epi64::<32>(qo));
+                let q = _mm256_max_epi32(_mm256_min_epi32(q, k32768), z);
+                let o_zero = _mm256_cmpeq_epi32(ob, z);
+                let k = _mm256_blendv_epi8(q, k32768, o_zero);
+                // r = (i16)((k * o + 16384) >> 15).
+                let r =
+                    _mm256_srai_epi32::<15>(_mm256_add_epi32(_mm256_mullo_epi32(k, ob), r16384));
+                let mut r = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(r));
+                // The gain limit where the angles agree and the restoration has a sign.
+                let kpos = _mm256_cmpgt_epi32(k, z);
+                let pos = _mm256_and_si256(kpos, _mm256_cmpgt_epi32(ob, z));
+                let neg = _mm256_and_si256(kpos, _mm256_cmpgt_epi32(z, ob));
+                let apply = _mm256_and_si256(flag, _mm256_or_si256(pos, neg));
+                if _mm256_movemask_epi8(apply) != 0 {
+                    let limit = |hi: bool| {
+                        let g = _mm256_mul_pd(half(r, hi), egl_v);
+                        let tt = half(tb, hi);
+                        let lo_pos = _mm256_cvttpd_epi32(_mm256_min_pd(g, tt));
+                        let lo_neg = _mm256_cvttpd_epi32(_mm256_max_pd(g, tt));
+                        (lo_pos, lo_neg)
+                    };
+                    let ((p0, n0), (p1, n1)) = (limit(false), limit(true));
+                    let lp = _mm256_set_m128i(p1, p0);
+                    let ln = _mm256_set_m128i(n1, n0);
+                    let lim = _mm256_blendv_epi8(ln, lp, pos);
+                    let lim = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(lim));
+                    r = _mm256_blendv_epi8(r, lim, apply);
+                }
+                let a = _mm256_sub_epi32(tb, r);
+                let (rd, ad) = (&mut rb[b][p..p + 8], &mut ab[b][p..p + 8]);
+                // SAFETY: `rd` and `ad` hold 8 `i16` (16 bytes); the stores are unaligned.
+                unsafe {
+                    _mm_storeu_si128(rd.as_mut_ptr().cast(), narrow16x8(r));
+                    _mm_storeu_si128(ad.as_mut_ptr().cast(), narrow16x8(a));
+                }
+            }
+        }
+    }
+    if n8 < n {
+        let [r_h, r_v, r_d] = rb;
+        let [a_h, a_v, a_d] = ab;
+        let tail = Region {
+            left: reg.left + n8,
+            ..reg
+        };
+        scalar::decouple_s0(
+            ref_hvd,
+            dis_hvd,
+            [r_h, r_v, r_d],
+            [a_h, a_v, a_d],
+            stride,
+            tail,
+            egl,
+        );
+    }
 }
