@@ -601,6 +601,77 @@ pub struct Adm {
     cm_s123: scalar::CmS123Interior,
     /// Scale-0 decoupling kernel, chosen by [`decouple_s0_kernel`].
     decouple_s0: scalar::DecoupleS0,
+    /// Row kernels of the scale-1..3 DWT, chosen by [`dwt_s123_kernels`].
+    dwt_s123: scalar::DwtS123Kernels,
+}
+
+/// The best scale-1..3 DWT row kernels at or below `level` that this machine runs.
+pub fn dwt_s123_kernels(level: CpuLevel) -> scalar::DwtS123Kernels {
+    #[cfg(target_arch = "x86_64")]
+    if level >= CpuLevel::Avx2 {
+        if let Some(k) = x86_64_avx2::dwt_s123_kernels() {
+            return k;
+        }
+    }
+    let _ = level;
+    scalar::DwtS123Kernels::SCALAR
+}
+
+/// Scale-1..3 DWT of one band into `out` with the row kernels `k` (under `check_simd`, compared
+/// with the scalar DWT over the written part of the bands).
+#[allow(clippy::too_many_arguments)]
+fn dwt_s123<S: scalar::DwtS123Sample>(
+    k: &scalar::DwtS123Kernels,
+    src: &[S],
+    src_stride: usize,
+    w: usize,
+    scale: usize,
+    ind_y: &[[usize; 4]],
+    ind_x: &[[usize; 4]],
+    tmp_lo: &mut [i32],
+    tmp_hi: &mut [i32],
+    out: &mut Quad<i32>,
+    stride: usize,
+) {
+    scalar::dwt2_s123_with(
+        k,
+        src,
+        src_stride,
+        w,
+        scale,
+        ind_y,
+        ind_x,
+        tmp_lo,
+        tmp_hi,
+        out.as_mut(),
+        stride,
+    );
+    #[cfg(feature = "check_simd")]
+    if k.horizontal as usize != scalar::DwtS123Kernels::SCALAR.horizontal as usize {
+        let mut want = Quad::new(out.a.len());
+        scalar::dwt2_s123(
+            src,
+            src_stride,
+            w,
+            scale,
+            ind_y,
+            ind_x,
+            &mut tmp_lo.to_vec(),
+            &mut tmp_hi.to_vec(),
+            want.as_mut(),
+            stride,
+        );
+        for i in 0..ind_y.len() {
+            let r = i * stride..i * stride + ind_x.len();
+            assert!(
+                want.a[r.clone()] == out.a[r.clone()]
+                    && want.h[r.clone()] == out.h[r.clone()]
+                    && want.v[r.clone()] == out.v[r.clone()]
+                    && want.d[r.clone()] == out.d[r],
+                "check_simd: adm dwt2_s123, scale {scale}, row {i}"
+            );
+        }
+    }
 }
 
 /// The best scale-0 decoupling kernel at or below `level` that this machine runs.
@@ -741,6 +812,7 @@ impl Adm {
             dwt_s0: dwt_s0_kernels(cpu_level()),
             cm_s123: cm_s123_kernel(cpu_level()),
             decouple_s0: decouple_s0_kernel(cpu_level()),
+            dwt_s123: dwt_s123_kernels(cpu_level()),
             b16: Bufs16 {
                 stride: w0,
                 ref_: Quad::new(n16),
@@ -944,12 +1016,14 @@ impl Adm {
         let (ind_y, ind_x) = (&mut self.ind_y[..pl.h], &mut self.ind_x[..pl.w]);
         scalar::dwt_indices(pl.in_h, ind_y);
         scalar::dwt_indices(pl.in_w, ind_x);
+        let k = self.dwt_s123;
         let b16 = &self.b16;
         let b = &mut self.b32;
         let st = b.stride;
         if s == 1 {
             for (src, out) in [(&b16.ref_.a, &mut b.ref_), (&b16.dis.a, &mut b.dis)] {
-                scalar::dwt2_s123(
+                dwt_s123(
+                    &k,
                     src.as_slice(),
                     b16.stride,
                     pl.in_w,
@@ -958,7 +1032,7 @@ impl Adm {
                     ind_x,
                     &mut b.tmp_lo,
                     &mut b.tmp_hi,
-                    out.as_mut(),
+                    out,
                     st,
                 );
             }
@@ -968,7 +1042,8 @@ impl Adm {
             std::mem::swap(&mut b.ref_.a, &mut b.prev_a_ref);
             std::mem::swap(&mut b.dis.a, &mut b.prev_a_dis);
             for (src, out) in [(&b.prev_a_ref, &mut b.ref_), (&b.prev_a_dis, &mut b.dis)] {
-                scalar::dwt2_s123(
+                dwt_s123(
+                    &k,
                     src.as_slice(),
                     st,
                     pl.in_w,
@@ -977,7 +1052,7 @@ impl Adm {
                     ind_x,
                     &mut b.tmp_lo,
                     &mut b.tmp_hi,
-                    out.as_mut(),
+                    out,
                     st,
                 );
             }

@@ -492,37 +492,167 @@ pub fn dwt2_s123<S: Copy + Into<i64>>(
     out: QuadMut<'_, i32>,
     dst_stride: usize,
 ) {
-    const ADD_VP: [i64; 3] = [0, 32768, 32768];
-    const SHIFT_VP: [u32; 3] = [0, 16, 16];
-    const ADD_HP: [i64; 3] = [16384, 32768, 16384];
-    const SHIFT_HP: [u32; 3] = [15, 16, 15];
-    let (avp, svp) = (ADD_VP[scale - 1], SHIFT_VP[scale - 1]);
-    let (ahp, shp) = (ADD_HP[scale - 1], SHIFT_HP[scale - 1]);
+    dwt2_s123_rows(
+        src,
+        src_stride,
+        w,
+        scale,
+        ind_y,
+        ind_x,
+        tmp_lo,
+        tmp_hi,
+        out,
+        dst_stride,
+        dwt_s123_vertical,
+        dwt_s123_horizontal,
+    );
+}
+
+/// Rounding `(add, shift)` of the scale-1..3 vertical pass, per scale 1, 2, 3.
+pub const DWT_S123_VERTICAL_ROUND: [(i64, u32); 3] = [(0, 0), (32768, 16), (32768, 16)];
+/// Rounding `(add, shift)` of the scale-1..3 horizontal pass, per scale 1, 2, 3.
+pub const DWT_S123_HORIZONTAL_ROUND: [(i64, u32); 3] = [(16384, 15), (32768, 16), (16384, 15)];
+
+/// Vertical row kernel of the scale-1..3 DWT: four source rows (at least `tmp_lo.len()` values
+/// each) and the scale (1..=3) into the low-pass and high-pass rows `tmp_lo`, `tmp_hi`.
+pub type DwtS123Vertical<S> = fn([&[S]; 4], usize, &mut [i32], &mut [i32]);
+
+/// Horizontal row kernel of the scale-1..3 DWT: the vertical-pass row `tmp` (`w` values)
+/// filtered at the columns of `ind_x` (from [`dwt_indices`] for `w`) with the scale's rounding
+/// into `lo` (low-pass, `ind_x.len()` values) and `hi` (high-pass).
+pub type DwtS123Horizontal = fn(&[i32], &[[usize; 4]], usize, &mut [i32], &mut [i32]);
+
+/// The row kernels of one CPU level's scale-1..3 DWT.
+#[derive(Debug, Clone, Copy)]
+pub struct DwtS123Kernels {
+    /// Vertical pass of the scale-0 approximation band (scale 1).
+    pub vertical_i16: DwtS123Vertical<i16>,
+    /// Vertical pass of a scale-1..2 approximation band (scales 2, 3).
+    pub vertical_i32: DwtS123Vertical<i32>,
+    /// Horizontal pass.
+    pub horizontal: DwtS123Horizontal,
+}
+
+impl DwtS123Kernels {
+    /// The scalar row kernels: the specification.
+    pub const SCALAR: DwtS123Kernels = DwtS123Kernels {
+        vertical_i16: dwt_s123_vertical::<i16>,
+        vertical_i32: dwt_s123_vertical::<i32>,
+        horizontal: dwt_s123_horizontal,
+    };
+}
+
+/// Samples the scale-1..3 DWT reads, selecting their vertical row kernel.
+pub trait DwtS123Sample: Copy + Into<i64> {
+    /// The vertical row kernel of `k` for this sample type.
+    fn vertical(k: &DwtS123Kernels) -> DwtS123Vertical<Self>;
+}
+
+impl DwtS123Sample for i16 {
+    fn vertical(k: &DwtS123Kernels) -> DwtS123Vertical<i16> {
+        k.vertical_i16
+    }
+}
+
+impl DwtS123Sample for i32 {
+    fn vertical(k: &DwtS123Kernels) -> DwtS123Vertical<i32> {
+        k.vertical_i32
+    }
+}
+
+/// [`dwt2_s123`] with the row passes done by the kernels `k`.
+#[allow(clippy::too_many_arguments)]
+pub fn dwt2_s123_with<S: DwtS123Sample>(
+    k: &DwtS123Kernels,
+    src: &[S],
+    src_stride: usize,
+    w: usize,
+    scale: usize,
+    ind_y: &[[usize; 4]],
+    ind_x: &[[usize; 4]],
+    tmp_lo: &mut [i32],
+    tmp_hi: &mut [i32],
+    out: QuadMut<'_, i32>,
+    dst_stride: usize,
+) {
+    dwt2_s123_rows(
+        src,
+        src_stride,
+        w,
+        scale,
+        ind_y,
+        ind_x,
+        tmp_lo,
+        tmp_hi,
+        out,
+        dst_stride,
+        S::vertical(k),
+        k.horizontal,
+    );
+}
+
+/// Scalar vertical row kernel ([`DwtS123Vertical`]).
+pub fn dwt_s123_vertical<S: Copy + Into<i64>>(
+    rows: [&[S]; 4],
+    scale: usize,
+    tmp_lo: &mut [i32],
+    tmp_hi: &mut [i32],
+) {
+    let (avp, svp) = DWT_S123_VERTICAL_ROUND[scale - 1];
+    let w = tmp_lo.len();
+    let tmp_hi = &mut tmp_hi[..w];
+    let (r0, r1, r2, r3) = (&rows[0][..w], &rows[1][..w], &rows[2][..w], &rows[3][..w]);
+    for j in 0..w {
+        let s = [r0[j].into(), r1[j].into(), r2[j].into(), r3[j].into()];
+        tmp_lo[j] = fir4_i64(&DB2_LO, s, avp, svp);
+        tmp_hi[j] = fir4_i64(&DB2_HI, s, avp, svp);
+    }
+}
+
+/// Scalar horizontal row kernel ([`DwtS123Horizontal`]).
+pub fn dwt_s123_horizontal(
+    tmp: &[i32],
+    ind_x: &[[usize; 4]],
+    scale: usize,
+    lo: &mut [i32],
+    hi: &mut [i32],
+) {
+    let (ahp, shp) = DWT_S123_HORIZONTAL_ROUND[scale - 1];
+    let (lo, hi) = (&mut lo[..ind_x.len()], &mut hi[..ind_x.len()]);
+    for (j, ix) in ind_x.iter().enumerate() {
+        let t = ix.map(|k| tmp[k] as i64);
+        lo[j] = fir4_i64(&DB2_LO, t, ahp, shp);
+        hi[j] = fir4_i64(&DB2_HI, t, ahp, shp);
+    }
+}
+
+/// The row loop of [`dwt2_s123`] over given row kernels.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn dwt2_s123_rows<S: Copy>(
+    src: &[S],
+    src_stride: usize,
+    w: usize,
+    scale: usize,
+    ind_y: &[[usize; 4]],
+    ind_x: &[[usize; 4]],
+    tmp_lo: &mut [i32],
+    tmp_hi: &mut [i32],
+    out: QuadMut<'_, i32>,
+    dst_stride: usize,
+    vertical: DwtS123Vertical<S>,
+    horizontal: DwtS123Horizontal,
+) {
     let (tmp_lo, tmp_hi) = (&mut tmp_lo[..w], &mut tmp_hi[..w]);
     for (i, iy) in ind_y.iter().enumerate() {
         let rows = iy.map(|r| &src[r * src_stride..r * src_stride + w]);
-        for j in 0..w {
-            let s = [
-                rows[0][j].into(),
-                rows[1][j].into(),
-                rows[2][j].into(),
-                rows[3][j].into(),
-            ];
-            tmp_lo[j] = fir4_i64(&DB2_LO, s, avp, svp);
-            tmp_hi[j] = fir4_i64(&DB2_HI, s, avp, svp);
-        }
+        vertical(rows, scale, tmp_lo, tmp_hi);
         let o = i * dst_stride;
         let n = ind_x.len();
         let (a, h) = (&mut out.a[o..o + n], &mut out.h[o..o + n]);
         let (v, d) = (&mut out.v[o..o + n], &mut out.d[o..o + n]);
-        for (j, ix) in ind_x.iter().enumerate() {
-            let lo = ix.map(|k| tmp_lo[k] as i64);
-            let hi = ix.map(|k| tmp_hi[k] as i64);
-            a[j] = fir4_i64(&DB2_LO, lo, ahp, shp);
-            v[j] = fir4_i64(&DB2_HI, lo, ahp, shp);
-            h[j] = fir4_i64(&DB2_LO, hi, ahp, shp);
-            d[j] = fir4_i64(&DB2_HI, hi, ahp, shp);
-        }
+        horizontal(tmp_lo, ind_x, scale, a, v);
+        horizontal(tmp_hi, ind_x, scale, h, d);
     }
 }
 

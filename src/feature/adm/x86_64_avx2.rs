@@ -3,6 +3,7 @@
 //! * [`scalar::cm_s123_interior`] (the scale-1..3 masking, libvmaf `i4_adm_cm`), the same
 //!   shape on `i32` bands: see [`cm_s123_interior`];
 //! * [`scalar::decouple_s0`]: see [`decouple_s0`];
+//! * the scale-1..3 DWT row kernels ([`scalar::DwtS123Kernels`]): see [`dwt_s123_kernels`];
 //! * the scale-0 DWT row kernels ([`scalar::DwtS0Kernels`]): see [`dwt_s0_kernels`];
 //! * [`scalar::cm_s0_interior`] (the scale-0 contrast masking, libvmaf `adm_cm`): 8 samples per
 //!   step in 32-bit lanes, the 64-bit square and cube as even/odd lane pairs
@@ -10,14 +11,15 @@
 //!   sign mask; leftover columns by the scalar kernel.
 //!
 //! The kernels are `#[target_feature(enable = "avx2")]` functions reached only through
-//! [`cm_s0_interior`], [`cm_s123_interior`], [`decouple_s0`] and [`dwt_s0_kernels`], which
+//! [`cm_s0_interior`], [`cm_s123_interior`], [`decouple_s0`], [`dwt_s0_kernels`] and [`dwt_s123_kernels`], which
 //! check that the CPU has AVX2.
 
 use core::arch::x86_64::*;
 use std::ops::Range;
 
 use super::scalar::{
-    self, half_pow2_u32, CmS0Interior, CmS123Interior, DecoupleS0, DwtS0Kernels, Region,
+    self, half_pow2_u32, CmS0Interior, CmS123Interior, DecoupleS0, DwtS0Kernels, DwtS123Kernels,
+    Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND,
 };
 use super::tables::{
     COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, I4_ONE_BY_15, ONE_BY_15,
@@ -681,4 +683,174 @@ fn decouple_s0_avx2(
             egl,
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-1..3 DWT
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX2 scale-1..3 DWT row kernels, if this CPU has AVX2: every `int64` four-tap sum as
+/// even/odd lane pairs of `_mm256_mul_epi32` products (exact: `i32` samples times `i16` taps),
+/// the rounding shift (at most 16) logical, which keeps the same low 32 bits as the scalar's
+/// arithmetic one; vertical 8 columns per step, horizontal 4 outputs per step from two loads of
+/// the tap run; edges and leftovers by the scalar kernels.
+pub(super) fn dwt_s123_kernels() -> Option<DwtS123Kernels> {
+    is_x86_feature_detected!("avx2").then_some(DwtS123Kernels {
+        vertical_i16: dwt_s123_vertical_i16,
+        vertical_i32: dwt_s123_vertical_i32,
+        horizontal: dwt_s123_horizontal,
+    })
+}
+
+/// `sum_k c[k] * x[k]` of the low 32-bit halves of the 64-bit lanes, in 64 bits.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn fir4_epi64(c: &[__m256i; 4], x: &[__m256i; 4]) -> __m256i {
+    _mm256_add_epi64(
+        _mm256_add_epi64(_mm256_mul_epi32(x[0], c[0]), _mm256_mul_epi32(x[1], c[1])),
+        _mm256_add_epi64(_mm256_mul_epi32(x[2], c[2]), _mm256_mul_epi32(x[3], c[3])),
+    )
+}
+
+/// 8 `i16` sign-extended to `i32` lanes.
+///
+/// # Safety
+/// `p` must be valid for reading 8 `i16`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_i16x8_i32(p: *const i16) -> __m256i {
+    // SAFETY: the caller guarantees 16 readable bytes; the load is unaligned.
+    _mm256_cvtepi16_epi32(unsafe { _mm_loadu_si128(p.cast()) })
+}
+
+/// The scale-1..3 vertical pass for one sample type.
+macro_rules! dwt_s123_vertical_avx2 {
+    ($entry:ident, $kernel:ident, $t:ty, $load:ident) => {
+        fn $entry(rows: [&[$t]; 4], scale: usize, lo: &mut [i32], hi: &mut [i32]) {
+            // SAFETY: only reachable through `dwt_s123_kernels`, which checked that the CPU has
+            // AVX2.
+            unsafe { $kernel(rows, scale, lo, hi) }
+        }
+
+        #[target_feature(enable = "avx2")]
+        fn $kernel(rows: [&[$t]; 4], scale: usize, lo: &mut [i32], hi: &mut [i32]) {
+            let w = lo.len();
+            assert!(hi.len() == w && rows.iter().all(|r| r.len() >= w));
+            let (add, shift) = DWT_S123_VERTICAL_ROUND[scale - 1];
+            let w8 = w / 8 * 8;
+            let add = _mm256_set1_epi64x(add);
+            let sh = _mm_cvtsi32_si128(shift as i32);
+            let clo = DB2_LO.map(|c| _mm256_set1_epi32(c));
+            let chi = DB2_HI.map(|c| _mm256_set1_epi32(c));
+            let p = rows.map(|r| r.as_ptr());
+            for j in (0..w8).step_by(8) {
+                // SAFETY: j + 8 <= w8 <= w <= every row's length (checked above).
+                let e = p.map(|r| unsafe { $load(r.add(j)) });
+                let o = e.map(|v| _mm256_srli_epi64::<32>(v));
+                let round = |c: &[__m256i; 4]| {
+                    let f = |x: &[__m256i; 4]| {
+                        _mm256_srl_epi64(_mm256_add_epi64(fir4_epi64(c, x), add), sh)
+                    };
+                    _mm256_blend_epi32::<0b1010_1010>(f(&e), _mm256_slli_epi64::<32>(f(&o)))
+                };
+                store_i32x8(&mut lo[j..], round(&clo));
+                store_i32x8(&mut hi[j..], round(&chi));
+            }
+            scalar::dwt_s123_vertical(rows.map(|r| &r[w8..]), scale, &mut lo[w8..], &mut hi[w8..]);
+        }
+    };
+}
+
+dwt_s123_vertical_avx2!(
+    dwt_s123_vertical_i16,
+    dwt_s123_vertical_i16_avx2,
+    i16,
+    load_i16x8_i32
+);
+dwt_s123_vertical_avx2!(
+    dwt_s123_vertical_i32,
+    dwt_s123_vertical_i32_avx2,
+    i32,
+    load_i32x8
+);
+
+/// Stores 8 `i32` to the start of `d` (bounds-checked).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store_i32x8(d: &mut [i32], v: __m256i) {
+    let d = &mut d[..8];
+    // SAFETY: `d` holds 8 `i32` (32 bytes); the store is unaligned.
+    unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v) }
+}
+
+/// Stores the 4 `i32` of `v` to the start of `d` (bounds-checked).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store_i32x4(d: &mut [i32], v: __m128i) {
+    let d = &mut d[..4];
+    // SAFETY: `d` holds 4 `i32` (16 bytes); the store is unaligned.
+    unsafe { _mm_storeu_si128(d.as_mut_ptr().cast(), v) }
+}
+
+fn dwt_s123_horizontal(
+    tmp: &[i32],
+    ind_x: &[[usize; 4]],
+    scale: usize,
+    lo: &mut [i32],
+    hi: &mut [i32],
+) {
+    // SAFETY: only reachable through `dwt_s123_kernels`, which checked that the CPU has AVX2.
+    unsafe { dwt_s123_horizontal_avx2(tmp, ind_x, scale, lo, hi) }
+}
+
+/// The scale-1..3 horizontal pass. `ind_x` must come from [`scalar::dwt_indices`] for
+/// `tmp.len()`: its interior outputs `j` (`1 <= j`, `2j + 2 < w`) have the unmirrored taps
+/// `2j - 1 ..= 2j + 2`, which the vector loop reads directly.
+#[target_feature(enable = "avx2")]
+fn dwt_s123_horizontal_avx2(
+    tmp: &[i32],
+    ind_x: &[[usize; 4]],
+    scale: usize,
+    lo: &mut [i32],
+    hi: &mut [i32],
+) {
+    let (w, n) = (tmp.len(), ind_x.len());
+    let (lo, hi) = (&mut lo[..n], &mut hi[..n]);
+    let jend = if w >= 3 { ((w - 3) / 2 + 1).min(n) } else { 0 };
+    let (add, shift) = DWT_S123_HORIZONTAL_ROUND[scale - 1];
+    let add = _mm256_set1_epi64x(add);
+    let sh = _mm_cvtsi32_si128(shift as i32);
+    let clo = DB2_LO.map(|c| _mm256_set1_epi32(c));
+    let chi = DB2_HI.map(|c| _mm256_set1_epi32(c));
+    let even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    let p = tmp.as_ptr();
+    let mut j = 1;
+    while j + 4 <= jend {
+        // Outputs j .. j + 4: taps 0 and 1 are the even and odd lanes of the run from 2j - 1,
+        // taps 2 and 3 those of the run from 2j + 1.
+        // SAFETY: the highest index read is 2j + 1 + 7 = 2(j + 3) + 2 <= 2(jend - 1) + 2 < w
+        // (as j + 4 <= jend), the lowest 2j - 1 >= 1.
+        let (a, b) = unsafe {
+            let q = p.add(2 * j - 1);
+            (load_i32x8(q), load_i32x8(q.add(2)))
+        };
+        let taps = [a, _mm256_srli_epi64::<32>(a), b, _mm256_srli_epi64::<32>(b)];
+        let round = |c: &[__m256i; 4]| {
+            let r = _mm256_srl_epi64(_mm256_add_epi64(fir4_epi64(c, &taps), add), sh);
+            _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(r, even))
+        };
+        store_i32x4(&mut lo[j..], round(&clo));
+        store_i32x4(&mut hi[j..], round(&chi));
+        j += 4;
+    }
+    let first = n.min(1);
+    scalar::dwt_s123_horizontal(
+        tmp,
+        &ind_x[..first],
+        scale,
+        &mut lo[..first],
+        &mut hi[..first],
+    );
+    let j = j.max(first);
+    scalar::dwt_s123_horizontal(tmp, &ind_x[j..], scale, &mut lo[j..], &mut hi[j..]);
 }
