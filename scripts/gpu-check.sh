@@ -141,7 +141,7 @@ fi
 
 summary() {
     echo "=== summary ($(cat "$logs/gpu.txt"); ${SECONDS}s)"
-    grep -h "^bit-identical:\|^throughput:\|differ\|panicked\|FAILED\|test result" "$logs/ffmpeg-cuda.log" "$logs/throughput.log" | sed 's/^/  /'
+    grep -h "^bit-identical:\|throughput: .*fps\|differ\|panicked\|FAILED\|test result" "$logs/ffmpeg-cuda.log" "$logs/throughput.log" | sed 's/^/  /'
     [ -f "$logs/rust-tests.log" ] && grep -h "lifecycle:\|test result\|panicked" "$logs/rust-tests.log" | sed 's/^/  rust: /'
     [ -f "$logs/rust-bench.log" ] && grep -h "^bench:" "$logs/rust-bench.log" | sed 's/^/  rust: /'
     grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer.log" | sed 's/^/  reducer: /'
