@@ -293,6 +293,168 @@ fn stat_horizontal_avx2(
     acc: &mut WideAcc,
     sums: &mut VifSums,
 ) {
+    let mut terms = TermSums::new(gain_limit, log2);
+    // The 16-bit path, specialised per tap-pair count (libvmaf's 17, 9 and 5 taps) so its tap
+    // loop unrolls.
+    let done = match (madd_applies(line, filt, w), filt.len().div_ceil(2)) {
+        (true, 9) => stat_horizontal_madd::<9>(line, filt, w, &mut terms, sums),
+        (true, 5) => stat_horizontal_madd::<5>(line, filt, w, &mut terms, sums),
+        (true, 3) => stat_horizontal_madd::<3>(line, filt, w, &mut terms, sums),
+        _ => stat_horizontal_wide(line, filt, w, &mut terms, sums),
+    };
+    terms.flush(sums);
+    scalar::stat_horizontal_cols(line, filt, done..w, gain_limit, log2, acc, sums);
+}
+
+/// The VIF terms of 8 pixels at a time from their filtered statistics, accumulated in vector
+/// lanes until [`TermSums::flush`] (integer sums: the order is free).
+struct TermSums<'a> {
+    gain_limit: f64,
+    log2: &'a [u16; LOG2_TABLE_LEN],
+    /// Whether the vector log path is exact for this gain limit (see `LogTerms`).
+    vector_log: bool,
+    /// Per-lane sums of the non-log terms (64-bit lanes) and their count.
+    non_log: __m256i,
+    non_log_count: i64,
+    /// Per-lane sums of the log terms (64-bit lanes).
+    den_log: __m256i,
+    num_log: __m256i,
+}
+
+impl<'a> TermSums<'a> {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn new(gain_limit: f64, log2: &'a [u16; LOG2_TABLE_LEN]) -> Self {
+        let z = _mm256_setzero_si256();
+        TermSums {
+            gain_limit,
+            log2,
+            vector_log: (0.0..=LogTerms::MAX_GAIN_LIMIT).contains(&gain_limit),
+            non_log: z,
+            non_log_count: 0,
+            den_log: z,
+            num_log: z,
+        }
+    }
+
+    /// Adds the lane sums to `sums`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn flush(&self, sums: &mut VifSums) {
+        sums.num_non_log += sum_i64x4(self.non_log);
+        sums.den_non_log += self.non_log_count;
+        sums.den_log += sum_i64x4(self.den_log);
+        sums.num_log += sum_i64x4(self.num_log);
+    }
+
+    /// Adds the terms of 8 pixels: `mu1`, `mu2` are the filtered means (Q16 sums, `u32`),
+    /// `xx`, `yy`, `xy` the filtered squares already rounded by 16 bits (kept to 32 bits), as
+    /// [`scalar::stat_horizontal_cols`] forms them. Pixels whose log term goes lane by lane (gain
+    /// limit out of the vector range) add to `sums` directly.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn add8(
+        &mut self,
+        mu: (__m256i, __m256i),
+        xx: __m256i,
+        yy: __m256i,
+        xy: __m256i,
+        sums: &mut VifSums,
+    ) {
+        let (mu1, mu2) = mu;
+        let round32 = _mm256_set1_epi64x(1 << 31);
+        // `(a * b + 2^31) >> 32` of the u32 lanes.
+        let rsh32 = |a: __m256i, b: __m256i| {
+            let (e, o) = mul_wide(a, b);
+            merge_even_odd(
+                _mm256_srli_epi64::<32>(_mm256_add_epi64(e, round32)),
+                _mm256_srli_epi64::<32>(_mm256_add_epi64(o, round32)),
+            )
+        };
+        let nsq = _mm256_set1_epi32(SIGMA_NSQ);
+        let z = _mm256_setzero_si256();
+        let sigma1_sq = _mm256_sub_epi32(xx, rsh32(mu1, mu1));
+        let sigma2_sq = _mm256_sub_epi32(yy, rsh32(mu2, mu2));
+        let sigma12 = _mm256_sub_epi32(xy, rsh32(mu1, mu2));
+        // Below the noise floor: add max(sigma2_sq, 0) and count (vif_term's linear branch).
+        let lin = _mm256_cmpgt_epi32(nsq, sigma1_sq);
+        let add = _mm256_and_si256(lin, _mm256_max_epi32(sigma2_sq, z));
+        self.non_log = _mm256_add_epi64(
+            self.non_log,
+            _mm256_add_epi64(
+                _mm256_cvtepi32_epi64(_mm256_castsi256_si128(add)),
+                _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(add)),
+            ),
+        );
+        let lin_mask = _mm256_movemask_ps(_mm256_castsi256_ps(lin)) as u32;
+        self.non_log_count += lin_mask.count_ones() as i64;
+        // The log branch: 4 lanes at a time in double, or lane by lane where the gain limit
+        // is outside the range the vector conversion handles exactly.
+        let log_lanes = !lin_mask & 0xff;
+        if log_lanes == 0 {
+            return;
+        }
+        if self.vector_log {
+            let t = LogTerms {
+                log2: self.log2,
+                gain_limit: _mm256_set1_pd(self.gain_limit),
+            };
+            let log = _mm256_xor_si256(lin, _mm256_cmpeq_epi32(z, z));
+            let s2 = _mm256_max_epi32(sigma2_sq, z);
+            let cond = _mm256_and_si256(
+                log,
+                _mm256_and_si256(_mm256_cmpgt_epi32(sigma12, z), _mm256_cmpgt_epi32(s2, z)),
+            );
+            let half = |v: __m256i, hi: bool| {
+                if hi {
+                    _mm256_extracti128_si256::<1>(v)
+                } else {
+                    _mm256_castsi256_si128(v)
+                }
+            };
+            for hi in [false, true] {
+                let (d, n) = t.terms(
+                    half(sigma1_sq, hi),
+                    half(s2, hi),
+                    half(sigma12, hi),
+                    half(log, hi),
+                    half(cond, hi),
+                );
+                self.den_log = _mm256_add_epi64(self.den_log, d);
+                self.num_log = _mm256_add_epi64(self.num_log, n);
+            }
+        } else {
+            let (mut s1, mut s2, mut s12) = ([0u32; 8], [0u32; 8], [0u32; 8]);
+            store_u32x8(&mut s1, sigma1_sq);
+            store_u32x8(&mut s2, sigma2_sq);
+            store_u32x8(&mut s12, sigma12);
+            let mut log_lanes = log_lanes;
+            while log_lanes != 0 {
+                let l = log_lanes.trailing_zeros() as usize;
+                log_lanes &= log_lanes - 1;
+                scalar::vif_term(
+                    s1[l] as i32,
+                    s2[l] as i32,
+                    s12[l] as i32,
+                    self.gain_limit,
+                    self.log2,
+                    sums,
+                );
+            }
+        }
+    }
+}
+
+/// The horizontal filter with 64-bit sums of the squares (even/odd lane pairs), 8 columns per
+/// step, for any taps and line values. Returns the columns done (`0 .. w / 8 * 8`).
+#[target_feature(enable = "avx2")]
+fn stat_horizontal_wide(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    terms: &mut TermSums<'_>,
+    sums: &mut VifSums,
+) -> usize {
     let w8 = w / 8 * 8;
     let start = PAD - filt.len() / 2;
     // The vector loop reads `start + k + j .. + 8` for k < taps, j + 8 <= w8.
@@ -300,25 +462,8 @@ fn stat_horizontal_avx2(
     let bufs = [&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy];
     assert!(filt.len() <= 2 * PAD + 1 && bufs.iter().all(|b| b.len() >= end));
     let [p_mu1, p_mu2, p_xx, p_yy, p_xy] = bufs.map(|b| b.as_ptr());
-    let round32 = _mm256_set1_epi64x(1 << 31);
     let round16 = _mm256_set1_epi64x(1 << 15);
-    let nsq = _mm256_set1_epi32(SIGMA_NSQ);
     let z = _mm256_setzero_si256();
-    // Per-lane sums of the non-log terms (64-bit lanes).
-    let mut non_log = z;
-    let mut non_log_count = 0i64;
-    // Per-lane sums of the log terms (64-bit lanes), and whether the vector log path is exact
-    // for this gain limit (see `LogTerms`).
-    let (mut den_log, mut num_log) = (z, z);
-    let vector_log = (0.0..=LogTerms::MAX_GAIN_LIMIT).contains(&gain_limit);
-    // `(a * b + 2^31) >> 32` of the u32 lanes.
-    let rsh32 = |a: __m256i, b: __m256i| {
-        let (e, o) = mul_wide(a, b);
-        merge_even_odd(
-            _mm256_srli_epi64::<32>(_mm256_add_epi64(e, round32)),
-            _mm256_srli_epi64::<32>(_mm256_add_epi64(o, round32)),
-        )
-    };
     // `(acc + 2^15) >> 16` of 64-bit sums, kept to 32 bits.
     let rsh16 = |(e, o): (__m256i, __m256i)| {
         merge_even_odd(
@@ -348,85 +493,201 @@ fn stat_horizontal_avx2(
             add_wide(&mut yy, mul_wide(vyy, f));
             add_wide(&mut xy, mul_wide(vxy, f));
         }
-        let sigma1_sq = _mm256_sub_epi32(rsh16(xx), rsh32(mu1, mu1));
-        let sigma2_sq = _mm256_sub_epi32(rsh16(yy), rsh32(mu2, mu2));
-        let sigma12 = _mm256_sub_epi32(rsh16(xy), rsh32(mu1, mu2));
-        // Below the noise floor: add max(sigma2_sq, 0) and count (vif_term's linear branch).
-        let lin = _mm256_cmpgt_epi32(nsq, sigma1_sq);
-        let add = _mm256_and_si256(lin, _mm256_max_epi32(sigma2_sq, z));
-        non_log = _mm256_add_epi64(
-            non_log,
-            _mm256_add_epi64(
-                _mm256_cvtepi32_epi64(_mm256_castsi256_si128(add)),
-                _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(add)),
-            ),
-        );
-        let lin_mask = _mm256_movemask_ps(_mm256_castsi256_ps(lin)) as u32;
-        non_log_count += lin_mask.count_ones() as i64;
-        // The log branch: 4 lanes at a time in double, or lane by lane where the gain limit
-        // is outside the range the vector conversion handles exactly.
-        let log_lanes = !lin_mask & 0xff;
-        if log_lanes != 0 {
-            if vector_log {
-                let t = LogTerms {
-                    log2,
-                    gain_limit: _mm256_set1_pd(gain_limit),
-                };
-                let log = _mm256_xor_si256(lin, _mm256_cmpeq_epi32(z, z));
-                let s2 = _mm256_max_epi32(sigma2_sq, z);
-                let cond = _mm256_and_si256(
-                    log,
-                    _mm256_and_si256(_mm256_cmpgt_epi32(sigma12, z), _mm256_cmpgt_epi32(s2, z)),
-                );
-                let half = |v: __m256i, hi: bool| {
-                    if hi {
-                        _mm256_extracti128_si256::<1>(v)
-                    } else {
-                        _mm256_castsi256_si128(v)
-                    }
-                };
-                for hi in [false, true] {
-                    let (d, n) = t.terms(
-                        half(sigma1_sq, hi),
-                        half(s2, hi),
-                        half(sigma12, hi),
-                        half(log, hi),
-                        half(cond, hi),
-                    );
-                    den_log = _mm256_add_epi64(den_log, d);
-                    num_log = _mm256_add_epi64(num_log, n);
-                }
-            } else {
-                let (mut s1, mut s2, mut s12) = ([0u32; 8], [0u32; 8], [0u32; 8]);
-                store_u32x8(&mut s1, sigma1_sq);
-                store_u32x8(&mut s2, sigma2_sq);
-                store_u32x8(&mut s12, sigma12);
-                let mut log_lanes = log_lanes;
-                while log_lanes != 0 {
-                    let l = log_lanes.trailing_zeros() as usize;
-                    log_lanes &= log_lanes - 1;
-                    scalar::vif_term(
-                        s1[l] as i32,
-                        s2[l] as i32,
-                        s12[l] as i32,
-                        gain_limit,
-                        log2,
-                        sums,
-                    );
-                }
+        terms.add8((mu1, mu2), rsh16(xx), rsh16(yy), rsh16(xy), sums);
+    }
+    w8
+}
+
+/// Output columns per chunk of [`stat_horizontal_madd`] (its 16-bit line copies live on the
+/// stack).
+const MADD_CHUNK: usize = 256;
+/// Length of one 16-bit line copy: a chunk plus the filter reach and one spare value.
+const MADD_LINE: usize = MADD_CHUNK + 2 * PAD + 2;
+
+/// Whether [`stat_horizontal_madd`] handles this row: every tap and every sum of two taps
+/// below 2^15 and 2^16 (so they are `i16` multipliers and no `_mm256_madd_epi16` pair sum of
+/// offset samples overflows), the taps summing to at most 2^16 (so every filtered 16-bit
+/// half fits 32 bits) and the mean lines 16-bit (always, as the vertical passes round them).
+#[target_feature(enable = "avx2")]
+fn madd_applies(line: &StatLine, filt: &[u16], w: usize) -> bool {
+    let taps_ok = filt.iter().all(|&f| f < 1 << 15)
+        && filt
+            .windows(2)
+            .all(|p| (p[0] as u32 + p[1] as u32) < 1 << 16)
+        && filt.iter().map(|&f| f as u32).sum::<u32>() <= 1 << 16
+        && filt.len() % 2 == 1
+        && filt.len() <= 2 * PAD + 1;
+    if !taps_ok || w < 16 {
+        return false;
+    }
+    let start = PAD - filt.len() / 2;
+    let reach = start..start + w + filt.len() - 1;
+    line.mu1[reach.clone()]
+        .iter()
+        .chain(&line.mu2[reach])
+        .fold(0u32, |a, &v| a | v)
+        < 1 << 16
+}
+
+/// The horizontal filter in 16-bit lanes: the line values (means, and the low and high 16 bits of
+/// the squares) offset by -2^15 into `i16`, two taps per `_mm256_madd_epi16`, the offset added
+/// back as `2^15 * sum(taps)`. Every filtered 16-bit half is below 2^32, so the wrapping `i32`
+/// sums equal it; the squares' 64-bit sums are `hi * 2^16 + lo`, whose `(+ 2^15) >> 16` is
+/// `hi + (lo >> 16) + ((lo & 0xffff) + 2^15) >> 16` in 32 bits. One `madd` of a run starting
+/// at tap `k` gives the even output columns, one of the run starting a column later the odd
+/// ones; the VIF terms are formed on those 8-column sets (order-free integer sums). Returns the
+/// columns done (`0 .. w / 16 * 16`). Requires [`madd_applies`].
+#[target_feature(enable = "avx2")]
+fn stat_horizontal_madd<const PAIRS: usize>(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    terms: &mut TermSums<'_>,
+    sums: &mut VifSums,
+) -> usize {
+    let taps = filt.len();
+    let start = PAD - taps / 2;
+    let w16 = w / 16 * 16;
+    // The copies read line values start .. start + w16 + taps - 1.
+    let bufs = [&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy];
+    assert!(taps <= 2 * PAD + 1 && bufs.iter().all(|b| b.len() >= start + w16 + taps - 1));
+    // Tap pairs (f[k], f[k + 1]) as i16 pairs in each 32-bit lane; the last odd tap pairs with 0.
+    assert_eq!(taps.div_ceil(2), PAIRS);
+    let mut pairs = [_mm256_setzero_si256(); PAIRS];
+    for (i, p) in pairs.iter_mut().enumerate() {
+        let lo = filt[2 * i] as i32;
+        let hi = filt.get(2 * i + 1).map_or(0, |&f| f as i32);
+        *p = _mm256_set1_epi32(hi << 16 | lo);
+    }
+    let offset = _mm256_set1_epi32(
+        (filt
+            .iter()
+            .map(|&f| f as u32)
+            .sum::<u32>()
+            .wrapping_mul(1 << 15)) as i32,
+    );
+    let flip = _mm256_set1_epi16(i16::MIN);
+    let low16 = _mm256_set1_epi32(0xffff);
+    let r15 = _mm256_set1_epi32(1 << 15);
+    let [p_mu1, p_mu2, p_xx, p_yy, p_xy] = bufs.map(|b| b.as_ptr());
+    // 16-bit copies: mu1, mu2, xx lo/hi, yy lo/hi, xy lo/hi.
+    let mut l16 = [[0i16; MADD_LINE]; 8];
+    for c0 in (0..w16).step_by(MADD_CHUNK) {
+        let cn = MADD_CHUNK.min(w16 - c0);
+        // Values 0 .. n - 1 from the line; value n - 1 is only ever multiplied by a zero tap.
+        let n = cn + taps;
+        let mut i = 0;
+        while i + 16 < n {
+            let at = start + c0 + i;
+            // SAFETY: at + 16 <= start + c0 + n - 1 <= start + w16 + taps - 1 <= every line's
+            // length (checked above).
+            let v = unsafe {
+                [p_mu1, p_mu2, p_xx, p_yy, p_xy]
+                    .map(|p| (load_u32x8(p.add(at)), load_u32x8(p.add(at + 8))))
+            };
+            // Values below 2^16 pack exactly (unsigned saturation); -2^15 offset by flipping the
+            // top bit.
+            let pack = |a: __m256i, b: __m256i| {
+                _mm256_xor_si256(
+                    _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(a, b)),
+                    flip,
+                )
+            };
+            let lo = |x: __m256i| _mm256_and_si256(x, low16);
+            let hi = |x: __m256i| _mm256_srli_epi32::<16>(x);
+            let out = [
+                pack(v[0].0, v[0].1),
+                pack(v[1].0, v[1].1),
+                pack(lo(v[2].0), lo(v[2].1)),
+                pack(hi(v[2].0), hi(v[2].1)),
+                pack(lo(v[3].0), lo(v[3].1)),
+                pack(hi(v[3].0), hi(v[3].1)),
+                pack(lo(v[4].0), lo(v[4].1)),
+                pack(hi(v[4].0), hi(v[4].1)),
+            ];
+            for (d, o) in l16.iter_mut().zip(out) {
+                let d = &mut d[i..i + 16];
+                // SAFETY: `d` holds 16 `i16` (32 bytes); the store is unaligned.
+                unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), o) };
+            }
+            i += 16;
+        }
+        for i in i..n - 1 {
+            let at = start + c0 + i;
+            let (xx, yy, xy) = (line.xx[at], line.yy[at], line.xy[at]);
+            let v = [
+                line.mu1[at],
+                line.mu2[at],
+                xx & 0xffff,
+                xx >> 16,
+                yy & 0xffff,
+                yy >> 16,
+                xy & 0xffff,
+                xy >> 16,
+            ];
+            for (d, v) in l16.iter_mut().zip(v) {
+                d[i] = (v as u16 ^ 0x8000) as i16;
             }
         }
+        for d in l16.iter_mut() {
+            d[n - 1] = 0;
+        }
+        for jj in (0..cn).step_by(16) {
+            // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 16.
+            let filtered = |q: usize| {
+                let base = l16[q].as_ptr();
+                let (mut e, mut o) = (offset, offset);
+                for (i, &c) in pairs.iter().enumerate() {
+                    // SAFETY: the highest value read is jj + 2i + 1 + 15 <= cn - 16 + taps + 15
+                    // < cn + taps = n <= MADD_LINE (jj + 16 <= cn, 2i + 1 <= taps), all set above.
+                    let (a, b) = unsafe {
+                        let q = base.add(jj + 2 * i);
+                        (load_i16x16(q), load_i16x16(q.add(1)))
+                    };
+                    e = _mm256_add_epi32(e, _mm256_madd_epi16(a, c));
+                    o = _mm256_add_epi32(o, _mm256_madd_epi16(b, c));
+                }
+                (e, o)
+            };
+            // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits.
+            let sq = |lo: __m256i, hi: __m256i| {
+                _mm256_add_epi32(
+                    _mm256_add_epi32(hi, _mm256_srli_epi32::<16>(lo)),
+                    _mm256_srli_epi32::<16>(_mm256_add_epi32(_mm256_and_si256(lo, low16), r15)),
+                )
+            };
+            let (m1, m2) = (filtered(0), filtered(1));
+            let (xl, xh) = (filtered(2), filtered(3));
+            let (yl, yh) = (filtered(4), filtered(5));
+            let (pl, ph) = (filtered(6), filtered(7));
+            terms.add8(
+                (m1.0, m2.0),
+                sq(xl.0, xh.0),
+                sq(yl.0, yh.0),
+                sq(pl.0, ph.0),
+                sums,
+            );
+            terms.add8(
+                (m1.1, m2.1),
+                sq(xl.1, xh.1),
+                sq(yl.1, yh.1),
+                sq(pl.1, ph.1),
+                sums,
+            );
+        }
     }
-    sums.den_log += sum_i64x4(den_log);
-    sums.num_log += sum_i64x4(num_log);
-    let mut lanes = [0u32; 8];
-    store_u32x8(&mut lanes, non_log);
-    let non_log_sum: i64 = (0..4)
-        .map(|i| (lanes[2 * i] as u64 | (lanes[2 * i + 1] as u64) << 32) as i64)
-        .sum();
-    sums.num_non_log += non_log_sum;
-    sums.den_non_log += non_log_count;
-    scalar::stat_horizontal_cols(line, filt, w8..w, gain_limit, log2, acc, sums);
+    w16
+}
+
+/// 16 `i16`.
+///
+/// # Safety
+/// `p` must be valid for reading 16 `i16`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_i16x16(p: *const i16) -> __m256i {
+    // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
+    unsafe { _mm256_loadu_si256(p.cast()) }
 }
 
 /// Sum of the four `i64` lanes.
