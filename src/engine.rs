@@ -408,7 +408,7 @@ impl Engine {
         let t0 = Instant::now();
         self.started.get_or_insert(t0);
         let index = self.next_index;
-        let scored = index % self.cfg.n_subsample as u64 == 0;
+        let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
         let rt = self.cpu_runtime()?;
         let nref = rt.refs.len();
         rt.refs[(index as usize) % nref].copy_from(&reference.luma, reference.luma_shift)?;
@@ -564,7 +564,7 @@ impl Engine {
             ));
         }
         let index = self.next_index;
-        let scored = index % self.cfg.n_subsample as u64 == 0;
+        let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
         self.next_index += 1;
         self.accept_row(index, scored, row);
         self.complete_ready();
@@ -577,7 +577,7 @@ impl Engine {
         while self.pending.front().is_some_and(|p| p.missing == 0) {
             let Pending { index, mut row, .. } = self.pending.pop_front().expect("checked");
             let rt = self.rt.as_mut().expect("runtime");
-            if index % n_sub != 0 {
+            if !index.is_multiple_of(n_sub) {
                 rt.spare_rows.push(row);
                 continue;
             }

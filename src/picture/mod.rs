@@ -194,7 +194,7 @@ impl<'a> Plane<'a> {
             return Err(Error::Unsupported(format!("empty plane {width}x{height}")));
         }
         if sixteen_bit {
-            if pitch % 2 != 0 || (data as usize) % 2 != 0 {
+            if !pitch.is_multiple_of(2) || !(data as usize).is_multiple_of(2) {
                 return Err(Error::InvalidOption(
                     "16-bit plane pointer or pitch is not 2-byte aligned".into(),
                 ));
