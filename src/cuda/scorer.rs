@@ -232,7 +232,7 @@ impl CudaScorer {
                 self.geom.w
             )));
         }
-        if bps == 2 && (f.luma % 2 != 0 || f.pitch % 2 != 0) {
+        if bps == 2 && (!f.luma.is_multiple_of(2) || !f.pitch.is_multiple_of(2)) {
             return Err(Error::InvalidOption(format!(
                 "{what} frame: 16-bit plane pointer or pitch is not 2-byte aligned"
             )));
