@@ -286,7 +286,7 @@ impl CudaScorer {
             self.complete_oldest(true)?;
         }
         let index = self.next_index;
-        let scored = index % self.n_subsample == 0;
+        let scored = index.is_multiple_of(self.n_subsample);
         let plane_at = |back: u64| -> Option<SrcPlane> {
             let want = index.checked_sub(back)?;
             self.refs
