@@ -22,7 +22,7 @@ echo "demo: making a 2-second 640x360 sample pair (reference + x264-like degrade
 if [ -x "$ff" ] && [ "${VMAF_RS_DEMO_CLI:-0}" != 1 ]; then
     echo "demo: $ff -i dis -i ref -lavfi vmaf_rs=log_fmt=json:log_path=$work/vmaf.json -f null -" >&2
     "$ff" -hide_banner -nostdin -i "$work/dis.y4m" -i "$work/ref.y4m" \
-        -lavfi "vmaf_rs=log_fmt=json:log_path=$work/vmaf.json:n_threads=2" -f null - 2>&1 | grep -E "vmaf_rs|VMAF score" || true
+        -lavfi "vmaf_rs=log_fmt=json:log_path=$work/vmaf.json:n_threads=2" -f null - 2>&1 | grep -E "VMAF score" || true
 else
     cargo build --release --quiet --bin vmaf-rs
     target/release/vmaf-rs -r "$work/ref.y4m" -d "$work/dis.y4m" --json -o "$work/vmaf.json" --threads 2
