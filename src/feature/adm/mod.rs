@@ -477,7 +477,7 @@ impl Bufs16 {
     /// (libvmaf `adm_csf` + `adm_cm` with `measure_aim`).
     fn csf_cm(
         &mut self,
-        cm: scalar::CmS0Interior,
+        (csf, cm): (scalar::CsfS0, scalar::CmS0Interior),
         aim: bool,
         pl: &ScalePlan,
         irf: [u16; 3],
@@ -489,7 +489,7 @@ impl Bufs16 {
             (&self.a, &self.r)
         };
         let st = self.stride;
-        scalar::csf_s0(
+        csf(
             refs(masker),
             muts(&mut self.csf),
             muts(&mut self.flt),
@@ -497,6 +497,19 @@ impl Bufs16 {
             pl.reg_dec,
             irf,
         );
+        #[cfg(feature = "check_simd")]
+        if csf as usize != scalar::csf_s0 as scalar::CsfS0 as usize {
+            let (mut c, mut f) = (self.csf.clone(), self.flt.clone());
+            scalar::csf_s0(
+                refs(masker),
+                muts(&mut c),
+                muts(&mut f),
+                st,
+                pl.reg_dec,
+                irf,
+            );
+            assert!(c == self.csf && f == self.flt, "check_simd: adm csf_s0");
+        }
         let acc = scalar::cm_s0_with(
             cm,
             refs(masked),
@@ -530,7 +543,7 @@ impl Bufs32 {
     /// Scale-1..3 analogue of [`Bufs16::csf_cm`] (libvmaf `i4_adm_csf` + `i4_adm_cm`).
     fn csf_cm(
         &mut self,
-        cm: scalar::CmS123Interior,
+        (csf, cm): (scalar::CsfS123, scalar::CmS123Interior),
         aim: bool,
         pl: &ScalePlan,
         irf: [u32; 3],
@@ -542,7 +555,7 @@ impl Bufs32 {
             (&self.a, &self.r)
         };
         let st = self.stride;
-        scalar::csf_s123(
+        csf(
             refs(masker),
             muts(&mut self.csf),
             muts(&mut self.flt),
@@ -550,6 +563,19 @@ impl Bufs32 {
             pl.reg_dec,
             irf,
         );
+        #[cfg(feature = "check_simd")]
+        if csf as usize != scalar::csf_s123 as scalar::CsfS123 as usize {
+            let (mut c, mut f) = (self.csf.clone(), self.flt.clone());
+            scalar::csf_s123(
+                refs(masker),
+                muts(&mut c),
+                muts(&mut f),
+                st,
+                pl.reg_dec,
+                irf,
+            );
+            assert!(c == self.csf && f == self.flt, "check_simd: adm csf_s123");
+        }
         let acc = scalar::cm_s123_with(
             cm,
             refs(masked),
@@ -603,6 +629,20 @@ pub struct Adm {
     decouple_s0: scalar::DecoupleS0,
     /// Row kernels of the scale-1..3 DWT, chosen by [`dwt_s123_kernels`].
     dwt_s123: scalar::DwtS123Kernels,
+    /// CSF kernels, chosen by [`csf_kernels`].
+    csf: (scalar::CsfS0, scalar::CsfS123),
+}
+
+/// The best scale-0 and scale-1..3 CSF kernels at or below `level` that this machine runs.
+pub fn csf_kernels(level: CpuLevel) -> (scalar::CsfS0, scalar::CsfS123) {
+    #[cfg(target_arch = "x86_64")]
+    if level >= CpuLevel::Avx2 {
+        if let (Some(a), Some(b)) = (x86_64_avx2::csf_s0(), x86_64_avx2::csf_s123()) {
+            return (a, b);
+        }
+    }
+    let _ = level;
+    (scalar::csf_s0, scalar::csf_s123)
 }
 
 /// The best scale-1..3 DWT row kernels at or below `level` that this machine runs.
@@ -813,6 +853,7 @@ impl Adm {
             cm_s123: cm_s123_kernel(cpu_level()),
             decouple_s0: decouple_s0_kernel(cpu_level()),
             dwt_s123: dwt_s123_kernels(cpu_level()),
+            csf: csf_kernels(cpu_level()),
             b16: Bufs16 {
                 stride: w0,
                 ref_: Quad::new(n16),
@@ -997,12 +1038,24 @@ impl Adm {
         let acc = scalar::csf_den_s0(b.ref_.hvd(), st, pl.reg_pool, shift);
         let den = scalar::csf_den_pool_s0(acc, shift, pl.rfactor, area, prm.noise_weight);
         let shifts = CmShiftsS0::new(pl.w, pl.h);
-        let acc = b.csf_cm(self.cm_s0, false, &pl, self.i_rfactor_s0, shifts);
+        let acc = b.csf_cm(
+            (self.csf.0, self.cm_s0),
+            false,
+            &pl,
+            self.i_rfactor_s0,
+            shifts,
+        );
         let num = scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, prm.noise_weight);
         let aim = if prm.skip_aim {
             0.0
         } else {
-            let acc = b.csf_cm(self.cm_s0, true, &pl, self.i_rfactor_s0, shifts);
+            let acc = b.csf_cm(
+                (self.csf.0, self.cm_s0),
+                true,
+                &pl,
+                self.i_rfactor_s0,
+                shifts,
+            );
             scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, 0.0)
         };
         (num, den, aim)
@@ -1073,12 +1126,12 @@ impl Adm {
         let den = scalar::csf_den_pool_s123(acc, s, den_shifts, pl.rfactor, area, prm.noise_weight);
         let irf = self.i_rfactor_s123[s - 1];
         let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
-        let acc = b.csf_cm(self.cm_s123, false, &pl, irf, shifts);
+        let acc = b.csf_cm((self.csf.1, self.cm_s123), false, &pl, irf, shifts);
         let num = scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, prm.noise_weight);
         let aim = if prm.skip_aim {
             0.0
         } else {
-            let acc = b.csf_cm(self.cm_s123, true, &pl, irf, shifts);
+            let acc = b.csf_cm((self.csf.1, self.cm_s123), true, &pl, irf, shifts);
             scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, 0.0)
         };
         (num, den, aim)

@@ -820,6 +820,12 @@ pub fn decouple_s123(
 // CSF
 // ---------------------------------------------------------------------------------------------
 
+/// A scale-0 CSF kernel: [`csf_s0`] or a SIMD peer with its signature.
+pub type CsfS0 = fn([&[i16]; 3], [&mut [i16]; 3], [&mut [i16]; 3], usize, Region, [u16; 3]);
+
+/// A scale-1..3 CSF kernel: [`csf_s123`] or a SIMD peer with its signature.
+pub type CsfS123 = fn([&[i32]; 3], [&mut [i32]; 3], [&mut [i32]; 3], usize, Region, [u32; 3]);
+
 /// Scale-0 CSF (libvmaf `adm_csf`): `csf = src * i_rfactor` rounded to Q16 (`i16`), and the
 /// filter band `flt = |csf| / 30` used by the masking threshold, over `reg`.
 pub fn csf_s0(

@@ -995,3 +995,109 @@ fn dwt_s123_kernels_match_scalar_at_every_level() {
         }
     }
 }
+
+/// Every SIMD level's CSF kernels equal the scalar ones on random and extreme bands of many
+/// widths and regions, with weights on both sides of 2^15 / 2^31.
+#[test]
+fn csf_kernels_match_scalar_at_every_level() {
+    use crate::cpu::supported_levels;
+    let mut s = 0x5151_f00d_1234_4321u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for w in (1..=40).chain([63, 64, 65, 331]) {
+        let h = 3;
+        let n = w * h;
+        let regs = [
+            scalar::Region {
+                top: 0,
+                bottom: h,
+                left: 0,
+                right: w,
+            },
+            scalar::Region {
+                top: 1,
+                bottom: 2,
+                left: w.min(3),
+                right: w - w / 5,
+            },
+        ];
+        for kind in 0..2 {
+            let src16: Vec<Vec<i16>> = (0..3)
+                .map(|_| {
+                    (0..n)
+                        .map(|_| {
+                            let v = rnd() as i16;
+                            if kind == 0 {
+                                v
+                            } else {
+                                [i16::MIN, i16::MAX, 0, -1][(v & 3) as usize]
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let src32: Vec<Vec<i32>> = (0..3)
+                .map(|_| {
+                    (0..n)
+                        .map(|_| {
+                            let v = rnd() as i32;
+                            if kind == 0 {
+                                v
+                            } else {
+                                [i32::MIN, i32::MAX, 0, -1][(v & 3) as usize]
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let irf16 = [rnd() as u16 | 0x8000, rnd() as u16 & 0x7fff, u16::MAX];
+            let irf32 = [rnd() as u32 | 1 << 31, rnd() as u32 >> 1, u32::MAX];
+            for reg in regs {
+                let run16 = |k: scalar::CsfS0| {
+                    let (mut c, mut f) = (vec![vec![5i16; n]; 3], vec![vec![5i16; n]; 3]);
+                    {
+                        let [c0, c1, c2] = &mut c[..] else {
+                            unreachable!()
+                        };
+                        let [f0, f1, f2] = &mut f[..] else {
+                            unreachable!()
+                        };
+                        let src = [&src16[0][..], &src16[1][..], &src16[2][..]];
+                        k(src, [c0, c1, c2], [f0, f1, f2], w, reg, irf16);
+                    }
+                    (c, f)
+                };
+                let run32 = |k: scalar::CsfS123| {
+                    let (mut c, mut f) = (vec![vec![5i32; n]; 3], vec![vec![5i32; n]; 3]);
+                    {
+                        let [c0, c1, c2] = &mut c[..] else {
+                            unreachable!()
+                        };
+                        let [f0, f1, f2] = &mut f[..] else {
+                            unreachable!()
+                        };
+                        let src = [&src32[0][..], &src32[1][..], &src32[2][..]];
+                        k(src, [c0, c1, c2], [f0, f1, f2], w, reg, irf32);
+                    }
+                    (c, f)
+                };
+                let (want16, want32) = (run16(scalar::csf_s0), run32(scalar::csf_s123));
+                for level in supported_levels() {
+                    let (k0, k123) = super::csf_kernels(level);
+                    assert!(
+                        run16(k0) == want16,
+                        "{level:?} s0 w {w} kind {kind} {reg:?}"
+                    );
+                    assert!(
+                        run32(k123) == want32,
+                        "{level:?} s123 w {w} kind {kind} {reg:?}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -3,6 +3,7 @@
 //! * [`scalar::cm_s123_interior`] (the scale-1..3 masking, libvmaf `i4_adm_cm`), the same
 //!   shape on `i32` bands: see [`cm_s123_interior`];
 //! * [`scalar::decouple_s0`]: see [`decouple_s0`];
+//! * [`scalar::csf_s0`] / [`scalar::csf_s123`]: see [`csf_s0`] / [`csf_s123`];
 //! * the scale-1..3 DWT row kernels ([`scalar::DwtS123Kernels`]): see [`dwt_s123_kernels`];
 //! * the scale-0 DWT row kernels ([`scalar::DwtS0Kernels`]): see [`dwt_s0_kernels`];
 //! * [`scalar::cm_s0_interior`] (the scale-0 contrast masking, libvmaf `adm_cm`): 8 samples per
@@ -11,18 +12,20 @@
 //!   sign mask; leftover columns by the scalar kernel.
 //!
 //! The kernels are `#[target_feature(enable = "avx2")]` functions reached only through
-//! [`cm_s0_interior`], [`cm_s123_interior`], [`decouple_s0`], [`dwt_s0_kernels`] and [`dwt_s123_kernels`], which
+//! [`cm_s0_interior`], [`cm_s123_interior`], [`decouple_s0`], [`csf_s0`], [`csf_s123`], [`dwt_s0_kernels`] and [`dwt_s123_kernels`],
+//! which
 //! check that the CPU has AVX2.
 
 use core::arch::x86_64::*;
 use std::ops::Range;
 
 use super::scalar::{
-    self, half_pow2_u32, CmS0Interior, CmS123Interior, DecoupleS0, DwtS0Kernels, DwtS123Kernels,
-    Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND,
+    self, half_pow2_u32, CmS0Interior, CmS123Interior, CsfS0, CsfS123, DecoupleS0, DwtS0Kernels,
+    DwtS123Kernels, Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND,
 };
 use super::tables::{
-    COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, I4_ONE_BY_15, ONE_BY_15,
+    COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, FIX_ONE_BY_30,
+    I4_FIX_ONE_BY_30, I4_ONE_BY_15, ONE_BY_15,
 };
 
 /// The AVX2 kernel, if this CPU has AVX2.
@@ -853,4 +856,178 @@ fn dwt_s123_horizontal_avx2(
     );
     let j = j.max(first);
     scalar::dwt_s123_horizontal(tmp, &ind_x[j..], scale, &mut lo[j..], &mut hi[j..]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSF
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX2 [`CsfS0`], if this CPU has AVX2: 8 samples per step in 32-bit lanes (the products
+/// wrap as the scalar's `int32` ones), narrowed to `i16` by truncation; leftover columns by the
+/// scalar kernel.
+pub(super) fn csf_s0() -> Option<CsfS0> {
+    is_x86_feature_detected!("avx2").then_some(csf_s0_entry as CsfS0)
+}
+
+fn csf_s0_entry(
+    src: [&[i16]; 3],
+    csf: [&mut [i16]; 3],
+    flt: [&mut [i16]; 3],
+    stride: usize,
+    reg: Region,
+    i_rfactor: [u16; 3],
+) {
+    // SAFETY: only reachable through `csf_s0`, which checked that the CPU has AVX2.
+    unsafe { csf_s0_avx2(src, csf, flt, stride, reg, i_rfactor) }
+}
+
+/// Asserts that `reg` (its vector part, `n8` columns from `reg.left`) lies inside bands of
+/// `len` values with rows `stride` apart.
+fn check_region(reg: Region, n8: usize, stride: usize, lens: &[usize]) {
+    if reg.bottom > reg.top && n8 > 0 {
+        let top = (reg.bottom - 1) * stride + reg.left + n8;
+        assert!(lens.iter().all(|&l| l >= top));
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn csf_s0_avx2(
+    src_hvd: [&[i16]; 3],
+    csf_hvd: [&mut [i16]; 3],
+    flt_hvd: [&mut [i16]; 3],
+    stride: usize,
+    reg: Region,
+    i_rfactor: [u16; 3],
+) {
+    const SHIFT: [i32; 3] = [15, 15, 17];
+    const ADD: [i32; 3] = [16384, 16384, 65535];
+    let [c0, c1, c2] = csf_hvd;
+    let [f0, f1, f2] = flt_hvd;
+    let (csf, flt) = ([c0, c1, c2], [f0, f1, f2]);
+    let n = reg.right.saturating_sub(reg.left);
+    let n8 = n / 8 * 8;
+    let k30 = _mm256_set1_epi32(FIX_ONE_BY_30);
+    let r2048 = _mm256_set1_epi32(2048);
+    for b in 0..3 {
+        check_region(
+            reg,
+            n8,
+            stride,
+            &[src_hvd[b].len(), csf[b].len(), flt[b].len()],
+        );
+        let rf = _mm256_set1_epi32(i_rfactor[b] as i32);
+        let add = _mm256_set1_epi32(ADD[b]);
+        let sh = _mm_cvtsi32_si128(SHIFT[b]);
+        for i in reg.top..reg.bottom {
+            for j in (reg.left..reg.left + n8).step_by(8) {
+                let p = i * stride + j;
+                // SAFETY: p + 8 <= (bottom - 1) * stride + left + n8 <= the band's length
+                // (checked above).
+                let s = unsafe { load8(src_hvd[b].as_ptr().add(p)) };
+                let c = _mm256_sra_epi32(_mm256_add_epi32(_mm256_mullo_epi32(rf, s), add), sh);
+                let c = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(c));
+                let f = _mm256_srai_epi32::<12>(_mm256_add_epi32(
+                    _mm256_mullo_epi32(k30, _mm256_abs_epi32(c)),
+                    r2048,
+                ));
+                let (cd, fd) = (&mut csf[b][p..p + 8], &mut flt[b][p..p + 8]);
+                // SAFETY: `cd` and `fd` hold 8 `i16` (16 bytes); the stores are unaligned.
+                unsafe {
+                    _mm_storeu_si128(cd.as_mut_ptr().cast(), narrow16x8(c));
+                    _mm_storeu_si128(fd.as_mut_ptr().cast(), narrow16x8(f));
+                }
+            }
+        }
+    }
+    if n8 < n {
+        let tail = Region {
+            left: reg.left + n8,
+            ..reg
+        };
+        scalar::csf_s0(src_hvd, csf, flt, stride, tail, i_rfactor);
+    }
+}
+
+/// The AVX2 [`CsfS123`], if this CPU has AVX2: 8 samples per step, the 64-bit products as
+/// even/odd lane pairs as in [`cm_s123_interior`] (the unsigned Q32 weight as a signed product
+/// plus `x << 32`; `>> 28` logical, `>> 32` as the high halves); leftover columns by the scalar
+/// kernel.
+pub(super) fn csf_s123() -> Option<CsfS123> {
+    is_x86_feature_detected!("avx2").then_some(csf_s123_entry as CsfS123)
+}
+
+fn csf_s123_entry(
+    src: [&[i32]; 3],
+    csf: [&mut [i32]; 3],
+    flt: [&mut [i32]; 3],
+    stride: usize,
+    reg: Region,
+    i_rfactor: [u32; 3],
+) {
+    // SAFETY: only reachable through `csf_s123`, which checked that the CPU has AVX2.
+    unsafe { csf_s123_avx2(src, csf, flt, stride, reg, i_rfactor) }
+}
+
+#[target_feature(enable = "avx2")]
+fn csf_s123_avx2(
+    src_hvd: [&[i32]; 3],
+    csf_hvd: [&mut [i32]; 3],
+    flt_hvd: [&mut [i32]; 3],
+    stride: usize,
+    reg: Region,
+    i_rfactor: [u32; 3],
+) {
+    let [c0, c1, c2] = csf_hvd;
+    let [f0, f1, f2] = flt_hvd;
+    let (csf, flt) = ([c0, c1, c2], [f0, f1, f2]);
+    let n = reg.right.saturating_sub(reg.left);
+    let n8 = n / 8 * 8;
+    // I4_FIX_ONE_BY_30 < 2^31: a valid signed 32-bit multiplier.
+    let k30 = _mm256_set1_epi32(I4_FIX_ONE_BY_30 as i32);
+    let add32 = _mm256_set1_epi64x(i32::MIN as i64);
+    let r27 = _mm256_set1_epi64x(1 << 27);
+    for b in 0..3 {
+        check_region(
+            reg,
+            n8,
+            stride,
+            &[src_hvd[b].len(), csf[b].len(), flt[b].len()],
+        );
+        let rf = _mm256_set1_epi32(i_rfactor[b] as i32);
+        let hi_rf = i_rfactor[b] >= 1 << 31;
+        // ((s * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
+        let scaled = |xs: __m256i| {
+            let mut p = _mm256_mul_epi32(xs, rf);
+            if hi_rf {
+                p = _mm256_add_epi64(p, _mm256_slli_epi64::<32>(xs));
+            }
+            _mm256_srli_epi64::<28>(_mm256_add_epi64(p, r27))
+        };
+        for i in reg.top..reg.bottom {
+            for j in (reg.left..reg.left + n8).step_by(8) {
+                let p = i * stride + j;
+                // SAFETY: p + 8 <= (bottom - 1) * stride + left + n8 <= the band's length
+                // (checked above).
+                let s = unsafe { load_i32x8(src_hvd[b].as_ptr().add(p)) };
+                let c = _mm256_blend_epi32::<0b1010_1010>(
+                    scaled(s),
+                    _mm256_slli_epi64::<32>(scaled(_mm256_srli_epi64::<32>(s))),
+                );
+                // ((I4_FIX_ONE_BY_30 * |c| - 2^31) >> 32) as i32: the high halves.
+                let a = _mm256_abs_epi32(c);
+                let fe = _mm256_add_epi64(_mm256_mul_epi32(a, k30), add32);
+                let fo = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(a), k30), add32);
+                let f = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(fe), fo);
+                store_i32x8(&mut csf[b][p..], c);
+                store_i32x8(&mut flt[b][p..], f);
+            }
+        }
+    }
+    if n8 < n {
+        let tail = Region {
+            left: reg.left + n8,
+            ..reg
+        };
+        scalar::csf_s123(src_hvd, csf, flt, stride, tail, i_rfactor);
+    }
 }
