@@ -110,7 +110,10 @@ impl VideoReader {
         let ctx = |e| Error::io(format!("cannot read {}", self.path), e);
         if self.y4m {
             self.marker.clear();
-            let n = self.inner.read_until(b'\n', &mut self.marker).map_err(ctx)?;
+            let n = self
+                .inner
+                .read_until(b'\n', &mut self.marker)
+                .map_err(ctx)?;
             if n == 0 {
                 return Ok(None);
             }
