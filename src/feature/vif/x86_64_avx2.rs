@@ -189,41 +189,98 @@ fn add_wide(acc: &mut (__m256i, __m256i), p: (__m256i, __m256i)) {
 // Statistic
 // ---------------------------------------------------------------------------------------------
 
+/// The scale-0 8-bit vertical pass in 16-bit madd lanes, 16 columns per step: two rows per
+/// `_mm256_madd_epi16` (taps paired, the last with a zero tap); the squares and products
+/// (at most 255^2 < 2^16, exact in 16-bit lanes) offset by -2^15 into `i16` and the offset
+/// `2^15 * sum(taps)` added back. No pair sum overflows (every two taps sum below 2^16) and the
+/// filtered values are below 2^32, so the wrapping `i32` sums are the scalar's `u32` ones. The
+/// in-lane interleave leaves columns 0-3, 8-11 in the `lo` sums and 4-7, 12-15 in the `hi` sums,
+/// put back in order at the store.
 #[target_feature(enable = "avx2")]
 fn stat_vertical_u8_avx2(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
-    assert!(r.len() == FILTER_S0.len() && d.len() == FILTER_S0.len());
+    const TAPS: usize = FILTER_S0.len();
+    const PAIRS: usize = TAPS.div_ceil(2);
+    assert!(r.len() == TAPS && d.len() == TAPS);
     assert!(r.iter().chain(d).all(|row| row.len() >= w));
-    let w8 = w / 8 * 8;
+    let w16 = w / 16 * 16;
+    let pairs: [__m256i; PAIRS] = std::array::from_fn(|i| {
+        let lo = FILTER_S0[2 * i] as i32;
+        let hi = FILTER_S0.get(2 * i + 1).map_or(0, |&f| f as i32);
+        _mm256_set1_epi32(hi << 16 | lo)
+    });
+    // Row indices of each pair (the last tap pairs with itself, times a zero tap).
+    let rows = |i: usize| (2 * i, (2 * i + 1).min(TAPS - 1));
+    let offset = _mm256_set1_epi32(
+        FILTER_S0
+            .iter()
+            .map(|&f| f as u32)
+            .sum::<u32>()
+            .wrapping_mul(1 << 15) as i32,
+    );
+    let flip = _mm256_set1_epi16(i16::MIN);
     let round = _mm256_set1_epi32(128);
-    for j in (0..w8).step_by(8) {
+    for j in (0..w16).step_by(16) {
         let z = _mm256_setzero_si256();
-        let (mut mu1, mut mu2, mut xx, mut yy, mut xy) = (z, z, z, z, z);
-        for ((&f, r), d) in FILTER_S0.iter().zip(r).zip(d) {
-            let f = _mm256_set1_epi32(f as i32);
-            // SAFETY: j + 8 <= w8 <= w <= every row's length (checked above).
-            let (x, y) = unsafe { (load_u8x8(r.as_ptr().add(j)), load_u8x8(d.as_ptr().add(j))) };
-            let fx = _mm256_mullo_epi32(f, x);
-            let fy = _mm256_mullo_epi32(f, y);
-            mu1 = _mm256_add_epi32(mu1, fx);
-            mu2 = _mm256_add_epi32(mu2, fy);
-            xx = _mm256_add_epi32(xx, _mm256_mullo_epi32(fx, x));
-            yy = _mm256_add_epi32(yy, _mm256_mullo_epi32(fy, y));
-            xy = _mm256_add_epi32(xy, _mm256_mullo_epi32(fx, y));
+        let (mut mu1, mut mu2) = ((z, z), (z, z));
+        let (mut xx, mut yy, mut xy) = ((offset, offset), (offset, offset), (offset, offset));
+        for (i, &c) in pairs.iter().enumerate() {
+            let (ka, kb) = rows(i);
+            // SAFETY: j + 16 <= w16 <= w <= every row's length (checked above).
+            let (xa, xb, ya, yb) = unsafe {
+                (
+                    load_u8x16(r[ka].as_ptr().add(j)),
+                    load_u8x16(r[kb].as_ptr().add(j)),
+                    load_u8x16(d[ka].as_ptr().add(j)),
+                    load_u8x16(d[kb].as_ptr().add(j)),
+                )
+            };
+            let acc = |s: &mut (__m256i, __m256i), a: __m256i, b: __m256i| {
+                s.0 = _mm256_add_epi32(s.0, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), c));
+                s.1 = _mm256_add_epi32(s.1, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), c));
+            };
+            let sq = |a: __m256i, b: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(a, b), flip);
+            acc(&mut mu1, xa, xb);
+            acc(&mut mu2, ya, yb);
+            acc(&mut xx, sq(xa, xa), sq(xb, xb));
+            acc(&mut yy, sq(ya, ya), sq(yb, yb));
+            acc(&mut xy, sq(xa, ya), sq(xb, yb));
         }
         let o = PAD + j;
-        store_u32x8(
-            &mut line.mu1[o..],
-            _mm256_srli_epi32::<8>(_mm256_add_epi32(mu1, round)),
-        );
-        store_u32x8(
-            &mut line.mu2[o..],
-            _mm256_srli_epi32::<8>(_mm256_add_epi32(mu2, round)),
-        );
-        store_u32x8(&mut line.xx[o..], xx);
-        store_u32x8(&mut line.yy[o..], yy);
-        store_u32x8(&mut line.xy[o..], xy);
+        // In column order; the means rounded by 8 bits.
+        let ordered = |(lo, hi): (__m256i, __m256i), mean: bool| {
+            let v = [
+                _mm256_permute2x128_si256::<0x20>(lo, hi),
+                _mm256_permute2x128_si256::<0x31>(lo, hi),
+            ];
+            if mean {
+                v.map(|v| _mm256_srli_epi32::<8>(_mm256_add_epi32(v, round)))
+            } else {
+                v
+            }
+        };
+        for (dst, v) in [
+            (&mut line.mu1, ordered(mu1, true)),
+            (&mut line.mu2, ordered(mu2, true)),
+            (&mut line.xx, ordered(xx, false)),
+            (&mut line.yy, ordered(yy, false)),
+            (&mut line.xy, ordered(xy, false)),
+        ] {
+            store_u32x8(&mut dst[o..], v[0]);
+            store_u32x8(&mut dst[o + 8..], v[1]);
+        }
     }
-    scalar::stat_vertical_u8_cols(r, d, w8..w, line);
+    scalar::stat_vertical_u8_cols(r, d, w16..w, line);
+}
+
+/// 16 `u8` widened to `u16` lanes.
+///
+/// # Safety
+/// `p` must be valid for reading 16 `u8`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_u8x16(p: *const u8) -> __m256i {
+    // SAFETY: the caller guarantees 16 readable bytes; the load is unaligned.
+    _mm256_cvtepu8_epi16(unsafe { _mm_loadu_si128(p.cast()) })
 }
 
 #[target_feature(enable = "avx2")]
