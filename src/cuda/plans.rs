@@ -722,8 +722,7 @@ impl AdmPlan {
 
     fn finish(&self, res: &[u64], g: Geometry, row: &mut [f64]) {
         let prm = &self.params;
-        let mut num_den = [0f64; 8];
-        let (mut num, mut den, mut aim_num) = (0f64, 0f64, 0f64);
+        let mut scales = [(0f32, 0f32, 0f32); 4];
         for (s, x) in self.scales.iter().enumerate() {
             let t = &res[self.offset + 9 * s..self.offset + 9 * s + 9];
             let cm = |o: usize| [t[o] as i64, t[o + 1] as i64, t[o + 2] as i64];
@@ -765,33 +764,10 @@ impl AdmPlan {
                 };
                 (n, d, a)
             };
-            // From here on exactly feature::adm::Adm::compute.
-            num += num_s as f64;
-            den += den_s as f64;
-            aim_num += aim_s as f64;
-            num_den[2 * s] = num_s as f64;
-            num_den[2 * s + 1] = den_s as f64;
+            scales[s] = (num_s, den_s, aim_s);
         }
-        let limit = 1e-10 * (g.w * g.h) as i32 as f64 / (1920.0 * 1080.0);
-        let num = if num < limit { 0.0 } else { num };
-        let den = if den < limit { 0.0 } else { den };
-        let (adm2, aim) = if den == 0.0 {
-            (1.0, 0.0)
-        } else {
-            (num / den, aim_num / den)
-        };
-        let blend = adm2 * prm.dlm_weight + (1.0 - aim) * (1.0 - prm.dlm_weight);
-        let adm3 = if blend > prm.min_val {
-            blend
-        } else {
-            prm.min_val
-        };
-        let out = &mut row[self.cols.clone()];
-        out[0] = adm2;
-        out[1] = aim;
-        out[2] = adm3;
-        for s in 0..4 {
-            out[3 + s] = num_den[2 * s] / num_den[2 * s + 1];
-        }
+        // The same combination as the CPU path (one function, so the two cannot drift).
+        crate::feature::adm::AdmScores::from_scales(scales, g.w, g.h, prm)
+            .write(&mut row[self.cols.clone()]);
     }
 }

@@ -1141,15 +1141,35 @@ impl Adm {
     pub fn compute(&mut self, reference: &Plane<'_>, distorted: &Plane<'_>) -> Result<AdmScores> {
         self.check_plane(reference, "reference")?;
         self.check_plane(distorted, "distorted")?;
-        let prm = self.params;
-        let mut num_den = [0f64; 8];
-        let (mut num, mut den, mut aim_num) = (0f64, 0f64, 0f64);
-        for s in 0..4 {
-            let (num_s, den_s, aim_s) = if s == 0 {
+        let mut scales = [(0f32, 0f32, 0f32); 4];
+        for (s, out) in scales.iter_mut().enumerate() {
+            *out = if s == 0 {
                 self.scale0(reference, distorted)
             } else {
                 self.scale123(s)
             };
+        }
+        Ok(AdmScores::from_scales(
+            scales,
+            self.width,
+            self.height,
+            &self.params,
+        ))
+    }
+}
+
+impl AdmScores {
+    /// libvmaf's combination of the four scales' (numerator, denominator, AIM numerator) into
+    /// the frame's values; shared by the CPU path and the CUDA backend so they cannot drift.
+    pub fn from_scales(
+        scales: [(f32, f32, f32); 4],
+        width: usize,
+        height: usize,
+        prm: &AdmParams,
+    ) -> Self {
+        let mut num_den = [0f64; 8];
+        let (mut num, mut den, mut aim_num) = (0f64, 0f64, 0f64);
+        for (s, &(num_s, den_s, aim_s)) in scales.iter().enumerate() {
             // libvmaf sums the float per-scale values in double.
             num += num_s as f64;
             den += den_s as f64;
@@ -1157,8 +1177,7 @@ impl Adm {
             num_den[2 * s] = num_s as f64;
             num_den[2 * s + 1] = den_s as f64;
         }
-
-        let limit = 1e-10 * (self.width * self.height) as i32 as f64 / (1920.0 * 1080.0);
+        let limit = 1e-10 * (width * height) as i32 as f64 / (1920.0 * 1080.0);
         let num = if num < limit { 0.0 } else { num };
         let den = if den < limit { 0.0 } else { den };
         // libvmaf leaves the AIM score uninitialised when the denominator vanishes (only possible
@@ -1174,14 +1193,24 @@ impl Adm {
         } else {
             prm.min_val
         };
-        Ok(AdmScores {
+        AdmScores {
             adm2,
             aim,
             adm3,
             num_den,
             num,
             den,
-        })
+        }
+    }
+
+    /// Writes the extractor's outputs, in [`DEF`]`.spatial` order.
+    pub fn write(&self, out: &mut [f64]) {
+        out[0] = self.adm2;
+        out[1] = self.aim;
+        out[2] = self.adm3;
+        for s in 0..4 {
+            out[3 + s] = self.num_den[2 * s] / self.num_den[2 * s + 1];
+        }
     }
 }
 
@@ -1194,13 +1223,7 @@ impl Extractor for Adm {
                 DEF.spatial.len()
             )));
         }
-        let r = self.compute(&input.reference, &input.distorted)?;
-        out[0] = r.adm2;
-        out[1] = r.aim;
-        out[2] = r.adm3;
-        for s in 0..4 {
-            out[3 + s] = r.num_den[2 * s] / r.num_den[2 * s + 1];
-        }
+        self.compute(&input.reference, &input.distorted)?.write(out);
         Ok(())
     }
 }
