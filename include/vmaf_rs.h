@@ -35,13 +35,6 @@ typedef enum VmafRsMemory {
   VMAF_RS_MEMORY_CUDA = 1,
 } VmafRsMemory;
 
-// Watson et al. 1997 noise-floor model parameters for luma (libvmaf `dwt_7_9_YCbCr_threshold[0]`,
-// from "Visibility of Wavelet Quantization Noise", Table IV, subject "sfl").
-typedef struct DwtModelParams DwtModelParams;
-
-// A pooling method.
-typedef struct PoolMethod PoolMethod;
-
 // Opaque context handle. Create with [`vmaf_rs_new`], free with [`vmaf_rs_free`].
 typedef struct VmafRsContext VmafRsContext;
 
