@@ -160,9 +160,9 @@ int vmaf_rs_flush(struct VmafRsContext *ctx);
 // `ctx` NULL or from [`vmaf_rs_new`].
 uint64_t vmaf_rs_frames_scored(const struct VmafRsContext *ctx);
 
-// Flushes if needed; if at least one frame was scored, writes the log (log_path/log_fmt) and logs
-// "VMAF score: %f" per model at INFO through the callback. Does nothing for a context that saw no
-// frame. Idempotent.
+// Flushes if needed; if at least one frame was scored, logs "VMAF score: %f" per model at INFO
+// through the callback, then writes the log (log_path/log_fmt), so a failing log write still
+// leaves the scores printed. Does nothing for a context that saw no frame. Idempotent.
 //
 // # Safety
 // `ctx` from [`vmaf_rs_new`].

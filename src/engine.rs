@@ -134,7 +134,6 @@ pub struct Engine {
     history: Vec<f64>,
     history_index: Vec<u64>,
     flushed: bool,
-    started: Option<Instant>,
     elapsed: f64,
 }
 
@@ -272,7 +271,6 @@ impl Engine {
             history: Vec::new(),
             history_index: Vec::new(),
             flushed: false,
-            started: None,
             elapsed: 0.0,
         })
     }
@@ -406,7 +404,6 @@ impl Engine {
         self.check_picture("reference", reference)?;
         self.check_picture("distorted", distorted)?;
         let t0 = Instant::now();
-        self.started.get_or_insert(t0);
         let index = self.next_index;
         let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
         let rt = self.cpu_runtime()?;

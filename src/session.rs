@@ -336,35 +336,33 @@ impl Session {
         r
     }
 
-    /// Flushes, writes the log (if `log_path` is set) and returns the "VMAF score" lines to log,
-    /// if at least one frame was scored; a session that saw no frame does nothing. Idempotent.
-    pub fn finish(&mut self) -> Result<Vec<String>> {
+    /// Flushes and, if at least one frame was scored, hands each model's "VMAF score" line to
+    /// `on_score` (before the log, as libvmaf does, so a failing log write cannot swallow the
+    /// score) and writes the log if `log_path` is set. A session that saw no frame does nothing.
+    /// Idempotent.
+    pub fn finish(&mut self, on_score: &mut dyn FnMut(&str)) -> Result<()> {
         if self.finished {
-            return Ok(Vec::new());
+            return Ok(());
         }
         self.finished = true;
-        let Some(engine) = self.engine.as_mut() else {
-            return Ok(Vec::new());
-        };
-        if engine.frames_sent() == 0 && self.scorer.is_none() {
-            return Ok(Vec::new());
-        }
+        // CUDA frames reach the engine only when the GPU side drains; no-op without one.
         self.release_cuda()?;
-        let engine = self.engine.as_mut().expect("checked above");
+        let Some(engine) = self.engine.as_mut() else {
+            return Ok(());
+        };
         if engine.frames_sent() == 0 {
-            return Ok(Vec::new());
+            return Ok(());
         }
         engine.flush()?;
-        let mut lines = Vec::new();
         for i in 0..engine.model_names().len() {
             if let Some(s) = engine.pooled_model_score(i) {
-                lines.push(format!("VMAF score: {s:.6}"));
+                on_score(&format!("VMAF score: {s:.6}"));
             }
         }
         if let Some(p) = &self.opts.log_path {
             crate::report::write_log_file(engine, self.opts.log_fmt, p)?;
         }
-        Ok(lines)
+        Ok(())
     }
 }
 

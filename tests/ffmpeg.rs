@@ -629,3 +629,15 @@ fn gray_formats_match_libvmaf() {
         compare_logs(&read_json(&log), &read_json(&theirs), &["vmaf"], gray);
     }
 }
+
+/// A log that cannot be written at the end (disk full) still leaves the score printed, and the
+/// failure is named.
+#[test]
+fn failing_log_write_keeps_the_score() {
+    let (_dir, r, d) = pair(&NOISE_420, "logfull");
+    let o = run_ours(&d, &r, "vmaf_rs=log_path=/dev/full");
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.code().is_some(), "crashed:\n{text}");
+    assert!(text.contains("VMAF score: "), "{text}");
+    assert!(text.contains("cannot write log /dev/full"), "{text}");
+}

@@ -147,17 +147,22 @@ pub struct VmafRsContext {
 
 impl VmafRsContext {
     fn log(&self, level: LogLevel, msg: &str) {
-        if let Some(cb) = self.log {
-            let mut line = msg.replace('\0', " ");
-            if !line.ends_with('\n') {
-                line.push('\n');
-            }
-            let c = CString::new(line).expect("NULs replaced");
-            // SAFETY: the callback was supplied by the C caller for this context, with its opaque
-            // pointer; `c` outlives the call.
-            unsafe { cb(self.opaque, level as c_int, c.as_ptr()) };
-        }
+        log_to(self.log, self.opaque, level, msg);
     }
+}
+
+/// Sends one line to a C log callback (a free function, so it can run while the session is
+/// mutably borrowed).
+fn log_to(log: VmafRsLogFn, opaque: *mut c_void, level: LogLevel, msg: &str) {
+    let Some(cb) = log else { return };
+    let mut line = msg.replace('\0', " ");
+    if !line.ends_with('\n') {
+        line.push('\n');
+    }
+    let c = CString::new(line).expect("NULs replaced");
+    // SAFETY: the callback was supplied by the C caller for this context, with its opaque
+    // pointer; `c` outlives the call.
+    unsafe { cb(opaque, level as c_int, c.as_ptr()) };
 }
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
@@ -560,19 +565,18 @@ pub unsafe extern "C" fn vmaf_rs_frames_scored(ctx: *const VmafRsContext) -> u64
     c.session.engine_ref().map_or(0, |e| e.frames_scored())
 }
 
-/// Flushes if needed; if at least one frame was scored, writes the log (log_path/log_fmt) and logs
-/// "VMAF score: %f" per model at INFO through the callback. Does nothing for a context that saw no
-/// frame. Idempotent.
+/// Flushes if needed; if at least one frame was scored, logs "VMAF score: %f" per model at INFO
+/// through the callback, then writes the log (log_path/log_fmt), so a failing log write still
+/// leaves the scores printed. Does nothing for a context that saw no frame. Idempotent.
 ///
 /// # Safety
 /// `ctx` from [`vmaf_rs_new`].
 #[no_mangle]
 pub unsafe extern "C" fn vmaf_rs_finish(ctx: *mut VmafRsContext) -> c_int {
     boundary(ctx, |c| {
-        let lines = c.session.finish()?;
-        for l in lines {
-            c.log(LogLevel::Info, &l);
-        }
+        let (log, opaque) = (c.log, c.opaque);
+        c.session
+            .finish(&mut |line| log_to(log, opaque, LogLevel::Info, line))?;
         Ok(0)
     })
 }
