@@ -42,8 +42,8 @@ struct AdmDwtArgs {
     int32_t den_left, den_right, den_top, den_bottom;
     uint32_t den_add_sq, den_shift_sq, den_add_cub, den_shift_cub;  // scales 1..3
     int32_t scale;
-    // Scale 0 only: reproduce the x86 AVX-512 last output column (adm::scalar::dwt2_s0,
-    // s0_simd_last_column_unmirrored): its low-pass taps past the row read the same row's
+    // Scale 0 only: reproduce libvmaf's x86 SIMD last output column (adm::scalar::dwt2_s0,
+    // s0_last_column_unmirrored): its low-pass taps past the row read the same row's
     // vertical high-pass values at columns 0, 1 instead of mirrored ones.
     int32_t s0_unmirrored;
 };
@@ -194,7 +194,7 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
                 dis_b[q] = (int16_t)((int32_t)(acc[4 + q] + 32768u) >> 16);
             }
             if (a.s0_unmirrored && j == a.ow - 1) {
-                // AVX-512 last column: low-pass taps past the row continue into the same row's
+                // SIMD last column: low-pass taps past the row continue into the same row's
                 // vertical high-pass values (columns 0, 1); bands a and v only.
                 int32_t tr[4], td[4];
 #pragma unroll

@@ -10,6 +10,7 @@
 use crate::error::{Error, Result};
 use crate::feature::options::OptValues;
 use crate::feature::{self, names, Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
+use crate::fidelity::{LibvmafIsa, LibvmafIsaMode};
 use crate::model::{FeatureSpec, Model, ModelSpec, PoolMethod, PoolStats};
 use crate::picture::{OwnedPlane, Picture, PictureFormat, Plane};
 use std::collections::VecDeque;
@@ -30,6 +31,9 @@ pub struct EngineConfig {
     pub n_subsample: u32,
     /// Pooling method for the headline score.
     pub pool: PoolMethod,
+    /// The libvmaf kernel family whose host-dependent results to reproduce (`auto`: the one
+    /// libvmaf takes on this host).
+    pub libvmaf_isa: LibvmafIsaMode,
 }
 
 impl EngineConfig {
@@ -42,6 +46,7 @@ impl EngineConfig {
             n_threads: 0,
             n_subsample: 1,
             pool: PoolMethod::Mean,
+            libvmaf_isa: LibvmafIsaMode::Auto,
         }
     }
 }
@@ -57,6 +62,8 @@ pub struct InstanceInfo<'a> {
     pub columns: std::ops::Range<usize>,
     /// Whether it runs on every frame and needs previous reference frames.
     pub needs_prev_ref: bool,
+    /// The resolved libvmaf kernel family every backend reproduces.
+    pub libvmaf_isa: LibvmafIsa,
 }
 
 /// Scores of one frame: one value per entry of [`Engine::columns`].
@@ -125,6 +132,7 @@ struct Runtime {
 /// The VMAF engine.
 pub struct Engine {
     cfg: EngineConfig,
+    libvmaf_isa: LibvmafIsa,
     plan: Plan,
     rt: Option<Runtime>,
     next_index: u64,
@@ -262,6 +270,7 @@ impl Engine {
         }
         let plan = build_plan(&cfg)?;
         Ok(Engine {
+            libvmaf_isa: cfg.libvmaf_isa.resolve(),
             cfg,
             plan,
             rt: None,
@@ -288,6 +297,12 @@ impl Engine {
     /// The configuration.
     pub fn config(&self) -> &EngineConfig {
         &self.cfg
+    }
+
+    /// The libvmaf kernel family this engine reproduces (its configuration's `auto` resolved
+    /// for this host when it was made).
+    pub fn libvmaf_isa(&self) -> LibvmafIsa {
+        self.libvmaf_isa
     }
 
     /// Pairs sent so far.
@@ -342,6 +357,7 @@ impl Engine {
     fn cpu_runtime(&mut self) -> Result<&mut Runtime> {
         let workers = self.cfg.n_threads.max(1);
         let f = self.cfg.format;
+        let libvmaf_isa = self.libvmaf_isa;
         self.runtime()?;
         let plan = &self.plan;
         let rt = self.rt.as_mut().expect("runtime");
@@ -361,6 +377,7 @@ impl Engine {
                     extractors.push((inst.def.create)(&ExtractorConfig {
                         format: f,
                         opts: inst.opts.clone(),
+                        libvmaf_isa,
                     })?);
                 }
                 rt.slots.push(Slot {
@@ -531,6 +548,7 @@ impl Engine {
             opts: &i.opts,
             columns: i.spatial_col..i.spatial_col + i.def.spatial.len(),
             needs_prev_ref: i.def.needs_prev_ref,
+            libvmaf_isa: self.libvmaf_isa,
         })
     }
 

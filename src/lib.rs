@@ -17,6 +17,7 @@ pub mod cuda;
 pub mod engine;
 pub mod error;
 pub mod feature;
+pub mod fidelity;
 pub mod model;
 pub mod output;
 pub mod picture;
@@ -25,4 +26,5 @@ pub mod session;
 
 pub use engine::{Engine, EngineConfig, FrameScores, PooledResults};
 pub use error::{Error, Result};
+pub use fidelity::{LibvmafIsa, LibvmafIsaMode};
 pub use picture::{ChromaLayout, Picture, PictureFormat, Plane};

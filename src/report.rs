@@ -30,8 +30,21 @@ pub fn write_log(engine: &Engine, fmt: LogFormat, w: &mut dyn Write) -> std::io:
             width: engine.config().format.width,
             height: engine.config().format.height,
         },
+        libvmaf_isa: Some((engine.libvmaf_isa(), engine.config().libvmaf_isa)),
     };
     write_fmt(w, fmt, &data)
+}
+
+/// The verbose line saying which libvmaf kernel family an engine reproduces, and why.
+pub fn isa_line(engine: &Engine) -> String {
+    let got = engine.libvmaf_isa();
+    let why = match engine.config().libvmaf_isa {
+        crate::fidelity::LibvmafIsaMode::Auto => {
+            format!("auto: libvmaf's kernels on this host, {}", got.hosts())
+        }
+        crate::fidelity::LibvmafIsaMode::Fixed(_) => "requested".to_string(),
+    };
+    format!("libvmaf_isa={got} ({why})")
 }
 
 /// Writes the log to a file (created or truncated).

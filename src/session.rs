@@ -5,6 +5,7 @@
 use crate::cuda::{CudaFrame, CudaScorer};
 use crate::engine::{Engine, EngineConfig, FrameScores};
 use crate::error::{Error, Result};
+use crate::fidelity::LibvmafIsaMode;
 use crate::model::{parse_feature_option, parse_model_option, PoolMethod};
 use crate::output::LogFormat;
 use crate::picture::{Picture, PictureFormat};
@@ -56,6 +57,8 @@ pub struct SessionOptions {
     pub n_subsample: u32,
     /// `backend`.
     pub backend: Backend,
+    /// `libvmaf_isa`: the libvmaf kernel family whose host-dependent results to reproduce.
+    pub libvmaf_isa: LibvmafIsaMode,
 }
 
 impl Default for SessionOptions {
@@ -69,6 +72,7 @@ impl Default for SessionOptions {
             n_threads: 0,
             n_subsample: 1,
             backend: Backend::Auto,
+            libvmaf_isa: LibvmafIsaMode::Auto,
         }
     }
 }
@@ -159,6 +163,7 @@ impl Session {
             "pool" => self.opts.pool = value.parse()?,
             "n_threads" => self.opts.n_threads = parse_uint(key, value, 0)? as usize,
             "n_subsample" => self.opts.n_subsample = parse_uint(key, value, 1)? as u32,
+            "libvmaf_isa" => self.opts.libvmaf_isa = value.parse()?,
             "backend" => {
                 self.opts.backend = match value {
                     "auto" => Backend::Auto,
@@ -174,7 +179,7 @@ impl Session {
             _ => {
                 return Err(Error::InvalidOption(format!(
                     "unknown option '{key}' (known: model, feature, log_path, log_fmt, pool, \
-                     n_threads, n_subsample, backend)"
+                     n_threads, n_subsample, backend, libvmaf_isa)"
                 )))
             }
         }
@@ -190,6 +195,7 @@ impl Session {
         cfg.n_threads = self.opts.n_threads;
         cfg.n_subsample = self.opts.n_subsample;
         cfg.pool = self.opts.pool;
+        cfg.libvmaf_isa = self.opts.libvmaf_isa;
         if let Some(p) = &self.opts.log_path {
             check_writable(p)?;
         }

@@ -1,16 +1,28 @@
 //! Fidelity against the real libvmaf: every test case generates its own content with the oracle's
 //! FFmpeg (lavfi sources, real encoders, rescaling, noise), runs libvmaf and `vmaf-rs` on it, and
-//! compares every per-frame feature (within 1e-6, libvmaf's printed precision) and VMAF (within
-//! 1e-4), plus the pooled metrics.
+//! requires every per-frame feature, every model score and every pooled value to equal libvmaf's
+//! as printed. By default both sides compute the ADM variant libvmaf takes on this host
+//! (`adm_edge=auto`); the variant tests below also check the other variant against libvmaf run on
+//! an emulated AVX2 CPU (docs/FIDELITY.md).
 
 mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::Command;
 
 fn vmaf_rs(reference: &Path, distorted: &Path, extra: &[&str], log: &Path) -> String {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vmaf-rs"));
+    vmaf_rs_on(OracleCpu::Native, reference, distorted, extra, log)
+}
+
+/// Runs our CLI on `cpu` (natively, or under qemu as an AVX2-only CPU).
+fn vmaf_rs_on(
+    cpu: OracleCpu,
+    reference: &Path,
+    distorted: &Path,
+    extra: &[&str],
+    log: &Path,
+) -> String {
+    let mut c = command_on(cpu, Path::new(env!("CARGO_BIN_EXE_vmaf-rs")));
     c.arg("-r").arg(reference).arg("-d").arg(distorted);
     c.args(["--json", "-o"]).arg(log).args(extra);
     run(&mut c)
@@ -243,4 +255,148 @@ fn thread_counts_give_identical_logs() {
     for l in &logs[1..] {
         assert_eq!(l, &logs[0], "results differ between thread counts");
     }
+}
+
+/// A pair at a width where libvmaf's kernel families disagree in ADM (docs/FIDELITY.md), with
+/// the families whose results differ from the C code's there.
+struct EdgeCase {
+    case: Case,
+    differ_from_c: &'static [&'static str],
+}
+
+/// Small (for qemu) pairs at every kind of width where the families differ: `ceil(w/2) - 1` a
+/// multiple of 32 at 8 bits (AVX-512), of 64 above (AVX-512 and AVX2), of 16 only (AVX2).
+const EDGE_CASES: [EdgeCase; 5] = [
+    EdgeCase {
+        case: Case {
+            name: "edge-321x243-8bit",
+            source: "testsrc2=s=320x240:r=25:d=0.32,scale=321:243",
+            pix_fmt: "yuv420p",
+            dist_filter: "scale=160:120:flags=bilinear,scale=321:243:flags=bicubic",
+            encode: &[],
+        },
+        differ_from_c: &["avx512"],
+    },
+    EdgeCase {
+        case: Case {
+            name: "edge-194x100-8bit",
+            source: "testsrc2=s=194x100:r=25:d=0.2",
+            pix_fmt: "yuv420p",
+            dist_filter: "scale=97:50:flags=bilinear,scale=194:100:flags=bicubic",
+            encode: &[],
+        },
+        differ_from_c: &["avx512"],
+    },
+    EdgeCase {
+        case: Case {
+            name: "edge-257x130-10bit",
+            source: "testsrc2=s=256x130:r=25:d=0.2,scale=257:130",
+            pix_fmt: "yuv420p10le",
+            dist_filter: "scale=128:66:flags=bilinear,scale=257:130:flags=bicubic",
+            encode: &[],
+        },
+        differ_from_c: &["avx2", "avx512"],
+    },
+    EdgeCase {
+        case: Case {
+            name: "edge-130x96-16bit",
+            source: "testsrc2=s=130x96:r=25:d=0.2",
+            pix_fmt: "yuv444p16le",
+            dist_filter: "scale=66:48:flags=bilinear,scale=130:96:flags=bicubic",
+            encode: &[],
+        },
+        differ_from_c: &["avx2", "avx512"],
+    },
+    EdgeCase {
+        case: Case {
+            name: "edge-97x72-12bit",
+            source: "testsrc2=s=98x72:r=25:d=0.2,scale=97:72",
+            pix_fmt: "yuv444p12le",
+            dist_filter: "noise=alls=20:allf=t",
+            encode: &[],
+        },
+        differ_from_c: &["avx2"],
+    },
+];
+
+/// Every libvmaf kernel family, forced with `--libvmaf_isa`, equals the libvmaf that takes those
+/// kernels: C and AVX2 under qemu's emulated CPUs on every host, AVX-512 natively where this host
+/// has it. The families must differ where the case says (and only there), so a mode that is
+/// ignored, or a variant applied at the wrong width, fails.
+#[test]
+fn every_libvmaf_isa_matches_the_libvmaf_that_runs_it() {
+    for EdgeCase {
+        case,
+        differ_from_c,
+    } in &EDGE_CASES
+    {
+        let dir = workdir(&format!("{}-isa", case.name));
+        let (r, d) = make_pair(case, &dir);
+        let mut ours = std::collections::BTreeMap::new();
+        for isa in ["c", "avx2", "avx512"] {
+            let log = dir.join(format!("ours-{isa}.json"));
+            vmaf_rs(&r, &d, &["--libvmaf_isa", isa], &log);
+            let v = read_json(&log);
+            let Some(cpu) = OracleCpu::for_isa(isa) else {
+                eprintln!(
+                    "{}: no libvmaf on this host takes its {isa} kernels (qemu cannot emulate \
+                     AVX-512); libvmaf_isa={isa} is checked here against the scalar \
+                     specification's unit tests only, and against libvmaf on an AVX-512 host \
+                     (docs/FIDELITY.md)",
+                    case.name
+                );
+                ours.insert(isa, frames(&v));
+                continue;
+            };
+            let theirs = oracle_json_on(cpu, &r, &d, "", &dir, isa);
+            compare_logs_as(
+                &v,
+                &theirs,
+                &["vmaf"],
+                &format!("{} [libvmaf_isa={isa} vs libvmaf on {cpu:?}]", case.name),
+                cpu,
+            );
+            ours.insert(isa, frames(&v));
+        }
+        for isa in ["avx2", "avx512"] {
+            assert_eq!(
+                ours[isa] != ours["c"],
+                differ_from_c.contains(&isa),
+                "{}: libvmaf_isa={isa} should {}differ from c here",
+                case.name,
+                if differ_from_c.contains(&isa) {
+                    ""
+                } else {
+                    "not "
+                }
+            );
+        }
+    }
+}
+
+/// `libvmaf_isa=auto` resolves to what libvmaf does on the CPU it runs on: under qemu with an
+/// AVX2-only CPU, our CLI and libvmaf both take the AVX2 variant and agree exactly, on any host.
+#[test]
+fn auto_follows_the_cpu_it_runs_on() {
+    let case = &EDGE_CASES[2].case;
+    let dir = workdir(&format!("{}-auto-avx2", case.name));
+    let (r, d) = make_pair(case, &dir);
+    let theirs = oracle_json_on(OracleCpu::Avx2, &r, &d, "", &dir, "avx2");
+    let log = dir.join("ours-avx2.json");
+    let out = vmaf_rs_on(OracleCpu::Avx2, &r, &d, &["--verbose"], &log);
+    assert!(
+        out.contains(
+            "libvmaf_isa=avx2 (auto: libvmaf's kernels on this host, x86-64 with AVX2, no AVX-512)"
+        ),
+        "{out}"
+    );
+    let ours = read_json(&log);
+    assert_eq!(ours["vmaf_rs"]["libvmaf_isa_requested"], "auto");
+    compare_logs_as(
+        &ours,
+        &theirs,
+        &["vmaf"],
+        &format!("{} [auto on an AVX2 CPU]", case.name),
+        OracleCpu::Avx2,
+    );
 }

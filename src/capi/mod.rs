@@ -458,7 +458,10 @@ pub unsafe extern "C" fn vmaf_rs_configure(
         let models = engine.model_names().join(", ");
         c.log(
             LogLevel::Verbose,
-            &format!("vmaf_rs: {format}, models: {models}"),
+            &format!(
+                "vmaf_rs: {format}, models: {models}, {}",
+                crate::report::isa_line(engine)
+            ),
         );
         Ok(0)
     })

@@ -14,6 +14,7 @@ use crate::feature::adm::tables::{DEFAULT_NORM_VIEW_DIST, DEFAULT_REF_DISPLAY_HE
 use crate::feature::adm::AdmParams;
 use crate::feature::options::OptValues;
 use crate::feature::vif::scalar::{StatShifts, VifSums};
+use crate::fidelity::LibvmafIsa;
 use cudarc::driver::sys;
 use std::ops::Range;
 
@@ -180,7 +181,11 @@ impl Plan {
             "motion" => Ok(Plan::Motion(MotionPlan::new(info.opts, cols, offset)?)),
             "vif" => Ok(Plan::Vif(VifPlan::new(info.opts, cols, offset, geom)?)),
             "adm" => Ok(Plan::Adm(Box::new(AdmPlan::new(
-                info.opts, cols, offset, geom,
+                info.opts,
+                cols,
+                offset,
+                geom,
+                info.libvmaf_isa,
             )?))),
             other => Err(Error::Unsupported(format!(
                 "the CUDA backend does not compute '{other}' (it computes vif, adm and motion)"
@@ -511,11 +516,18 @@ pub(crate) struct AdmPlan {
     cols: Range<usize>,
     offset: usize,
     params: AdmParams,
+    isa: LibvmafIsa,
     scales: [AdmScale; 4],
 }
 
 impl AdmPlan {
-    fn new(opts: &OptValues, cols: Range<usize>, offset: usize, g: Geometry) -> Result<Self> {
+    fn new(
+        opts: &OptValues,
+        cols: Range<usize>,
+        offset: usize,
+        g: Geometry,
+        isa: LibvmafIsa,
+    ) -> Result<Self> {
         let params = AdmParams::from_opts(opts);
         // Same checks (and messages) as the CPU extractor (feature::adm::Adm::new).
         if g.w < 16 || g.h < 16 {
@@ -561,6 +573,7 @@ impl AdmPlan {
             cols,
             offset,
             params,
+            isa,
             scales: [scales[0], scales[1], scales[2], scales[3]],
         })
     }
@@ -647,7 +660,7 @@ impl AdmPlan {
                 scale: s as i32,
                 s0_unmirrored: (s == 0
                     && !self.params.skip_scale0
-                    && adm_scalar::s0_simd_last_column_unmirrored(g.w, g.bpc as u32))
+                    && adm_scalar::s0_last_column_unmirrored(self.isa, g.w, g.bpc as u32))
                     as i32,
             };
             let f = match s {

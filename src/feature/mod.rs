@@ -53,6 +53,9 @@ pub struct ExtractorConfig {
     pub format: PictureFormat,
     /// Option values.
     pub opts: OptValues,
+    /// The libvmaf kernel family whose host-dependent results to reproduce (resolved by the
+    /// engine).
+    pub libvmaf_isa: crate::fidelity::LibvmafIsa,
 }
 
 /// Creates an extractor's temporal stage from its options.

@@ -11,6 +11,10 @@
 //! * with `n_subsample > 1`, only frames whose number is a multiple of it are written;
 //! * pooled metrics list `min`, `max`, `mean`, `harmonic_mean` in that order (XML and JSON only);
 //! * `aggregate_metrics` is written empty (FFmpeg's filter never sets any);
+//! * JSON only: a top-level `"vmaf_rs"` object (absent from libvmaf's logs, ignored by their
+//!   parsers, which look keys up by name) records the libvmaf kernel family whose host-dependent
+//!   results were computed (`libvmaf_isa`) and the one requested, so two logs can be compared
+//!   knowingly;
 //! * libvmaf's quirks are kept: in JSON a non-finite frame value is written as `null` without the
 //!   line break that follows other values, and the first frame is preceded by `,` when its number
 //!   is not 0; names are written without escaping.
@@ -107,6 +111,9 @@ pub struct LogData<'a> {
     pub pooled: &'a [(String, PoolStats)],
     /// Run parameters.
     pub params: LogParams,
+    /// The libvmaf kernel family reproduced, and the one requested (JSON `"vmaf_rs"`; `None`:
+    /// not written).
+    pub libvmaf_isa: Option<(crate::fidelity::LibvmafIsa, crate::fidelity::LibvmafIsaMode)>,
 }
 
 /// Writes `data` as a libvmaf log in format `fmt`.
@@ -208,6 +215,12 @@ fn write_json(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
         writeln!(w, "  \"fps\": {:.2},", data.fps)?;
     } else {
         writeln!(w, "  \"fps\": null,")?;
+    }
+    if let Some((got, asked)) = data.libvmaf_isa {
+        writeln!(w, "  \"vmaf_rs\": {{")?;
+        writeln!(w, "    \"libvmaf_isa\": \"{got}\",")?;
+        writeln!(w, "    \"libvmaf_isa_requested\": \"{asked}\"")?;
+        writeln!(w, "  }},")?;
     }
     write!(w, "  \"frames\": [")?;
     for (idx, vals) in frames(data) {

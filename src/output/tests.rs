@@ -55,6 +55,7 @@ fn with<R>(f: impl FnOnce(&LogData) -> R) -> R {
             width: 320,
             height: 240,
         },
+        libvmaf_isa: None,
     };
     f(&data)
 }
@@ -151,6 +152,35 @@ fn sub() {
     assert_eq!(with(|d| render(LogFormat::Sub, d)), want);
 }
 
+/// The JSON log records the host variant in a top-level object of its own, which a libvmaf-log
+/// parser (keys looked up by name) never reads; the other formats stay as libvmaf's.
+#[test]
+fn json_records_the_host_variant() {
+    use crate::fidelity::{LibvmafIsa, LibvmafIsaMode};
+    let data = LogData {
+        version: "v",
+        fps: 1.0,
+        columns: &[],
+        frames: &[],
+        pooled: &[],
+        params: LogParams::default(),
+        libvmaf_isa: Some((LibvmafIsa::Avx2, LibvmafIsaMode::Auto)),
+    };
+    let json = render(LogFormat::Json, &data);
+    assert!(
+        json.contains(
+            "  \"fps\": 1.00,\n  \"vmaf_rs\": {\n    \"libvmaf_isa\": \"avx2\",\n    \
+             \"libvmaf_isa_requested\": \"auto\"\n  },\n  \"frames\""
+        ),
+        "{json}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    assert_eq!(v["vmaf_rs"]["libvmaf_isa"], "avx2");
+    for fmt in [LogFormat::Xml, LogFormat::Csv, LogFormat::Sub] {
+        assert!(!render(fmt, &data).contains("libvmaf_isa"), "{fmt:?}");
+    }
+}
+
 #[test]
 fn empty_logs() {
     let data = LogData {
@@ -160,6 +190,7 @@ fn empty_logs() {
         frames: &[],
         pooled: &[],
         params: LogParams::default(),
+        libvmaf_isa: None,
     };
     assert_eq!(
         render(LogFormat::Json, &data),
@@ -188,6 +219,7 @@ fn partial_rows_and_first_frame_quirk() {
         frames: &frames,
         pooled: &[],
         params: LogParams::default(),
+        libvmaf_isa: None,
     };
     // Frame 3 has no value: not written. Frame 5 has only the first column.
     assert_eq!(

@@ -56,12 +56,105 @@ pub fn run(cmd: &mut Command) -> String {
     text
 }
 
-/// Runs the oracle ffmpeg with arguments (quiet, overwrite).
+/// Runs the oracle ffmpeg with arguments (quiet, overwrite), natively.
 pub fn ffmpeg(args: &[&str]) -> String {
-    let mut c = Command::new(oracle());
+    ffmpeg_on(OracleCpu::Native, args)
+}
+
+/// The CPU the oracle's libvmaf sees, which decides the kernels it dispatches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OracleCpu {
+    /// This host's CPU.
+    Native,
+    /// An AVX2 CPU without AVX-512 (`qemu-x86_64 -cpu Haswell-v4`): libvmaf takes its AVX2
+    /// kernels, whatever the host has.
+    Avx2,
+    /// An x86-64 CPU without AVX (`qemu-x86_64 -cpu Westmere`): libvmaf takes its C code.
+    C,
+}
+
+impl OracleCpu {
+    /// The libvmaf kernel family libvmaf takes on this CPU (`vmaf_rs`'s `libvmaf_isa` value).
+    /// qemu cannot emulate AVX-512, so `avx512` is only ever native.
+    pub fn isa(self) -> &'static str {
+        match self {
+            OracleCpu::Native => host_isa(),
+            OracleCpu::Avx2 => "avx2",
+            OracleCpu::C => "c",
+        }
+    }
+
+    /// The CPU that runs libvmaf's `isa` kernels here, if any (`None`: `avx512` on a host
+    /// without AVX-512).
+    pub fn for_isa(isa: &str) -> Option<OracleCpu> {
+        match isa {
+            _ if isa == host_isa() => Some(OracleCpu::Native),
+            "avx2" => Some(OracleCpu::Avx2),
+            "c" => Some(OracleCpu::C),
+            _ => None,
+        }
+    }
+}
+
+/// qemu's user-mode x86-64 emulator (Debian's qemu-user, installed by scripts/deps.sh). Fails the
+/// test (never skips) when it is missing.
+pub fn qemu() -> PathBuf {
+    let p = PathBuf::from("/usr/bin/qemu-x86_64");
+    assert!(
+        p.exists(),
+        "{} is missing: install qemu-user (scripts/deps.sh does)",
+        p.display()
+    );
+    p
+}
+
+/// A command running `program` on `cpu`: directly, or under qemu with an older CPU model (with
+/// the features qemu's TCG lacks turned off, so it prints no warnings).
+pub fn command_on(cpu: OracleCpu, program: &Path) -> Command {
+    let model = match cpu {
+        OracleCpu::Native => return Command::new(program),
+        OracleCpu::Avx2 => "Haswell-v4,-pcid,-x2apic,-tsc-deadline,-invpcid,-spec-ctrl",
+        OracleCpu::C => "Westmere,-x2apic,-tsc-deadline",
+    };
+    let mut c = Command::new(qemu());
+    c.args(["-cpu", model]).arg(program);
+    c
+}
+
+/// Runs the oracle ffmpeg with arguments (quiet, overwrite) on `cpu`.
+pub fn ffmpeg_on(cpu: OracleCpu, args: &[&str]) -> String {
+    let mut c = command_on(cpu, &oracle());
     c.args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"]);
     c.args(args);
     run(&mut c)
+}
+
+/// The libvmaf kernel family the native oracle's libvmaf takes on this host, read from
+/// /proc/cpuinfo independently of the crate's own detection: `avx512` when the CPU and kernel give
+/// everything libvmaf's AVX-512 dispatch checks (AVX2, BMI1, BMI2, AVX-512 F/CD/DQ/BW/VL; the
+/// kernel lists AVX-512 flags only when it saves their state), `avx2` with AVX2, BMI1 and BMI2,
+/// else `c`.
+pub fn host_isa() -> &'static str {
+    static V: OnceLock<&'static str> = OnceLock::new();
+    V.get_or_init(|| {
+        let info = std::fs::read_to_string("/proc/cpuinfo").expect("read /proc/cpuinfo");
+        let flags: Vec<&str> = info
+            .lines()
+            .find(|l| l.starts_with("flags"))
+            .map(|l| l.split_whitespace().collect())
+            .unwrap_or_default();
+        let all = |need: &[&str]| need.iter().all(|f| flags.contains(f));
+        let avx2 = all(&["avx2", "bmi1", "bmi2"]);
+        let v = if avx2 && all(&["avx512f", "avx512cd", "avx512dq", "avx512bw", "avx512vl"]) {
+            "avx512"
+        } else if avx2 {
+            "avx2"
+        } else {
+            "c"
+        };
+        eprintln!("host: libvmaf takes its {v} kernels here (from /proc/cpuinfo)");
+        v
+    })
 }
 
 /// How a test pair is made: a lavfi source for the reference, and a transformation (filters or
@@ -120,25 +213,40 @@ pub fn make_pair(case: &Case, dir: &Path) -> (PathBuf, PathBuf) {
     (r, d)
 }
 
-/// Runs libvmaf (the oracle) on a pair with extra filter options; returns the JSON log.
+/// Runs libvmaf (the oracle) natively on a pair with extra filter options; returns the JSON log.
 pub fn oracle_json(reference: &Path, distorted: &Path, opts: &str, dir: &Path, tag: &str) -> Value {
+    oracle_json_on(OracleCpu::Native, reference, distorted, opts, dir, tag)
+}
+
+/// [`oracle_json`] with libvmaf on `cpu`.
+pub fn oracle_json_on(
+    cpu: OracleCpu,
+    reference: &Path,
+    distorted: &Path,
+    opts: &str,
+    dir: &Path,
+    tag: &str,
+) -> Value {
     let log = dir.join(format!("oracle-{tag}.json"));
     let mut filter = format!("libvmaf=log_fmt=json:log_path={}", log.display());
     if !opts.is_empty() {
         filter.push(':');
         filter.push_str(opts);
     }
-    ffmpeg(&[
-        "-i",
-        distorted.to_str().unwrap(),
-        "-i",
-        reference.to_str().unwrap(),
-        "-lavfi",
-        &filter,
-        "-f",
-        "null",
-        "-",
-    ]);
+    ffmpeg_on(
+        cpu,
+        &[
+            "-i",
+            distorted.to_str().unwrap(),
+            "-i",
+            reference.to_str().unwrap(),
+            "-lavfi",
+            &filter,
+            "-f",
+            "null",
+            "-",
+        ],
+    );
     read_json(&log)
 }
 
@@ -164,23 +272,36 @@ pub fn frames(log: &Value) -> BTreeMap<u64, BTreeMap<String, f64>> {
     out
 }
 
-/// Tolerances: features within libvmaf's printed precision, model scores within 1e-4.
-pub fn tolerance(metric: &str, model_names: &[&str]) -> f64 {
-    if model_names.contains(&metric) {
-        1e-4
-    } else {
-        1e-6 + 1e-12
-    }
-}
-
-/// Compares two libvmaf-shaped JSON logs: same frames, same metric names, every value within
-/// tolerance, pooled metrics too. Returns the largest difference per metric (for the report).
+/// Compares two libvmaf-shaped JSON logs, ours against the native oracle's: see
+/// [`compare_logs_as`].
 pub fn compare_logs(
     ours: &Value,
     theirs: &Value,
     model_names: &[&str],
     what: &str,
 ) -> BTreeMap<String, f64> {
+    compare_logs_as(ours, theirs, model_names, what, OracleCpu::Native)
+}
+
+/// Compares our JSON log with libvmaf's, run on `cpu`: our log must say it reproduced the kernel
+/// family libvmaf takes there; then same frames, same metric names, and every per-frame and
+/// pooled value **equal as printed** (both logs print `%.6f`, or `%.16f` near integers, so equal
+/// parsed doubles are equal printed values). docs/FIDELITY.md lists no exception. The model
+/// names label the report. Returns the largest difference per metric (for the report).
+pub fn compare_logs_as(
+    ours: &Value,
+    theirs: &Value,
+    model_names: &[&str],
+    what: &str,
+    cpu: OracleCpu,
+) -> BTreeMap<String, f64> {
+    assert_eq!(
+        ours["vmaf_rs"]["libvmaf_isa"].as_str(),
+        Some(cpu.isa()),
+        "{what}: our log reproduced libvmaf_isa {} but libvmaf on this CPU ({cpu:?}) takes {}",
+        ours["vmaf_rs"]["libvmaf_isa"],
+        cpu.isa()
+    );
     let (a, b) = (frames(ours), frames(theirs));
     assert_eq!(
         a.keys().collect::<Vec<_>>(),
@@ -200,7 +321,7 @@ pub fn compare_logs(
             let d = (ours_m[k] - tv).abs();
             let w = worst.entry(k.clone()).or_insert(0.0);
             *w = w.max(d);
-            if d > tolerance(k, model_names) {
+            if ours_m[k] != *tv {
                 failures.push(format!(
                     "frame {n} {k}: ours {} libvmaf {tv} (diff {d:.3e})",
                     ours_m[k]
@@ -209,6 +330,17 @@ pub fn compare_logs(
         }
     }
     let (pa, pb) = (&ours["pooled_metrics"], &theirs["pooled_metrics"]);
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v
+            .as_object()
+            .expect("pooled_metrics")
+            .keys()
+            .cloned()
+            .collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(pa), keys(pb), "{what}: pooled metric names differ");
     for (k, stats) in pb.as_object().expect("pooled_metrics") {
         for s in ["min", "max", "mean", "harmonic_mean"] {
             let tv = stats[s].as_f64().unwrap();
@@ -216,7 +348,9 @@ pub fn compare_logs(
                 .as_f64()
                 .unwrap_or_else(|| panic!("{what}: pooled {k}.{s} missing"));
             let d = (ov - tv).abs();
-            if d > tolerance(k, model_names) {
+            let w = worst.entry(format!("pooled {k}.{s}")).or_insert(0.0);
+            *w = w.max(d);
+            if ov != tv {
                 failures.push(format!(
                     "pooled {k}.{s}: ours {ov} libvmaf {tv} (diff {d:.3e})"
                 ));
@@ -225,7 +359,12 @@ pub fn compare_logs(
     }
     eprintln!("{what}: max |diff| per metric vs libvmaf:");
     for (k, d) in &worst {
-        eprintln!("  {k:<40} {d:.1e}");
+        let tag = if model_names.contains(&k.as_str()) {
+            " (model score)"
+        } else {
+            ""
+        };
+        eprintln!("  {k:<40} {d:.1e}{tag}");
     }
     assert!(
         failures.is_empty(),

@@ -66,9 +66,23 @@ struct Args {
     /// Pool method for the printed score: mean, harmonic_mean, min, max.
     #[arg(long, default_value = "mean")]
     pool: String,
+    /// Which libvmaf kernels' results to reproduce where they depend on the host CPU: `auto`
+    /// (those libvmaf takes on this host: AVX-512 with AVX-512 F/CD/DQ/BW/VL, else AVX2 with
+    /// AVX2, else C), or `c`, `avx2`, `avx512` on any host, for scores reproducible across a
+    /// fleet. They differ only in ADM at some widths (docs/FIDELITY.md). The JSON log records the
+    /// family computed.
+    #[arg(
+        long = "libvmaf_isa",
+        default_value = "auto",
+        value_name = "auto|c|avx2|avx512"
+    )]
+    libvmaf_isa: String,
     /// No progress, no score on stdout.
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Print the configuration (models, libvmaf kernel family) to stderr.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     help: Option<bool>,
@@ -150,6 +164,7 @@ fn run(args: &Args) -> Result<()> {
     cfg.n_threads = args.threads;
     cfg.n_subsample = args.subsample;
     cfg.pool = args.pool.parse::<PoolMethod>()?;
+    cfg.libvmaf_isa = args.libvmaf_isa.parse()?;
     let fmt = if args.json {
         LogFormat::Json
     } else if args.csv {
@@ -169,6 +184,14 @@ fn run(args: &Args) -> Result<()> {
     };
 
     let mut engine = Engine::new(cfg)?;
+    if args.verbose {
+        eprintln!(
+            "vmaf-rs: {}, models: {}, {}",
+            r.format,
+            engine.model_names().join(", "),
+            vmaf_rs::report::isa_line(&engine)
+        );
+    }
     let bar = if args.quiet {
         indicatif::ProgressBar::hidden()
     } else {

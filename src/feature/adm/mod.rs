@@ -1,7 +1,8 @@
 //! Integer ADM (libvmaf's `adm` extractor): the Detail Loss Metric (`adm2`), the Additive
 //! Impairment Measure (`aim`), their blend (`adm3`) and the four per-scale ratios, bit-exact with
-//! libvmaf's `integer_adm.c` as the reference build runs it on x86 AVX-512 hosts (which differs
-//! from the C in the last column of the scale-0 DWT at some widths: see [`scalar::dwt2_s0`]).
+//! libvmaf's `integer_adm.c` in each of its host variants: its C code, or its x86 AVX2 or AVX-512
+//! kernels, which differ in the last column of the scale-0 DWT at some widths ([`LibvmafIsa`],
+//! see [`scalar::dwt2_s0`]).
 //!
 //! Pipeline per frame, for scales 0..3: integer DWT of reference and distorted (scale 0 from the
 //! picture into `i16` bands, scales 1..3 from the previous approximation band into `i32` bands),
@@ -25,6 +26,7 @@ use super::options::{OptKind, OptSpec, OptValues};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::cpu::{cpu_level, CpuLevel};
 use crate::error::{Error, Result};
+use crate::fidelity::LibvmafIsa;
 use crate::picture::{Plane, Samples};
 use scalar::{CmShiftsS0, QuadMut, Region};
 use tables::*;
@@ -609,6 +611,8 @@ impl Bufs32 {
 #[derive(Debug)]
 pub struct Adm {
     params: AdmParams,
+    /// Whose scale-0 DWT last column to compute.
+    isa: LibvmafIsa,
     width: usize,
     height: usize,
     bpc: u32,
@@ -780,8 +784,15 @@ pub struct AdmScores {
 }
 
 impl Adm {
-    /// Allocates an instance for `width x height` pictures of `bpc` bits (8..=16).
-    pub fn new(width: usize, height: usize, bpc: u32, params: AdmParams) -> Result<Self> {
+    /// Allocates an instance for `width x height` pictures of `bpc` bits (8..=16) computing what
+    /// libvmaf's `isa` kernels compute.
+    pub fn new(
+        width: usize,
+        height: usize,
+        bpc: u32,
+        params: AdmParams,
+        isa: LibvmafIsa,
+    ) -> Result<Self> {
         if !(8..=16).contains(&bpc) {
             return Err(Error::Unsupported(format!("adm: bit depth {bpc}")));
         }
@@ -840,6 +851,7 @@ impl Adm {
         let n32 = w1 * h1;
         Ok(Adm {
             params,
+            isa,
             width,
             height,
             bpc,
@@ -886,6 +898,11 @@ impl Adm {
         &self.params
     }
 
+    /// The libvmaf kernel family reproduced.
+    pub fn libvmaf_isa(&self) -> LibvmafIsa {
+        self.isa
+    }
+
     fn check_plane(&self, p: &Plane<'_>, what: &str) -> Result<()> {
         if p.width != self.width || p.height != self.height {
             return Err(Error::Mismatch(format!(
@@ -918,6 +935,7 @@ impl Adm {
         out: &mut Quad<i16>,
         stride: usize,
         lo_only: bool,
+        isa: LibvmafIsa,
     ) {
         let w = plane.width;
         macro_rules! run {
@@ -947,6 +965,7 @@ impl Adm {
                         tmp_hi,
                         out.as_mut(),
                         stride,
+                        isa,
                     );
                     #[cfg(feature = "check_simd")]
                     if k.horizontal as usize != scalar::DwtS0Kernels::SCALAR.horizontal as usize {
@@ -962,6 +981,7 @@ impl Adm {
                             &mut tmp_hi.to_vec(),
                             want.as_mut(),
                             stride,
+                            isa,
                         );
                         assert!(
                             want.a == out.a
@@ -1002,6 +1022,7 @@ impl Adm {
                 out,
                 b.stride,
                 prm.skip_scale0,
+                self.isa,
             );
         }
         if prm.skip_scale0 {
@@ -1231,5 +1252,11 @@ impl Extractor for Adm {
 fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     let f = cfg.format;
     let params = AdmParams::from_opts(&cfg.opts);
-    Ok(Box::new(Adm::new(f.width, f.height, f.bpc as u32, params)?))
+    Ok(Box::new(Adm::new(
+        f.width,
+        f.height,
+        f.bpc as u32,
+        params,
+        cfg.libvmaf_isa,
+    )?))
 }

@@ -15,9 +15,11 @@
 //! Bands are plain row-major slices sharing one `stride`; `h`, `v`, `d` triples are passed in that
 //! order (libvmaf's `theta` 0, 1, 2). Where C relies on implementation-defined or x86-specific
 //! behaviour (narrowing casts, float-to-unsigned conversion of out-of-range values, shift counts),
-//! the code reproduces what GCC emits on x86-64. Where the x86 AVX-512 kernels that the reference
-//! libvmaf build runs give other values than `integer_adm.c` (the last column of the scale-0 DWT
-//! at some widths, see [`dwt2_s0`]), the AVX-512 values are the specification.
+//! the code reproduces what GCC emits on x86-64. Where libvmaf's x86 AVX2 or AVX-512 kernels give
+//! other values than `integer_adm.c` (the last column of the scale-0 DWT at some widths, see
+//! [`dwt2_s0`]), every variant is specified and a [`LibvmafIsa`] picks one.
+
+use crate::fidelity::LibvmafIsa;
 
 use super::tables::{
     COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, FIX_ONE_BY_30,
@@ -219,39 +221,45 @@ fn fir4_h16(c: &[i32; 4], t: &[i16], idx: &[usize; 4]) -> i16 {
     ))
 }
 
-/// Whether libvmaf's x86 AVX-512 scale-0 DWT computes the last output column of a `w`-wide
-/// plane of `bpc`-bit samples in its vector loop, without the mirrored right edge.
+/// Whether libvmaf's `isa` kernels compute the last output column of the scale-0 DWT of a
+/// `w`-wide plane of `bpc`-bit samples in their vector loop, without the mirrored right edge.
 ///
-/// `adm_dwt2_8_avx512` (8-bit) runs its horizontal vector loop over outputs `1 ..
-/// half_w_mod_32`, 32 at a time, with `half_w_mod_32 = half_w - (half_w - 1) % 32`
-/// (`half_w = (w + 1) / 2`); `adm_dwt2_16_avx512` (9..16-bit) does the same with
-/// `half_w_mod64 = half_w - (half_w - 1) % 64`. The remaining outputs go to a scalar tail that
-/// uses the mirrored indices. When `half_w - 1` is a multiple of 32 (resp. 64) the vector loop
-/// ends exactly at the last output, `half_w - 1`, whose taps `2 * half_w - 3 ..= 2 * half_w`
-/// run one or two samples past the row (columns `w` and, for odd `w`, `w + 1`): see
-/// [`dwt2_s0`] for what is read there. Every other output column is the same in both paths.
-pub fn s0_simd_last_column_unmirrored(w: usize, bpc: u32) -> bool {
+/// The vector loops of `adm_dwt2_16_avx2` (9..16-bit, 16 outputs at a time), `adm_dwt2_8_avx512`
+/// (32) and `adm_dwt2_16_avx512` (64 outputs, in steps of 32) run over outputs
+/// `1 .. half_w - (half_w - 1) % n` (`half_w = (w + 1) / 2`); the remaining outputs go to a
+/// scalar tail that uses the mirrored indices. When `half_w - 1` is a multiple of `n` the vector
+/// loop ends exactly at the last output, `half_w - 1`, whose taps `2 * half_w - 3 ..= 2 * half_w`
+/// run one or two samples past the row (columns `w` and, for odd `w`, `w + 1`): see [`dwt2_s0`]
+/// for what is read there. Every other output column is the same in all variants. libvmaf's C
+/// code always mirrors, and so does `adm_dwt2_8_avx2` (8-bit), whose vector loop stops short of
+/// the right edge (and which libvmaf only takes when `w % 8 == 0`).
+pub fn s0_last_column_unmirrored(isa: LibvmafIsa, w: usize, bpc: u32) -> bool {
+    let n = match (isa, bpc) {
+        (LibvmafIsa::C, _) | (LibvmafIsa::Avx2, 8) => return false,
+        (LibvmafIsa::Avx2, _) => 16,
+        (LibvmafIsa::Avx512, 8) => 32,
+        (LibvmafIsa::Avx512, _) => 64,
+    };
     let half = w.div_ceil(2);
-    let step = if bpc == 8 { 32 } else { 64 };
-    half > 1 && (half - 1).is_multiple_of(step)
+    half > 1 && (half - 1).is_multiple_of(n)
 }
 
-/// Scale-0 DWT of one plane into the four `i16` bands (libvmaf `adm_dwt2_8` / `adm_dwt2_16`,
-/// as the x86 AVX-512 versions the reference build runs compute them).
+/// Scale-0 DWT of one plane into the four `i16` bands (libvmaf `adm_dwt2_8` / `adm_dwt2_16`),
+/// as libvmaf's `isa` kernels compute them.
 ///
 /// `src` holds `w`-wide rows `src_stride` apart with `bpc`-bit samples; `ind_y` / `ind_x` come
 /// from [`dwt_indices`] for the plane's height / width; `tmp_lo` / `tmp_hi` hold `w` values.
 ///
-/// # The AVX-512 last column
+/// # The SIMD last column
 ///
-/// libvmaf's scalar C mirrors the right edge (tap `w -> w - 1`, `w + 1 -> w - 2`). The x86
-/// AVX-512 kernels that libvmaf dispatches on every AVX-512 host, and that the reference build
-/// this crate is held to runs (`adm_dwt2_8_avx512`, `adm_dwt2_16_avx512`), do not when
-/// [`s0_simd_last_column_unmirrored`] holds (8-bit widths 65, 66, 129, 130, 193, ..., 321, 322,
-/// ...; 9..16-bit widths 129, 130, 257, 258, ...): their vector loop then also computes the last
-/// output column, loading its four taps as one contiguous run of the row's vertical pass.
-/// libvmaf keeps the vertical low-pass row `tmplo` and high-pass row `tmphi` back to back in one
-/// scratch buffer (`tmphi = tmplo + w`), so the low-pass taps past the row read `tmphi[0]` (and
+/// libvmaf's scalar C mirrors the right edge (tap `w -> w - 1`, `w + 1 -> w - 2`). Its x86
+/// kernels `adm_dwt2_16_avx2` (9..16-bit widths 33, 34, 65, 66, 97, ...), `adm_dwt2_8_avx512`
+/// (8-bit widths 65, 66, 129, 130, 193, ..., 321, 322, ...) and `adm_dwt2_16_avx512` (9..16-bit
+/// widths 129, 130, 257, 258, ...) do not where [`s0_last_column_unmirrored`] holds: their vector
+/// loop then also computes the last output column, loading its four taps as one contiguous run of
+/// the row's vertical pass, and that is reproduced here for those `isa`s. libvmaf keeps the vertical low-pass row `tmplo` and
+/// high-pass row `tmphi` back to back in one scratch buffer (`tmphi = tmplo + w`), so the
+/// low-pass taps past the row read `tmphi[0]` (and
 /// `tmphi[1]` for odd `w`): the last column of the approximation (`a`) and vertical (`v`) bands
 /// is filtered from `tmplo[w - 2], tmplo[w - 1], tmphi[0], tmphi[1]` (odd `w`) or
 /// `tmplo[w - 3], tmplo[w - 2], tmplo[w - 1], tmphi[0]` (even `w`). Everything else in those
@@ -259,14 +267,16 @@ pub fn s0_simd_last_column_unmirrored(w: usize, bpc: u32) -> bool {
 /// low 16 bits). This is reproduced here because the approximation band feeds the next scale:
 /// the last one or two scale-1 columns take it in, the mirrored scale-1..3 DWTs carry it inwards,
 /// and it reaches the pooled region at scale 3 (or earlier for narrow pictures); for 321x243
-/// 8-bit the scalar C's scale-3 ratio differs from the reference by up to 3e-5.
+/// 8-bit the C and AVX-512 scale-3 ratios differ by up to 3e-5.
 ///
 /// The high-pass taps past the row (last column of `h` and `d`) read whatever follows `tmphi` in
 /// libvmaf's scratch buffer: data left by the previous frame's scale-1..3 DWTs, uninitialised on
 /// the first frame. That cannot be reproduced and keeps the mirrored taps here. It never reaches
-/// a score: only `a` feeds scale 1, and for `half_w >= 33` (the smallest band the condition
-/// allows) the scale-0 pooling region and the masking threshold's neighbourhood end at least one
-/// column before the last (checked against libvmaf with random data in that scratch memory).
+/// a score: only `a` feeds scale 1, and for `half_w >= 33` the scale-0 pooling region and the
+/// masking threshold's neighbourhood end at least one column before the last (checked against
+/// libvmaf with random data in that scratch memory). The one exception is the AVX2 9..16-bit
+/// width 33 or 34 (`half_w = 17`), where the masking neighbourhood reaches the last column:
+/// there libvmaf's result depends on that stale memory (docs/FIDELITY.md).
 ///
 /// libvmaf's scale-1..3 `adm_dwt2_s123_combined_avx512` in the sources at hand has the same loop
 /// shape (8 outputs at a time), but the reference build's scale-1..3 values equal the scalar C's
@@ -283,6 +293,7 @@ pub fn dwt2_s0<S: Copy + Into<i32>>(
     tmp_hi: &mut [i16],
     out: QuadMut<'_, i16>,
     dst_stride: usize,
+    isa: LibvmafIsa,
 ) {
     dwt2_s0_rows(
         src,
@@ -295,6 +306,7 @@ pub fn dwt2_s0<S: Copy + Into<i32>>(
         tmp_hi,
         out,
         dst_stride,
+        isa,
         |rows, bpc, lo, hi| dwt_s0_vertical(rows, bpc, lo, Some(hi)),
         dwt_s0_horizontal,
     );
@@ -362,6 +374,7 @@ pub fn dwt2_s0_with<S: DwtS0Sample>(
     tmp_hi: &mut [i16],
     out: QuadMut<'_, i16>,
     dst_stride: usize,
+    isa: LibvmafIsa,
 ) {
     dwt2_s0_rows(
         src,
@@ -374,6 +387,7 @@ pub fn dwt2_s0_with<S: DwtS0Sample>(
         tmp_hi,
         out,
         dst_stride,
+        isa,
         S::vertical(k),
         k.horizontal,
     );
@@ -412,11 +426,12 @@ fn dwt2_s0_rows<S: Copy + Into<i32>>(
     tmp_hi: &mut [i16],
     out: QuadMut<'_, i16>,
     dst_stride: usize,
+    isa: LibvmafIsa,
     vertical: impl Fn([&[S]; 4], u32, &mut [i16], &mut [i16]),
     horizontal: DwtS0Horizontal,
 ) {
     let (tmp_lo, tmp_hi) = (&mut tmp_lo[..w], &mut tmp_hi[..w]);
-    let unmirrored = s0_simd_last_column_unmirrored(w, bpc) && ind_x.len() == w.div_ceil(2);
+    let unmirrored = s0_last_column_unmirrored(isa, w, bpc) && ind_x.len() == w.div_ceil(2);
     for (i, iy) in ind_y.iter().enumerate() {
         let rows = iy.map(|r| &src[r * src_stride..r * src_stride + w]);
         vertical(rows, bpc, tmp_lo, tmp_hi);
@@ -427,7 +442,7 @@ fn dwt2_s0_rows<S: Copy + Into<i32>>(
         horizontal(tmp_lo, ind_x, a, v);
         horizontal(tmp_hi, ind_x, h, d);
         if unmirrored {
-            // The AVX-512 last column: the low-pass row runs on into the high-pass row.
+            // The SIMD last column: the low-pass row runs on into the high-pass row.
             let j = n - 1;
             let taps = [0, 1, 2, 3].map(|k| {
                 let x = 2 * j + k - 1;

@@ -9,6 +9,7 @@ use super::tables::{COS_1DEG_SQ, DIV_LOOKUP};
 use super::{Adm, AdmParams, CsfMode, DEF, OPTIONS};
 use crate::feature::options::OptValues;
 use crate::feature::{ExtractorConfig, FrameInput};
+use crate::fidelity::LibvmafIsa;
 use crate::picture::{ChromaLayout, PictureFormat, Plane};
 
 /// Reference and distorted luma of the synthetic test pictures: a quadratic texture with a
@@ -50,6 +51,7 @@ fn run(w: usize, h: usize, bpc: u32, noise: i64, opts: &[(&str, &str)]) -> [f64;
             layout: ChromaLayout::Yuv420,
         },
         opts: o,
+        libvmaf_isa: LibvmafIsa::Avx512,
     };
     let mut ex = (DEF.create)(&cfg).unwrap();
     let mut out = [0f64; 7];
@@ -199,6 +201,7 @@ fn dwt_hand_checked() {
         &mut th,
         QuadMut { a, h: hb, v, d },
         4,
+        LibvmafIsa::C,
     );
     // Output row 1 reads rows 1..=4 = (100, 100, 100, 200):
     //   vertical lo = 15826*100 + 27411*100 + 7345*100 - 4240*200 - 46342*128 = -1721576,
@@ -233,20 +236,22 @@ fn dwt_hand_checked() {
             QuadMut { a, h: hb, v, d }
         },
         4,
+        LibvmafIsa::C,
     );
     assert!(q[0].iter().all(|&x| x == 9217));
     assert!(q[1..].iter().all(|b| b.iter().all(|&x| x == 0)));
 }
 
-/// A reference model of libvmaf's x86 AVX-512 scale-0 DWT (`adm_dwt2_8_avx512`,
+/// A reference model of libvmaf's scale-0 DWT as each of its kernel families computes it
+/// (`adm_dwt2_8` / `adm_dwt2_16` in C, `adm_dwt2_16_avx2`, `adm_dwt2_8_avx512`,
 /// `adm_dwt2_16_avx512`), written independently of `scalar::dwt2_s0`: the vertical pass of each
 /// output row goes into one scratch row `lo ++ hi` (libvmaf's `tmplo`, then `tmphi = tmplo + w`);
-/// the horizontal pass uses mirrored taps, except that the vector loop, when it reaches the last
-/// output column (`(half_w - 1) % 32 == 0` for 8-bit, `% 64` above), reads that column's low-pass
-/// taps straight from the scratch row, past `lo` into `hi`. The high-pass taps past `hi` are
-/// stale memory in libvmaf; the model leaves that column of `h` and `d` mirrored.
-/// With `simd == false` it is libvmaf's scalar C `adm_dwt2_8` / `adm_dwt2_16` (all taps mirrored).
-fn avx512_dwt_s0_model(src: &[u16], w: usize, h: usize, bpc: u32, simd: bool) -> [Vec<i16>; 4] {
+/// the horizontal pass uses mirrored taps, except that a vector loop of `n` outputs that reaches
+/// the last output column (`(half_w - 1) % n == 0`: AVX2 `n = 16` above 8 bits, AVX-512 32 at 8
+/// bits and 64 above) reads that column's low-pass taps straight from the scratch row, past `lo`
+/// into `hi`. The high-pass taps past `hi` are stale memory in libvmaf; the model leaves that
+/// column of `h` and `d` mirrored. libvmaf's C, and its 8-bit AVX2 kernel, mirror every tap.
+fn dwt_s0_model(src: &[u16], w: usize, h: usize, bpc: u32, isa: LibvmafIsa) -> [Vec<i16>; 4] {
     use super::tables::{DB2_HI, DB2_LO, DB2_LO_SUM};
     let (ow, oh) = (w.div_ceil(2), h.div_ceil(2));
     let mirror = |x: isize, n: usize| -> usize {
@@ -259,7 +264,13 @@ fn avx512_dwt_s0_model(src: &[u16], w: usize, h: usize, bpc: u32, simd: bool) ->
             x
         }) as usize
     };
-    let vector_last = simd && (ow - 1) % if bpc == 8 { 32 } else { 64 } == 0;
+    let n = match (isa, bpc) {
+        (LibvmafIsa::C, _) | (LibvmafIsa::Avx2, 8) => usize::MAX,
+        (LibvmafIsa::Avx2, _) => 16,
+        (LibvmafIsa::Avx512, 8) => 32,
+        (LibvmafIsa::Avx512, _) => 64,
+    };
+    let vector_last = ow > 1 && (ow - 1) % n == 0;
     let mut out = [
         vec![0i16; ow * oh],
         vec![0i16; ow * oh],
@@ -301,36 +312,59 @@ fn avx512_dwt_s0_model(src: &[u16], w: usize, h: usize, bpc: u32, simd: bool) ->
 }
 
 #[test]
-fn dwt_s0_last_column_follows_libvmafs_avx512_kernels() {
-    // Widths whose last output column libvmaf's AVX-512 vector loop computes unmirrored.
-    for (w, bpc, expect) in [
-        (65, 8, true),
-        (66, 8, true),
-        (67, 8, false),
-        (64, 8, false),
-        (129, 8, true),
-        (321, 8, true),
-        (322, 8, true),
-        (320, 8, false),
-        (65, 10, false),
-        (129, 10, true),
-        (130, 16, true),
-        (193, 12, false),
-        (257, 12, true),
+fn dwt_s0_last_column_follows_each_libvmaf_kernel_family() {
+    use LibvmafIsa::{Avx2, Avx512, C};
+    // Widths whose last output column a libvmaf vector loop computes unmirrored.
+    for (w, bpc, isa, expect) in [
+        (65, 8, Avx512, true),
+        (66, 8, Avx512, true),
+        (67, 8, Avx512, false),
+        (64, 8, Avx512, false),
+        (129, 8, Avx512, true),
+        (321, 8, Avx512, true),
+        (322, 8, Avx512, true),
+        (320, 8, Avx512, false),
+        (321, 8, Avx2, false),
+        (321, 8, C, false),
+        (65, 10, Avx512, false),
+        (65, 10, Avx2, true),
+        (33, 10, Avx2, true),
+        (97, 12, Avx2, true),
+        (98, 16, Avx2, true),
+        (99, 16, Avx2, false),
+        (129, 10, Avx512, true),
+        (129, 10, Avx2, true),
+        (129, 10, C, false),
+        (130, 16, Avx512, true),
+        (193, 12, Avx512, false),
+        (193, 12, Avx2, true),
+        (257, 12, Avx512, true),
     ] {
         assert_eq!(
-            scalar::s0_simd_last_column_unmirrored(w, bpc),
+            scalar::s0_last_column_unmirrored(isa, w, bpc),
             expect,
-            "{w} wide, {bpc}-bit"
+            "{w} wide, {bpc}-bit, {isa}"
         );
     }
     for (w, h, bpc) in [
         (65, 20, 8),
         (66, 19, 8),
         (67, 18, 8),
+        (129, 17, 8),
+        (194, 9, 8),
+        (321, 7, 8),
+        (322, 6, 8),
+        (33, 17, 10),
+        (66, 16, 12),
+        (97, 9, 16),
         (129, 17, 10),
         (130, 16, 16),
+        (257, 9, 12),
+        (258, 8, 16),
+        (385, 5, 10),
         (65, 16, 10),
+        (193, 8, 16),
+        (99, 8, 10),
     ] {
         let (r, d) = pattern(w, h, bpc, 30);
         for src in [r, d] {
@@ -338,38 +372,41 @@ fn dwt_s0_last_column_follows_libvmafs_avx512_kernels() {
             let (mut ind_y, mut ind_x) = (vec![[0usize; 4]; oh], vec![[0usize; 4]; ow]);
             scalar::dwt_indices(h, &mut ind_y);
             scalar::dwt_indices(w, &mut ind_x);
-            let (mut tl, mut th) = (vec![0i16; w], vec![0i16; w]);
-            let mut q = [
-                vec![0i16; ow * oh],
-                vec![0i16; ow * oh],
-                vec![0i16; ow * oh],
-                vec![0i16; ow * oh],
-            ];
-            let [a, hb, v, dd] = &mut q;
-            let bands = QuadMut { a, h: hb, v, d: dd };
-            if bpc == 8 {
-                let s8: Vec<u8> = src.iter().map(|&x| x as u8).collect();
+            let c = dwt_s0_model(&src, w, h, bpc, C);
+            for isa in LibvmafIsa::ALL {
+                let (mut tl, mut th) = (vec![0i16; w], vec![0i16; w]);
+                let mut q = [
+                    vec![0i16; ow * oh],
+                    vec![0i16; ow * oh],
+                    vec![0i16; ow * oh],
+                    vec![0i16; ow * oh],
+                ];
+                let [a, hb, v, dd] = &mut q;
+                let bands = QuadMut { a, h: hb, v, d: dd };
                 let (it, ix) = (&ind_y, &ind_x);
-                scalar::dwt2_s0(&s8, w, w, bpc, it, ix, &mut tl, &mut th, bands, ow);
-            } else {
-                let (it, ix) = (&ind_y, &ind_x);
-                scalar::dwt2_s0(&src, w, w, bpc, it, ix, &mut tl, &mut th, bands, ow);
-            }
-            let want = avx512_dwt_s0_model(&src, w, h, bpc, true);
-            for (b, name) in ["a", "h", "v", "d"].iter().enumerate() {
-                assert_eq!(q[b], want[b], "band {name}, {w}x{h} {bpc}-bit");
-            }
-            // libvmaf's scalar C (every tap mirrored) differs exactly where the vector loop
-            // reaches the last column: the last column of `a` and `v`.
-            let c = avx512_dwt_s0_model(&src, w, h, bpc, false);
-            let last_col_differs = (0..oh).any(|i| c[0][i * ow + ow - 1] != q[0][i * ow + ow - 1]);
-            assert_eq!(
-                last_col_differs,
-                scalar::s0_simd_last_column_unmirrored(w, bpc)
-            );
-            for (b, band) in c.iter().enumerate() {
-                for (p, (&x, &y)) in band.iter().zip(&q[b]).enumerate() {
-                    assert!(x == y || (p % ow == ow - 1 && (b == 0 || b == 2)));
+                if bpc == 8 {
+                    let s8: Vec<u8> = src.iter().map(|&x| x as u8).collect();
+                    scalar::dwt2_s0(&s8, w, w, bpc, it, ix, &mut tl, &mut th, bands, ow, isa);
+                } else {
+                    scalar::dwt2_s0(&src, w, w, bpc, it, ix, &mut tl, &mut th, bands, ow, isa);
+                }
+                let want = dwt_s0_model(&src, w, h, bpc, isa);
+                for (b, name) in ["a", "h", "v", "d"].iter().enumerate() {
+                    assert_eq!(q[b], want[b], "band {name}, {w}x{h} {bpc}-bit, {isa}");
+                }
+                // The C result differs exactly where the vector loop reaches the last column:
+                // the last column of `a` and `v`.
+                let last_col_differs =
+                    (0..oh).any(|i| c[0][i * ow + ow - 1] != q[0][i * ow + ow - 1]);
+                assert_eq!(
+                    last_col_differs,
+                    scalar::s0_last_column_unmirrored(isa, w, bpc),
+                    "{w}x{h} {bpc}-bit, {isa}"
+                );
+                for (b, band) in c.iter().enumerate() {
+                    for (p, (&x, &y)) in band.iter().zip(&q[b]).enumerate() {
+                        assert!(x == y || (p % ow == ow - 1 && (b == 0 || b == 2)));
+                    }
                 }
             }
         }
@@ -380,7 +417,7 @@ fn dwt_s0_last_column_follows_libvmafs_avx512_kernels() {
 /// `integer_adm_den_scale*` debug features) of the [`pattern`] pictures, printed `%.6f`.
 fn num_den(w: usize, h: usize, bpc: u32, noise: i64) -> Vec<String> {
     let (r, d) = pattern(w, h, bpc, noise);
-    let mut adm = Adm::new(w, h, bpc, AdmParams::default()).unwrap();
+    let mut adm = Adm::new(w, h, bpc, AdmParams::default(), LibvmafIsa::Avx512).unwrap();
     let s = if bpc == 8 {
         let (r8, d8): (Vec<u8>, Vec<u8>) = (
             r.iter().map(|&v| v as u8).collect(),
@@ -396,7 +433,7 @@ fn num_den(w: usize, h: usize, bpc: u32, noise: i64) -> Vec<String> {
 }
 
 /// Widths whose last scale-0 DWT column libvmaf's AVX-512 kernels leave unmirrored (see
-/// `scalar::dwt2_s0`); the scalar C gives other scale-1..3 values for all of them (e.g. 65x48
+/// `scalar::dwt2_s0`), computed as [`LibvmafIsa::Avx512`]; the scalar C gives other scale-1..3 values for all of them (e.g. 65x48
 /// 8-bit: scale-1 num 35.905327 instead of 35.889004, scale-3 num 28.518007 instead of
 /// 28.429085). Reference values from the oracle (FFmpeg 9.0.2 + libvmaf 86da14d on an AVX-512
 /// host) for the [`pattern`] pictures written as one-frame y4m with neutral chroma
@@ -532,7 +569,7 @@ fn odd_and_tiny_sizes_do_not_panic() {
 fn deterministic_and_stride_independent() {
     let (w, h) = (75usize, 49usize);
     let (r, d) = pattern(w, h, 10, 9);
-    let mut adm = Adm::new(w, h, 10, AdmParams::default()).unwrap();
+    let mut adm = Adm::new(w, h, 10, AdmParams::default(), LibvmafIsa::Avx512).unwrap();
     let (rt, dt) = (
         Plane::new_u16(&r, w, h, w).unwrap(),
         Plane::new_u16(&d, w, h, w).unwrap(),
@@ -552,7 +589,7 @@ fn deterministic_and_stride_independent() {
         o
     };
     let (rp, dp) = (pad(&r), pad(&d));
-    let mut fresh = Adm::new(w, h, 10, AdmParams::default()).unwrap();
+    let mut fresh = Adm::new(w, h, 10, AdmParams::default(), LibvmafIsa::Avx512).unwrap();
     let c = fresh
         .compute(
             &Plane::new_u16(&rp, w, h, st).unwrap(),
@@ -612,10 +649,10 @@ fn rejects_what_libvmaf_rejects() {
         norm_view_dist: 1.0,
         ..AdmParams::default()
     };
-    assert!(Adm::new(64, 64, 8, p).is_err());
-    assert!(Adm::new(64, 64, 7, AdmParams::default()).is_err());
+    assert!(Adm::new(64, 64, 8, p, LibvmafIsa::C).is_err());
+    assert!(Adm::new(64, 64, 7, AdmParams::default(), LibvmafIsa::C).is_err());
     // Sample type must match the bit depth.
-    let mut adm = Adm::new(32, 32, 10, AdmParams::default()).unwrap();
+    let mut adm = Adm::new(32, 32, 10, AdmParams::default(), LibvmafIsa::C).unwrap();
     let v = vec![0u8; 32 * 32];
     let p8 = Plane::new_u8(&v, 32, 32, 32).unwrap();
     assert!(adm.compute(&p8, &p8).is_err());
@@ -740,7 +777,7 @@ fn dwt_s0_kernels_match_scalar_at_every_level() {
                     let (mut iy, mut ix) = (vec![[0; 4]; hh], vec![[0; 4]; hw]);
                     scalar::dwt_indices(h, &mut iy);
                     scalar::dwt_indices(w, &mut ix);
-                    let run = |k: Option<&scalar::DwtS0Kernels>| {
+                    let run = |k: Option<&scalar::DwtS0Kernels>, e: LibvmafIsa| {
                         let n = hw * hh;
                         let mut q = [vec![0i16; n], vec![0; n], vec![0; n], vec![0; n]];
                         let (mut lo, mut hi) = (vec![0i16; w], vec![0i16; w]);
@@ -749,24 +786,26 @@ fn dwt_s0_kernels_match_scalar_at_every_level() {
                         let src8: Vec<u8> = src.iter().map(|&x| x as u8).collect();
                         match (k, bpc) {
                             (None, 8) => scalar::dwt2_s0(
-                                &src8, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw,
+                                &src8, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
                             ),
                             (None, _) => scalar::dwt2_s0(
-                                &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw,
+                                &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
                             ),
                             (Some(k), 8) => scalar::dwt2_s0_with(
-                                k, &src8, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw,
+                                k, &src8, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
                             ),
                             (Some(k), _) => scalar::dwt2_s0_with(
-                                k, &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw,
+                                k, &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
                             ),
                         }
                         q
                     };
-                    let want = run(None);
-                    for level in supported_levels() {
-                        let got = run(Some(&super::dwt_s0_kernels(level)));
-                        assert_eq!(got, want, "{level:?} {w}x{h} {bpc}-bit kind {kind}");
+                    for edge in LibvmafIsa::ALL {
+                        let want = run(None, edge);
+                        for level in supported_levels() {
+                            let got = run(Some(&super::dwt_s0_kernels(level)), edge);
+                            assert_eq!(got, want, "{level:?} {w}x{h} {bpc}-bit kind {kind} {edge}");
+                        }
                     }
                 }
             }

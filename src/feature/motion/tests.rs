@@ -160,6 +160,7 @@ fn extractor_scores_zero_on_first_frame() {
     let mut ex = create(&crate::feature::ExtractorConfig {
         format: fmt,
         opts: OptValues::defaults(OPTIONS),
+        libvmaf_isa: crate::fidelity::LibvmafIsa::C,
     })
     .unwrap();
     let d = vec![9u8; 256];

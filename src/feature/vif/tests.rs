@@ -327,7 +327,12 @@ fn extractor_options_names_and_skip_scale0() {
         layout: ChromaLayout::Yuv420,
     };
     let run = |opts: OptValues| {
-        let mut ex = (DEF.create)(&ExtractorConfig { format, opts }).unwrap();
+        let mut ex = (DEF.create)(&ExtractorConfig {
+            format,
+            opts,
+            libvmaf_isa: crate::fidelity::LibvmafIsa::C,
+        })
+        .unwrap();
         let input = FrameInput {
             reference: Plane::new_u8(&r, w, h, w).unwrap(),
             distorted: Plane::new_u8(&d, w, h, w).unwrap(),
