@@ -641,3 +641,59 @@ fn failing_log_write_keeps_the_score() {
     assert!(text.contains("VMAF score: "), "{text}");
     assert!(text.contains("cannot write log /dev/full"), "{text}");
 }
+
+/// `libvmaf_isa` reaches the library through the filter: each libvmaf kernel family's results
+/// equal libvmaf on a CPU that takes those kernels (natively, or emulated by qemu), at a width
+/// where all three families are not alike; the choice shows at verbose level; a bad value fails
+/// init and names the choices.
+#[test]
+fn libvmaf_isa_option_matches_each_libvmaf() {
+    let case = Case {
+        name: "isa-257x130-10bit",
+        source: "testsrc2=s=256x130:r=25:d=0.2,scale=257:130",
+        pix_fmt: "yuv420p10le",
+        dist_filter: "scale=128:66:flags=bilinear,scale=257:130:flags=bicubic",
+        encode: &[],
+    };
+    let (dir, r, d) = pair(&case, "isa");
+    for isa in ["c", "avx2", "avx512"] {
+        let Some(cpu) = OracleCpu::for_isa(isa) else {
+            eprintln!(
+                "{}: no libvmaf on this host takes its {isa} kernels (qemu cannot emulate \
+                 AVX-512): libvmaf_isa={isa} is compared with libvmaf on AVX-512 hosts only",
+                case.name
+            );
+            continue;
+        };
+        let theirs = oracle_json_on(cpu, &r, &d, "", &dir, isa);
+        let log = dir.join(format!("ours-{isa}.json"));
+        let graph = format!(
+            "vmaf_rs=libvmaf_isa={isa}:log_fmt=json:log_path={}",
+            log.display()
+        );
+        let o = Command::new(ours())
+            .args(["-hide_banner", "-nostdin", "-y", "-v", "verbose", "-i"])
+            .arg(&d)
+            .arg("-i")
+            .arg(&r)
+            .args(["-lavfi", &graph, "-f", "null", "-"])
+            .output()
+            .unwrap();
+        let text = ok(&o);
+        assert!(
+            text.contains(&format!("libvmaf_isa={isa} (requested)")),
+            "{text}"
+        );
+        compare_logs_as(
+            &read_json(&log),
+            &theirs,
+            &["vmaf"],
+            &format!("{} [libvmaf_isa={isa}]", case.name),
+            cpu,
+        );
+    }
+    let o = run_ours(&d, &r, "vmaf_rs=libvmaf_isa=sse4");
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && o.status.code().is_some(), "{text}");
+    assert!(text.contains("libvmaf_isa='sse4'"), "{text}");
+}
