@@ -3,7 +3,8 @@
 # Cargo and Python 3 are expected (the machine's toolchains); everything else comes from here.
 set -euo pipefail
 need=()
-for pkg in bc nasm pkg-config make gcc g++ xz-utils valgrind dpkg-dev git ca-certificates python3 python3-venv python3-pip; do
+# qemu-user: runs the oracle as an AVX2-only or pre-AVX CPU (libvmaf's other kernel families).
+for pkg in bc nasm pkg-config make gcc g++ xz-utils valgrind dpkg-dev git ca-certificates python3 python3-venv python3-pip qemu-user; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -5,7 +5,8 @@
 //!
 //! Each test plays FFmpeg's role: it creates its own context (cuCtxCreate) and stream, uploads
 //! pictures and hands the scorer borrowed device planes. Without a GPU or libcuda the tests print
-//! why and pass ("skipped: ..."). Throughput: `cargo test --release --features cuda --test cuda
+//! why and pass ("skipped: ..."), except under `VMAF_RS_REQUIRE_GPU=1`, where they fail (as they
+//! do when the crate was built without the `cuda` feature). Throughput: `cargo test --release --features cuda --test cuda
 //! -- --ignored --nocapture bench`.
 
 #[cfg(not(feature = "cuda"))]
@@ -23,6 +24,21 @@ fn stub_reports_built_without_cuda() {
             .unwrap_err();
     assert!(e.to_string().contains("built without CUDA"), "{e}");
     const { assert!(!vmaf_rs::cuda::AVAILABLE) };
+    assert!(
+        std::env::var("VMAF_RS_REQUIRE_GPU").as_deref() != Ok("1"),
+        "VMAF_RS_REQUIRE_GPU=1 but these tests were built without the cuda feature \
+         (cargo test --features cuda --test cuda)"
+    );
+}
+
+/// Prints why a GPU test skips; fails instead under `VMAF_RS_REQUIRE_GPU=1`.
+#[cfg(feature = "cuda")]
+fn skip_because(why: &str) {
+    assert!(
+        std::env::var("VMAF_RS_REQUIRE_GPU").as_deref() != Ok("1"),
+        "VMAF_RS_REQUIRE_GPU=1 but: {why}"
+    );
+    eprintln!("skipped: {why}");
 }
 
 #[cfg(feature = "cuda")]
@@ -35,7 +51,7 @@ mod gpu {
     use vmaf_rs::cuda::{CudaFrame, CudaScorer};
     use vmaf_rs::model::FeatureSpec;
     use vmaf_rs::picture::{ChromaLayout, Picture, PictureFormat, Plane};
-    use vmaf_rs::{Engine, EngineConfig};
+    use vmaf_rs::{Engine, EngineConfig, LibvmafIsa, LibvmafIsaMode};
 
     /// Tests share one GPU; run them one at a time (memory accounting needs a quiet device).
     static SERIAL: Mutex<()> = Mutex::new(());
@@ -54,14 +70,14 @@ mod gpu {
         /// `None` (after printing why) when there is no usable GPU.
         fn new(null_stream: bool) -> Option<Gpu> {
             if let Err(e) = vmaf_rs::cuda::probe_driver() {
-                eprintln!("skipped: {e}");
+                super::skip_because(&e.to_string());
                 return None;
             }
             let mut n = 0;
             // SAFETY: the driver is initialised (probe_driver); valid out-pointer.
             let r = unsafe { sys::cuDeviceGetCount(&mut n) };
             if r != sys::CUresult::CUDA_SUCCESS || n == 0 {
-                eprintln!("skipped: no CUDA device ({r:?}, {n} devices)");
+                super::skip_because(&format!("no CUDA device ({r:?}, {n} devices)"));
                 return None;
             }
             let mut dev = 0;
@@ -251,6 +267,7 @@ mod gpu {
         n_subsample: u32,
         null_stream: bool,
         depth: usize,
+        isa: LibvmafIsaMode,
     }
 
     fn feat(name: &str, opts: &[(&str, &str)]) -> FeatureSpec {
@@ -274,6 +291,7 @@ mod gpu {
         cfg.models = vmaf_rs::model::parse_model_option(c.models).unwrap();
         cfg.features = c.features.clone();
         cfg.n_subsample = c.n_subsample;
+        cfg.libvmaf_isa = c.isa;
         cfg
     }
 
@@ -405,6 +423,7 @@ mod gpu {
             n_subsample: 1,
             null_stream: false,
             depth: vmaf_rs::cuda::DEFAULT_DEPTH,
+            isa: LibvmafIsaMode::Auto,
         }
     }
 
@@ -530,58 +549,40 @@ mod gpu {
         run_case(&case("10-bit MSB tiny 17x23", l, 4));
     }
 
-    /// Widths where libvmaf's AVX-512 scale-0 DWT (the reference) computes the last column
-    /// unmirrored (adm::scalar::s0_simd_last_column_unmirrored).
+    /// Widths where libvmaf's AVX2 or AVX-512 scale-0 DWT computes the last column unmirrored
+    /// (adm::scalar::s0_last_column_unmirrored): the GPU equals the CPU for every
+    /// `libvmaf_isa`, so CUDA == CPU whichever variant a host resolves to.
     #[test]
-    fn bit_identical_avx512_last_column_widths() {
+    fn bit_identical_every_libvmaf_isa_at_edge_widths() {
         let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let l = Layout {
-            w: 65,
-            h: 48,
-            bpc: 8,
-            shift: 0,
-            stride: 80,
-            rows: 48,
+        let layout = |w, h, bpc, shift, stride, rows| Layout {
+            w,
+            h,
+            bpc,
+            shift,
+            stride,
+            rows,
         };
-        let mut c = case("8-bit 65x48 (AVX-512 last column) + adm_skip_scale0", l, 4);
-        c.features = vec![feat("adm", &[("adm_skip_scale0", "true")])];
-        run_case(&c);
-        let l = Layout {
-            w: 66,
-            h: 40,
-            bpc: 8,
-            shift: 0,
-            stride: 66,
-            rows: 40,
-        };
-        run_case(&case("8-bit 66x40 (AVX-512 last column)", l, 4));
-        let l = Layout {
-            w: 129,
-            h: 40,
-            bpc: 10,
-            shift: 6,
-            stride: 160,
-            rows: 48,
-        };
-        run_case(&case("10-bit MSB 129x40 (AVX-512 last column)", l, 4));
-        let l = Layout {
-            w: 130,
-            h: 36,
-            bpc: 16,
-            shift: 0,
-            stride: 130,
-            rows: 36,
-        };
-        run_case(&case("16-bit 130x36 (AVX-512 last column)", l, 4));
-        let l = Layout {
-            w: 321,
-            h: 243,
-            bpc: 8,
-            shift: 0,
-            stride: 384,
-            rows: 256,
-        };
-        run_case(&case("8-bit 321x243 (AVX-512 last column)", l, 4));
+        let cases = [
+            ("8-bit 65x48 + adm_skip_scale0", layout(65, 48, 8, 0, 80, 48), true),
+            ("8-bit 66x40", layout(66, 40, 8, 0, 66, 40), false),
+            ("10-bit MSB 129x40", layout(129, 40, 10, 6, 160, 48), false),
+            ("16-bit 130x36", layout(130, 36, 16, 0, 130, 36), false),
+            ("8-bit 321x243", layout(321, 243, 8, 0, 384, 256), false),
+            ("10-bit 97x40 (AVX2 only)", layout(97, 40, 10, 0, 128, 40), false),
+            ("12-bit 257x30", layout(257, 30, 12, 0, 272, 32), false),
+        ];
+        for (name, l, skip_scale0) in cases {
+            for isa in LibvmafIsa::ALL {
+                let name = format!("{name}, libvmaf_isa={isa}").leak();
+                let mut c = case(name, l, 4);
+                c.isa = LibvmafIsaMode::Fixed(isa);
+                if skip_scale0 {
+                    c.features = vec![feat("adm", &[("adm_skip_scale0", "true")])];
+                }
+                run_case(&c);
+            }
+        }
     }
 
     #[test]

@@ -46,7 +46,7 @@ fn workdir(name: &str) -> PathBuf {
     d
 }
 
-/// Why the GPU tests cannot run here, if they cannot: no libcuda, no device, no ffmpeg.
+/// Why the GPU tests cannot run here, if they cannot: no libcuda, no device.
 fn gpu_missing() -> Option<String> {
     static R: OnceLock<Option<String>> = OnceLock::new();
     R.get_or_init(|| {
@@ -76,20 +76,24 @@ fn gpu_missing() -> Option<String> {
                 }
             }
         };
-        why.or_else(|| {
-            (!ffmpeg_path().exists()).then(|| {
-                format!(
-                    "{} is missing (scripts/ffmpeg-build.sh)",
-                    ffmpeg_path().display()
-                )
-            })
-        })
+        why
     })
     .clone()
 }
 
-/// True (after printing why) when the GPU tests must be skipped.
+/// Fails (never skips) when the patched ffmpeg has not been built.
+fn require_ffmpeg() {
+    assert!(
+        ffmpeg_path().exists(),
+        "{} is missing: build it with scripts/ffmpeg-build.sh (scripts/test.sh does)",
+        ffmpeg_path().display()
+    );
+}
+
+/// True (after printing why) when the GPU tests must be skipped: only without a GPU, and never
+/// under `VMAF_RS_REQUIRE_GPU=1`.
 fn skip() -> bool {
+    require_ffmpeg();
     match gpu_missing() {
         None => false,
         Some(why) => {
@@ -466,10 +470,7 @@ fn error_mixed_memory_and_formats() {
 /// Needs no GPU: host frames with backend=cuda are refused before any frame.
 #[test]
 fn error_backend_cuda_with_host_frames() {
-    if !ffmpeg_path().exists() {
-        eprintln!("skipped: {} is missing", ffmpeg_path().display());
-        return;
-    }
+    require_ffmpeg();
     let g = format!("{SMALL}[m];{SMALL}[r];[m][r]vmaf_rs=backend=cuda");
     let o = ffmpeg(&["-filter_complex", &g, "-f", "null", "-"]);
     fails_with(
