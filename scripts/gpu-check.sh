@@ -40,20 +40,7 @@ if [ "${1:-}" = "--stage" ]; then
     mkdir -p "$g/media"
     VMAF_RS_CUDA=1 scripts/ffmpeg-build.sh
     cp build/ffmpeg/bin/ffmpeg "$g/ffmpeg"
-    exe() {  # NAME CARGO-ARGS...: the executable of integration test NAME (cargo --no-run)
-        local name=$1; shift
-        cargo test --release --no-run --message-format=json "$@" --test "$name" | python3 -c '
-import json, sys
-name = sys.argv[1]
-for line in sys.stdin:
-    try:
-        m = json.loads(line)
-    except ValueError:
-        continue
-    t = m.get("target") or {}
-    if m.get("reason") == "compiler-artifact" and t.get("name") == name and "test" in t.get("kind", []) and m.get("executable"):
-        print(m["executable"])' "$name" | tail -n1
-    }
+    exe() { scripts/test-exe.sh "$@"; }
     t=$(exe cuda --features cuda)
     [ -x "$t" ] || { echo "gpu-check: no cuda test binary" >&2; exit 1; }
     cp "$t" "$g/cuda-tests"

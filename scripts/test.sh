@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test of vmaf_rs on a fresh Debian machine: installs what is missing (apt, pip, cargo),
 # checks formatting, lints and the generated C header, runs unit tests and the fidelity tests
-# against the real libvmaf, builds the patched FFmpeg and runs the end-to-end filter tests, the C
-# ABI test under valgrind, and builds the CUDA kernels (no GPU needed to build; GPU tests skip
-# with a message when no GPU is present).
+# against the real libvmaf (natively, and as libvmaf's other kernel families on CPUs emulated by
+# qemu), builds the patched FFmpeg and runs the end-to-end filter tests, re-runs golden cases on
+# the scalar kernels and with check_simd, the C ABI test under valgrind, and builds the CUDA
+# kernels (no GPU needed to build; GPU tests skip with a message when no GPU is present, and
+# fail instead under VMAF_RS_REQUIRE_GPU=1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -25,6 +27,14 @@ scripts/ffmpeg-build.sh
 
 step "unit tests, fidelity vs libvmaf (CLI), end-to-end vs libvmaf (ffmpeg filter)"
 cargo test --release -- --test-threads=2
+
+step "peers kept honest: scalar kernels only (VMAF_RS_CPU=scalar), and every SIMD call re-checked (check_simd)"
+# --nocapture: a SIMD sweep with nothing to sweep says so.
+VMAF_RS_CPU=scalar cargo test --release --lib every_level -- --test-threads=2 --nocapture 2>&1 |
+    grep -E "no SIMD level|test result"
+lane_cases=(odd_size_rescaled_8bit testsrc2_12bit_444_blur sixteen_bit_420_noise every_libvmaf_isa)
+VMAF_RS_CPU=scalar cargo test --release --test golden -- --test-threads=2 "${lane_cases[@]}"
+cargo test --release --features check_simd --test golden -- --test-threads=2 "${lane_cases[@]}"
 
 step "C ABI under valgrind"
 scripts/capi-test.sh

@@ -564,12 +564,20 @@ mod gpu {
             rows,
         };
         let cases = [
-            ("8-bit 65x48 + adm_skip_scale0", layout(65, 48, 8, 0, 80, 48), true),
+            (
+                "8-bit 65x48 + adm_skip_scale0",
+                layout(65, 48, 8, 0, 80, 48),
+                true,
+            ),
             ("8-bit 66x40", layout(66, 40, 8, 0, 66, 40), false),
             ("10-bit MSB 129x40", layout(129, 40, 10, 6, 160, 48), false),
             ("16-bit 130x36", layout(130, 36, 16, 0, 130, 36), false),
             ("8-bit 321x243", layout(321, 243, 8, 0, 384, 256), false),
-            ("10-bit 97x40 (AVX2 only)", layout(97, 40, 10, 0, 128, 40), false),
+            (
+                "10-bit 97x40 (AVX2 only)",
+                layout(97, 40, 10, 0, 128, 40),
+                false,
+            ),
             ("12-bit 257x30", layout(257, 30, 12, 0, 272, 32), false),
         ];
         for (name, l, skip_scale0) in cases {

@@ -9,9 +9,11 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The patched ffmpeg. Fails (never skips) when it has not been built.
+/// The patched ffmpeg (or `$VMAF_RS_FFMPEG`). Fails (never skips) when it has not been built.
 fn ours() -> PathBuf {
-    let p = root().join("build/ffmpeg/bin/ffmpeg");
+    let p = std::env::var_os("VMAF_RS_FFMPEG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("build/ffmpeg/bin/ffmpeg"));
     assert!(
         p.exists(),
         "{} is missing: build it with scripts/ffmpeg-build.sh (scripts/test.sh does)",
@@ -21,7 +23,7 @@ fn ours() -> PathBuf {
 }
 
 fn ffprobe() -> PathBuf {
-    root().join("build/ffmpeg/bin/ffprobe")
+    ours().with_file_name("ffprobe")
 }
 
 /// Runs our ffmpeg with `-i main -i reference -lavfi <graph> -f null -`.

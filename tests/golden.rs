@@ -22,7 +22,11 @@ fn vmaf_rs_on(
     extra: &[&str],
     log: &Path,
 ) -> String {
-    let mut c = command_on(cpu, Path::new(env!("CARGO_BIN_EXE_vmaf-rs")));
+    // `$VMAF_RS_CLI`: the CLI when these tests run on another host (scripts/fidelity-check.sh).
+    let cli = std::env::var_os("VMAF_RS_CLI")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_vmaf-rs").into());
+    let mut c = command_on(cpu, &cli);
     c.arg("-r").arg(reference).arg("-d").arg(distorted);
     c.args(["--json", "-o"]).arg(log).args(extra);
     run(&mut c)

@@ -66,6 +66,30 @@ pub fn supported_levels() -> impl Iterator<Item = CpuLevel> {
     CpuLevel::ALL.into_iter().filter(|&l| l <= cpu_level())
 }
 
+/// The levels a SIMD sweep test compares with the scalar kernels: [`supported_levels`]. When
+/// that is the scalar level alone (a host without AVX2, or `VMAF_RS_CPU=scalar`), the sweep has
+/// nothing to compare and says so on stderr, once per `site` (e.g. the test's name).
+pub fn sweep_levels(site: &'static str) -> impl Iterator<Item = CpuLevel> {
+    if cpu_level() == CpuLevel::Scalar {
+        static SAID: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+        let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+        if !said.contains(&site) {
+            said.push(site);
+            eprintln!(
+                "{site}: no SIMD level to sweep on this host (CPU level {:?}{}): only the \
+                 scalar kernels ran",
+                CpuLevel::detect_hw(),
+                if std::env::var_os("VMAF_RS_CPU").is_some() {
+                    ", lowered by VMAF_RS_CPU"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    supported_levels()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,9 +34,13 @@ pub fn oracle() -> PathBuf {
     .clone()
 }
 
-/// A scratch directory for one test case (under tests/work, git-ignored), emptied first.
+/// A scratch directory for one test case (under tests/work, git-ignored, or `$VMAF_RS_WORK`),
+/// emptied first.
 pub fn workdir(name: &str) -> PathBuf {
-    let d = root().join("tests/work").join(name);
+    let base = std::env::var_os("VMAF_RS_WORK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("tests/work"));
+    let d = base.join(name);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -96,10 +100,12 @@ impl OracleCpu {
     }
 }
 
-/// qemu's user-mode x86-64 emulator (Debian's qemu-user, installed by scripts/deps.sh). Fails the
-/// test (never skips) when it is missing.
+/// qemu's user-mode x86-64 emulator (Debian's qemu-user, installed by scripts/deps.sh, or
+/// `$VMAF_RS_QEMU`). Fails the test (never skips) when it is missing.
 pub fn qemu() -> PathBuf {
-    let p = PathBuf::from("/usr/bin/qemu-x86_64");
+    let p = std::env::var_os("VMAF_RS_QEMU")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/qemu-x86_64"));
     assert!(
         p.exists(),
         "{} is missing: install qemu-user (scripts/deps.sh does)",

@@ -696,7 +696,7 @@ fn cm_s0_kernels_match_scalar_at_every_level() {
     fn tri(v: &[Vec<i16>]) -> [&[i16]; 3] {
         [&v[0], &v[1], &v[2]]
     }
-    use crate::cpu::supported_levels;
+    use crate::cpu::sweep_levels;
     let mut s = 0x2545_f491_4f6c_dd1du64;
     let mut rnd = move || {
         s ^= s << 13;
@@ -726,7 +726,7 @@ fn cm_s0_kernels_match_scalar_at_every_level() {
                 let irf = [(rnd() as u16) | 1, rnd() as u16, 40000];
                 let shifts = scalar::CmShiftsS0::new(w, h);
                 let want = scalar::cm_s0(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
-                for level in supported_levels() {
+                for level in sweep_levels("cm_s0_kernels_match_scalar_at_every_level") {
                     let got = scalar::cm_s0_with(
                         super::cm_s0_kernel(level),
                         tri(&x),
@@ -750,7 +750,7 @@ fn cm_s0_kernels_match_scalar_at_every_level() {
 /// (8-bit 65, 66, 129, 130, 321, 322; 9..16-bit 129, 130, 257, 258).
 #[test]
 fn dwt_s0_kernels_match_scalar_at_every_level() {
-    use crate::cpu::supported_levels;
+    use crate::cpu::sweep_levels;
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     let mut rnd = move || {
         s ^= s << 13;
@@ -802,7 +802,7 @@ fn dwt_s0_kernels_match_scalar_at_every_level() {
                     };
                     for edge in LibvmafIsa::ALL {
                         let want = run(None, edge);
-                        for level in supported_levels() {
+                        for level in sweep_levels("dwt_s0_kernels_match_scalar_at_every_level") {
                             let got = run(Some(&super::dwt_s0_kernels(level)), edge);
                             assert_eq!(got, want, "{level:?} {w}x{h} {bpc}-bit kind {kind} {edge}");
                         }
@@ -820,7 +820,7 @@ fn cm_s123_kernels_match_scalar_at_every_level() {
     fn tri(v: &[Vec<i32>]) -> [&[i32]; 3] {
         [&v[0], &v[1], &v[2]]
     }
-    use crate::cpu::supported_levels;
+    use crate::cpu::sweep_levels;
     let mut s = 0x2545_f491_4f6c_dd1du64;
     let mut rnd = move || {
         s ^= s << 13;
@@ -850,7 +850,7 @@ fn cm_s123_kernels_match_scalar_at_every_level() {
                 let irf = [rnd() as u32 | 1 << 31, rnd() as u32 >> 1, 0x3000_0000];
                 let shifts = scalar::cm_s123_shifts(w, h);
                 let want = scalar::cm_s123(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
-                for level in supported_levels() {
+                for level in sweep_levels("cm_s123_kernels_match_scalar_at_every_level") {
                     let got = scalar::cm_s123_with(
                         super::cm_s123_kernel(level),
                         tri(&x),
@@ -874,7 +874,7 @@ fn cm_s123_kernels_match_scalar_at_every_level() {
 /// many widths and regions, for several enhancement gain limits.
 #[test]
 fn decouple_s0_kernels_match_scalar_at_every_level() {
-    use crate::cpu::supported_levels;
+    use crate::cpu::sweep_levels;
     let mut s = 0x1234_5678_9abc_def1u64;
     let mut rnd = move || {
         s ^= s << 13;
@@ -952,7 +952,7 @@ fn decouple_s0_kernels_match_scalar_at_every_level() {
                         (r, a)
                     };
                     let want = run(scalar::decouple_s0);
-                    for level in supported_levels() {
+                    for level in sweep_levels("decouple_s0_kernels_match_scalar_at_every_level") {
                         let got = run(super::decouple_s0_kernel(level));
                         assert!(got == want, "{level:?} w {w} kind {kind} {reg:?} egl {egl}");
                     }
@@ -966,7 +966,7 @@ fn decouple_s0_kernels_match_scalar_at_every_level() {
 /// widths, for `i16` (scale 1) and `i32` (scales 1..3) sources.
 #[test]
 fn dwt_s123_kernels_match_scalar_at_every_level() {
-    use crate::cpu::supported_levels;
+    use crate::cpu::sweep_levels;
     let mut s = 0x0bad_cafe_dead_beefu64;
     let mut rnd = move || {
         s ^= s << 13;
@@ -1021,7 +1021,7 @@ fn dwt_s123_kernels_match_scalar_at_every_level() {
                             q
                         };
                         let want = run(None);
-                        for level in supported_levels() {
+                        for level in sweep_levels("dwt_s123_kernels_match_scalar_at_every_level") {
                             let got = run(Some(&super::dwt_s123_kernels(level)));
                             assert_eq!(
                                 got, want,
@@ -1039,7 +1039,7 @@ fn dwt_s123_kernels_match_scalar_at_every_level() {
 /// widths and regions, with weights on both sides of 2^15 / 2^31.
 #[test]
 fn csf_kernels_match_scalar_at_every_level() {
-    use crate::cpu::supported_levels;
+    use crate::cpu::sweep_levels;
     let mut s = 0x5151_f00d_1234_4321u64;
     let mut rnd = move || {
         s ^= s << 13;
@@ -1125,7 +1125,7 @@ fn csf_kernels_match_scalar_at_every_level() {
                     (c, f)
                 };
                 let (want16, want32) = (run16(scalar::csf_s0), run32(scalar::csf_s123));
-                for level in supported_levels() {
+                for level in sweep_levels("csf_kernels_match_scalar_at_every_level") {
                     let (k0, k123) = super::csf_kernels(level);
                     assert!(
                         run16(k0) == want16,

@@ -181,7 +181,7 @@ fn extractor_scores_zero_on_first_frame() {
 /// every bit depth, including full-range differences (the widest sums).
 #[test]
 fn sad_kernels_match_scalar_at_every_level() {
-    use crate::cpu::supported_levels;
+    use crate::cpu::sweep_levels;
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     let mut rnd = move || {
         s ^= s << 13;
@@ -230,7 +230,7 @@ fn sad_kernels_match_scalar_at_every_level() {
                     )
                 };
                 let want = scalar::blurred_diff_sad(&pa, &pb, &mut y, bpc);
-                for level in supported_levels() {
+                for level in sweep_levels("sad_kernels_match_scalar_at_every_level") {
                     let got = sad_kernel(level)(&pa, &pb, &mut y, bpc);
                     assert_eq!(got, want, "{level:?} w {w} bpc {bpc} pattern {pattern}");
                 }

@@ -400,7 +400,7 @@ fn wrong_sample_width_or_size_is_an_error() {
 mod simd {
     use super::super::Kernels;
     use super::*;
-    use crate::cpu::{supported_levels, CpuLevel};
+    use crate::cpu::{sweep_levels, CpuLevel};
 
     /// Widths covering every vector remainder, odd sizes and libvmaf's trigger widths.
     fn widths() -> impl Iterator<Item = usize> {
@@ -409,7 +409,7 @@ mod simd {
 
     /// The SIMD levels this machine runs, with their kernels.
     fn simd_kernels() -> Vec<Kernels> {
-        supported_levels()
+        sweep_levels("vif simd kernel sweeps")
             .filter(|&l| l > CpuLevel::Scalar)
             .map(Kernels::for_level)
             .collect()
@@ -614,7 +614,7 @@ mod simd {
                     }
                 };
                 let want = run(CpuLevel::Scalar);
-                for level in supported_levels() {
+                for level in sweep_levels("whole_pictures_match_scalar_at_every_level") {
                     assert_eq!(run(level), want, "{level:?} {w}x{h} {bpc}-bit");
                 }
             }
