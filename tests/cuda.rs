@@ -550,7 +550,8 @@ mod gpu {
     }
 
     /// Widths where libvmaf's AVX2 or AVX-512 scale-0 DWT computes the last column unmirrored
-    /// (adm::scalar::s0_last_column_unmirrored): the GPU equals the CPU for every
+    /// (adm::scalar::s0_last_column_unmirrored), or where its AVX-512 masking rounds narrow
+    /// bands differently (adm::scalar::CmShiftsS0): the GPU equals the CPU for every
     /// `libvmaf_isa`, so CUDA == CPU whichever variant a host resolves to.
     #[test]
     fn bit_identical_every_libvmaf_isa_at_edge_widths() {
@@ -579,6 +580,16 @@ mod gpu {
                 false,
             ),
             ("12-bit 257x30", layout(257, 30, 12, 0, 272, 32), false),
+            (
+                "8-bit 24x40 (AVX-512 masking rounding)",
+                layout(24, 40, 8, 0, 32, 40),
+                false,
+            ),
+            (
+                "10-bit 33x20 (AVX2, band 17)",
+                layout(33, 20, 10, 0, 48, 20),
+                false,
+            ),
         ];
         for (name, l, skip_scale0) in cases {
             for isa in LibvmafIsa::ALL {

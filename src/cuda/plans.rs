@@ -556,7 +556,7 @@ impl AdmPlan {
                 w,
                 h,
                 reg,
-                cm_s0: CmShiftsS0::new(w, h),
+                cm_s0: CmShiftsS0::new(w, h, isa),
                 cm_s123: adm_scalar::cm_s123_shifts(w, h),
                 den_s0: adm_scalar::den_s0_shift(reg.area()),
                 den_s123: adm_scalar::den_s123_shifts(reg),
@@ -681,10 +681,15 @@ impl AdmPlan {
                 )?
             };
             // CM constants (scalar::cm_s0 / cm_s123).
-            let (cub, inner) = if s == 0 {
-                (x.cm_s0.cub, x.cm_s0.inner)
+            let (cub, cub_add, inner) = if s == 0 {
+                (
+                    x.cm_s0.cub,
+                    x.cm_s0.cub_add.map(|a| a as u32),
+                    x.cm_s0.inner,
+                )
             } else {
-                ([x.cm_s123.0; 3], x.cm_s123.1)
+                let c = x.cm_s123.0;
+                ([c; 3], [half_pow2_u32(c); 3], x.cm_s123.1)
             };
             for q in 0..6 {
                 fin.shift[s][q] = inner & 63;
@@ -708,7 +713,7 @@ impl AdmPlan {
                 top: x.reg.top as i32,
                 bottom: x.reg.bottom as i32,
                 rfactor: x.i_rfactor,
-                add_cub: cub.map(half_pow2_u32),
+                add_cub: cub_add,
                 shift_cub: cub.map(|v| v & 63),
                 scale: s as i32,
                 pad_: 0,

@@ -1058,7 +1058,7 @@ impl Adm {
         let shift = scalar::den_s0_shift(area);
         let acc = scalar::csf_den_s0(b.ref_.hvd(), st, pl.reg_pool, shift);
         let den = scalar::csf_den_pool_s0(acc, shift, pl.rfactor, area, prm.noise_weight);
-        let shifts = CmShiftsS0::new(pl.w, pl.h);
+        let shifts = CmShiftsS0::new(pl.w, pl.h, self.isa);
         let acc = b.csf_cm(
             (self.csf.0, self.cm_s0),
             false,

@@ -1092,20 +1092,34 @@ fn cm_term(
 pub struct CmShiftsS0 {
     /// `ceil(log2(w) - 4)`, `ceil(log2(w) - 4)`, `ceil(log2(w) - 3)` for h, v, d.
     pub cub: [u32; 3],
+    /// The rounding constants added before the `cub` shifts (`add_shift_xhcub` etc.).
+    pub cub_add: [i64; 3],
     /// `ceil(log2(h))`.
     pub inner: u32,
 }
 
 impl CmShiftsS0 {
-    /// The shifts for a `w x h` band.
-    pub fn new(w: usize, h: usize) -> Self {
+    /// The shifts for a `w x h` band, as libvmaf's `isa` kernels compute them.
+    ///
+    /// For bands 9..=16 wide (pictures 17..=32 wide) the h and v cube shifts are 0, and libvmaf's
+    /// rounding constant `(uint32_t)pow(2, shift - 1)` converts `pow(2, 4294967295)`, infinity,
+    /// to `uint32_t` (undefined in C): its C and AVX2 code compile that to a 64-bit truncation
+    /// whose low half is 0, its AVX-512 code (`adm_cm_avx512`) to `vcvttsd2usi`, which gives
+    /// `0xFFFFFFFF`. Both are reproduced.
+    pub fn new(w: usize, h: usize, isa: LibvmafIsa) -> Self {
         let lw = (w as f64).log2();
+        let cub = [
+            c_f64_to_u32((lw - 4.0).ceil()),
+            c_f64_to_u32((lw - 4.0).ceil()),
+            c_f64_to_u32((lw - 3.0).ceil()),
+        ];
+        let cub_add = cub.map(|s| match (s, isa) {
+            (0, LibvmafIsa::Avx512) => u32::MAX as i64,
+            _ => half_pow2_u32(s) as i64,
+        });
         CmShiftsS0 {
-            cub: [
-                c_f64_to_u32((lw - 4.0).ceil()),
-                c_f64_to_u32((lw - 4.0).ceil()),
-                c_f64_to_u32((lw - 3.0).ceil()),
-            ],
+            cub,
+            cub_add,
             inner: ceil_log2_u32(h as f64),
         }
     }
@@ -1140,7 +1154,8 @@ pub fn cm_s0(
 }
 
 /// The per-row sums of [`cm_s0`] over interior columns (`1 <= j`, `j + 1 < w`) of the row at
-/// offset `rows.1`, whose neighbour rows start at `rows.0` / `rows.2`; `cub` are the cube shifts.
+/// offset `rows.1`, whose neighbour rows start at `rows.0` / `rows.2`; `cub` and `cub_add` are
+/// the cube shifts and their rounding constants ([`CmShiftsS0`]).
 pub type CmS0Interior = fn(
     [&[i16]; 3],
     [&[i16]; 3],
@@ -1149,6 +1164,7 @@ pub type CmS0Interior = fn(
     std::ops::Range<usize>,
     [u16; 3],
     [u32; 3],
+    [i64; 3],
 ) -> [i64; 3];
 
 /// [`cm_s0`] with the interior columns of each row computed by `interior` (a SIMD peer of
@@ -1167,7 +1183,7 @@ pub fn cm_s0_with(
 ) -> [i64; 3] {
     let inner_add = half_pow2_u32(shifts.inner) as i64;
     let inner_shift = shifts.inner & 63;
-    let cub_add = shifts.cub.map(|s| half_pow2_u32(s) as i64);
+    let cub_add = shifts.cub_add;
     let reg = region_pool(w, h);
     let mut accum = [0i64; 3];
     // The visited columns: edge 0, the interior run, edge w - 1 (see `cm_span`).
@@ -1185,6 +1201,7 @@ pub fn cm_s0_with(
             mid.clone(),
             i_rfactor,
             shifts.cub,
+            cub_add,
         );
         for j in first.into_iter().chain(last) {
             let (l, r) = cm_neighbours(j, w);
@@ -1210,6 +1227,7 @@ pub fn cm_s0_with(
 }
 
 /// Scalar [`CmS0Interior`].
+#[allow(clippy::too_many_arguments)]
 pub fn cm_s0_interior(
     x_hvd: [&[i16]; 3],
     csf_hvd: [&[i16]; 3],
@@ -1218,8 +1236,8 @@ pub fn cm_s0_interior(
     cols: std::ops::Range<usize>,
     i_rfactor: [u16; 3],
     cub: [u32; 3],
+    cub_add: [i64; 3],
 ) -> [i64; 3] {
-    let cub_add = cub.map(|s| half_pow2_u32(s) as i64);
     let mut inner = [0i64; 3];
     for j in cols {
         let t = cm_s0_pixel(

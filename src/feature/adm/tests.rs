@@ -642,6 +642,40 @@ fn options_and_names_follow_libvmaf() {
     assert_eq!(p, AdmParams::default());
 }
 
+/// libvmaf's AVX-512 masking rounds the h/v cubes of 9..16-wide bands (pictures 17..32 wide) with
+/// `(uint32_t)inf` as `vcvttsd2usi` gives it (`0xFFFFFFFF`), its C and AVX2 code with 0; wider
+/// bands have the same constants everywhere.
+#[test]
+fn cm_s0_rounding_of_narrow_bands_follows_each_kernel_family() {
+    for w in 9..=16 {
+        let c = scalar::CmShiftsS0::new(w, 20, LibvmafIsa::C);
+        let a2 = scalar::CmShiftsS0::new(w, 20, LibvmafIsa::Avx2);
+        let a5 = scalar::CmShiftsS0::new(w, 20, LibvmafIsa::Avx512);
+        assert_eq!(c.cub[..2], [0, 0]);
+        assert_eq!((c.cub_add, a2.cub_add), ([0, 0, 1], [0, 0, 1]), "{w}");
+        assert_eq!(a5.cub_add, [0xFFFF_FFFF, 0xFFFF_FFFF, 1], "{w}");
+    }
+    for w in [17usize, 33, 960] {
+        let [c, a5] = [LibvmafIsa::C, LibvmafIsa::Avx512].map(|i| scalar::CmShiftsS0::new(w, 9, i));
+        assert_eq!(c.cub_add, a5.cub_add, "{w}");
+    }
+    // A 24x24 picture: its 12-wide band takes the quirk, and the AVX-512 result differs.
+    let [c, a5] = [LibvmafIsa::C, LibvmafIsa::Avx512].map(|isa| {
+        let (r, d) = pattern(24, 24, 8, 20);
+        let (r8, d8): (Vec<u8>, Vec<u8>) = (
+            r.iter().map(|&v| v as u8).collect(),
+            d.iter().map(|&v| v as u8).collect(),
+        );
+        let mut adm = Adm::new(24, 24, 8, AdmParams::default(), isa).unwrap();
+        let (rp, dp) = (
+            Plane::new_u8(&r8, 24, 24, 24),
+            Plane::new_u8(&d8, 24, 24, 24),
+        );
+        adm.compute(&rp.unwrap(), &dp.unwrap()).unwrap()
+    });
+    assert_ne!(c.aim, a5.aim);
+}
+
 #[test]
 fn rejects_what_libvmaf_rejects() {
     // nvd * rdh below 3 * 1080.
@@ -724,21 +758,23 @@ fn cm_s0_kernels_match_scalar_at_every_level() {
                 let c: Vec<Vec<i16>> = (0..3).map(|_| band()).collect();
                 let f: Vec<Vec<i16>> = (0..3).map(|_| band()).collect();
                 let irf = [(rnd() as u16) | 1, rnd() as u16, 40000];
-                let shifts = scalar::CmShiftsS0::new(w, h);
-                let want = scalar::cm_s0(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
-                for level in sweep_levels("cm_s0_kernels_match_scalar_at_every_level") {
-                    let got = scalar::cm_s0_with(
-                        super::cm_s0_kernel(level),
-                        tri(&x),
-                        tri(&c),
-                        tri(&f),
-                        w,
-                        w,
-                        h,
-                        irf,
-                        shifts,
-                    );
-                    assert_eq!(got, want, "{level:?} {w}x{h} small {small}");
+                for isa in LibvmafIsa::ALL {
+                    let shifts = scalar::CmShiftsS0::new(w, h, isa);
+                    let want = scalar::cm_s0(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
+                    for level in sweep_levels("cm_s0_kernels_match_scalar_at_every_level") {
+                        let got = scalar::cm_s0_with(
+                            super::cm_s0_kernel(level),
+                            tri(&x),
+                            tri(&c),
+                            tri(&f),
+                            w,
+                            w,
+                            h,
+                            irf,
+                            shifts,
+                        );
+                        assert_eq!(got, want, "{level:?} {w}x{h} small {small} {isa}");
+                    }
                 }
             }
         }

@@ -33,6 +33,7 @@ pub(super) fn cm_s0_interior() -> Option<CmS0Interior> {
     is_x86_feature_detected!("avx2").then_some(cm_s0_interior_entry as CmS0Interior)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn cm_s0_interior_entry(
     x_hvd: [&[i16]; 3],
     csf_hvd: [&[i16]; 3],
@@ -41,9 +42,10 @@ fn cm_s0_interior_entry(
     cols: Range<usize>,
     i_rfactor: [u16; 3],
     cub: [u32; 3],
+    cub_add: [i64; 3],
 ) -> [i64; 3] {
     // SAFETY: only reachable through `cm_s0_interior`, which checked that the CPU has AVX2.
-    unsafe { cm_s0_interior_avx2(x_hvd, csf_hvd, flt_hvd, rows, cols, i_rfactor, cub) }
+    unsafe { cm_s0_interior_avx2(x_hvd, csf_hvd, flt_hvd, rows, cols, i_rfactor, cub, cub_add) }
 }
 
 /// 8 `i16` sign-extended to `i32` lanes.
@@ -66,6 +68,7 @@ fn sra_epi64(v: __m256i, s: __m128i) -> __m256i {
 }
 
 #[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
 fn cm_s0_interior_avx2(
     x_hvd: [&[i16]; 3],
     csf_hvd: [&[i16]; 3],
@@ -74,6 +77,7 @@ fn cm_s0_interior_avx2(
     cols: Range<usize>,
     i_rfactor: [u16; 3],
     cub: [u32; 3],
+    cub_add_s: [i64; 3],
 ) -> [i64; 3] {
     const SUB: [i32; 3] = [10, 10, 12];
     const SQ_SHIFT: [i32; 3] = [29, 29, 30];
@@ -98,7 +102,7 @@ fn cm_s0_interior_avx2(
     let sub = SUB.map(|s| _mm_cvtsi32_si128(s));
     let sq_add = SQ_ADD.map(|a| _mm256_set1_epi64x(a));
     let sq_shift = SQ_SHIFT.map(|s| _mm_cvtsi32_si128(s));
-    let cub_add = cub.map(|s| _mm256_set1_epi64x(half_pow2_u32(s) as i64));
+    let cub_add = cub_add_s.map(|a| _mm256_set1_epi64x(a));
     let cub_shift = cub.map(|s| _mm_cvtsi32_si128((s & 63) as i32));
     let mut acc = [z; 3];
     for j in (j0..jv).step_by(8) {
@@ -161,6 +165,7 @@ fn cm_s0_interior_avx2(
         jv.max(j0)..cols.end,
         i_rfactor,
         cub,
+        cub_add_s,
     );
     for b in 0..3 {
         inner[b] = inner[b].wrapping_add(tail[b]);
