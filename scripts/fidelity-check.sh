@@ -17,7 +17,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 oracle_xz=build/fidelity-oracle/ffmpeg.xz
-oracle_bin=build/fidelity-oracle/ffmpeg
+oracle_bin=build/fidelity-unpacked/ffmpeg   # outside every carried folder
 oracle_sha256=$(sed -n 's/^bin_sha256=//p' scripts/oracle.sh)
 
 case "${1:-}" in
@@ -37,6 +37,7 @@ case "${1:-}" in
     du -sh "$g" "$oracle_xz"
     exit 0 ;;
 --unpack-oracle)
+    mkdir -p "$(dirname "$oracle_bin")"
     xz -dc "$oracle_xz" >"$oracle_bin.part"
     chmod +x "$oracle_bin.part"
     got=$(sha256sum "$oracle_bin.part" | cut -d' ' -f1)
