@@ -117,7 +117,7 @@ int vmaf_rs_new(struct VmafRsContext **out, VmafRsLogFn log, void *opaque);
 void vmaf_rs_free(struct VmafRsContext **ctx);
 
 // Sets an option before configure: model, feature, log_path, log_fmt, pool, n_threads,
-// n_subsample, backend. Values use libvmaf's filter grammar.
+// n_subsample, backend, libvmaf_isa. Values use libvmaf's filter grammar.
 //
 // # Safety
 // `ctx` from [`vmaf_rs_new`]; `key` and `value` NUL-terminated strings.

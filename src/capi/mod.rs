@@ -410,7 +410,7 @@ pub unsafe extern "C" fn vmaf_rs_free(ctx: *mut *mut VmafRsContext) {
 }
 
 /// Sets an option before configure: model, feature, log_path, log_fmt, pool, n_threads,
-/// n_subsample, backend. Values use libvmaf's filter grammar.
+/// n_subsample, backend, libvmaf_isa. Values use libvmaf's filter grammar.
 ///
 /// # Safety
 /// `ctx` from [`vmaf_rs_new`]; `key` and `value` NUL-terminated strings.
