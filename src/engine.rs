@@ -368,7 +368,12 @@ impl Engine {
                         .num_threads(workers)
                         .thread_name(|i| format!("vmaf_rs-{i}"))
                         .build()
-                        .map_err(|e| Error::Internal(format!("thread pool: {e}")))?,
+                        .map_err(|e| {
+                            Error::OutOfMemory(format!(
+                                "cannot start {workers} worker threads (n_threads={workers}): \
+                                 {e}; use fewer threads"
+                            ))
+                        })?,
                 );
             }
             for _ in 0..workers {

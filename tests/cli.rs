@@ -208,3 +208,137 @@ fn model_with_unknown_feature_is_refused_by_name() {
         &["Cambi_feature_cambi_score", "does not compute"],
     );
 }
+
+/// Issue 8, items 1, 2, 4, 5, 6: hostile inputs get clear errors, never a panic, an abort or a
+/// lost file. Each case failed before the fix (panic, 48 GB reservation, truncated log or video,
+/// whole-file reads, invalid XML).
+#[test]
+fn hostile_inputs_fail_cleanly_and_lose_nothing() {
+    let dir = workdir("cli-hostile");
+    let a = make(&dir, "a.y4m", "testsrc2=s=64x48:r=25:d=0.12", "yuv420p");
+    let b = make(
+        &dir,
+        "b.y4m",
+        "testsrc2=s=64x48:r=25:d=0.12,noise=alls=9",
+        "yuv420p",
+    );
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let video = std::fs::read(&a).unwrap();
+    let no_panic = |o: &Output| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+    };
+
+    // A y4m header token starting with a multi-byte character (used to panic in split_at).
+    let y = dir.join("utf8.y4m");
+    let mut bytes = b"YUV4MPEG2 W64 H48 F25:1 C420jpeg \xc3\xa9x\n".to_vec();
+    bytes.extend_from_slice(&video[video.iter().position(|&c| c == b'\n').unwrap() + 1..]);
+    std::fs::write(&y, &bytes).unwrap();
+    let o = cli(&["-r", y.to_str().unwrap(), "-d", a_s, "-q"]);
+    no_panic(&o);
+    assert!(o.status.success(), "an unknown tag is ignored: {:?}", o);
+    // A bad colour space, and a header line with no end (read up to the cap, not whole).
+    for (name, head, needle) in [
+        (
+            "badc.y4m",
+            b"YUV4MPEG2 W64 H48 C420pXX\n".to_vec(),
+            "unsupported colorspace C420pXX",
+        ),
+        (
+            "mixed.y4m",
+            b"YUV4MPEG2 W64 H48 Im\n".to_vec(),
+            "unsupported interlacing Im",
+        ),
+        (
+            "long.y4m",
+            [b"YUV4MPEG2 ".to_vec(), vec![b'x'; 100_000]].concat(),
+            "longer than 4096 bytes",
+        ),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, head).unwrap();
+        fails_with(&cli(&["-r", p.to_str().unwrap(), "-d", a_s]), &[needle]);
+    }
+
+    // -o naming an input is refused, and the video is untouched.
+    fails_with(
+        &cli(&["-r", a_s, "-d", b_s, "-o", a_s]),
+        &["refusing to overwrite"],
+    );
+    assert_eq!(
+        std::fs::read(&a).unwrap(),
+        video,
+        "the reference video was changed"
+    );
+    // A run that fails leaves an existing log as it was (it used to be truncated first).
+    let log = dir.join("keep.json");
+    std::fs::write(&log, "previous log\n").unwrap();
+    fails_with(
+        &cli(&[
+            "-r",
+            a_s,
+            "-d",
+            y.to_str().unwrap(),
+            "--json",
+            "-o",
+            log.to_str().unwrap(),
+            "-m",
+            "version=nope",
+        ]),
+        &["nope"],
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "previous log\n");
+    // A successful run replaces it, with no temporary file left behind.
+    let o = cli(&[
+        "-r",
+        a_s,
+        "-d",
+        b_s,
+        "--json",
+        "-o",
+        log.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    read_json(&log);
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".vmaf-rs-log-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // A log that cannot be written still leaves the score printed, then names the failure.
+    let o = cli(&["-r", a_s, "-d", b_s, "-o", "/dev/full"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("vmaf: "),
+        "{o:?}"
+    );
+    fails_with(&o, &["cannot write log /dev/full"]);
+
+    // Model files: a huge support-vector count (used to abort on a 48 GB reservation, or panic),
+    // a file with no end (used to be read whole), a name that breaks the log.
+    let text = std::fs::read_to_string(root().join("src/model/builtin/vmaf_v0.6.1.json")).unwrap();
+    assert!(text.contains("total_sv 211"));
+    for n in ["2000000000", "9223372036854775807"] {
+        let m = dir.join(format!("sv{n}.json"));
+        std::fs::write(&m, text.replace("total_sv 211", &format!("total_sv {n}"))).unwrap();
+        let o = cli(&["-r", a_s, "-d", b_s, "-m", &format!("path={}", m.display())]);
+        no_panic(&o);
+        fails_with(&o, &["failed to read support vector 212 of"]);
+    }
+    fails_with(
+        &cli(&["-r", a_s, "-d", b_s, "-m", "path=/dev/zero"]),
+        &["larger than 64 MiB"],
+    );
+    fails_with(
+        &cli(&[
+            "-r",
+            a_s,
+            "-d",
+            b_s,
+            "-m",
+            "version=vmaf_v0.6.1:name=<&\"x>",
+        ]),
+        &["model name '<&\"x>'"],
+    );
+}

@@ -190,10 +190,11 @@ impl Model {
         Ok(())
     }
 
-    /// Loads a libvmaf JSON model file (`{"model_dict": {...}}`). Named `vmaf`.
+    /// Loads a libvmaf JSON model file (`{"model_dict": {...}}`, at most [`MAX_MODEL_BYTES`]).
+    /// Named `vmaf`.
     pub fn from_path(path: &Path) -> Result<Model> {
         let context = format!("model file '{}'", path.display());
-        let text = std::fs::read(path).map_err(|e| model_err(&context, e))?;
+        let text = read_capped(path, MAX_MODEL_BYTES).map_err(|e| model_err(&context, e))?;
         let text = String::from_utf8(text).map_err(|_| model_err(&context, "not UTF-8 text"))?;
         if path.extension().is_some_and(|e| e == "pkl") {
             return Err(model_err(
@@ -749,3 +750,24 @@ fn parse_transform(v: &Json) -> std::result::Result<Transform, String> {
 
 #[cfg(test)]
 mod tests;
+
+/// The largest model file accepted: libvmaf's largest models are about 1 MB; the cap keeps a
+/// wrong path (`/dev/zero`, a video) from being read whole into memory.
+pub const MAX_MODEL_BYTES: u64 = 64 << 20;
+
+/// Reads at most `cap` bytes of a file; a longer file is an error naming the cap.
+fn read_capped(path: &Path, cap: u64) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    f.take(cap + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| e.to_string())?;
+    if buf.len() as u64 > cap {
+        return Err(format!(
+            "larger than {} MiB, which no VMAF model is (is it the right file?)",
+            cap >> 20
+        ));
+    }
+    Ok(buf)
+}

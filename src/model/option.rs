@@ -85,6 +85,23 @@ pub struct FeatureSpec {
 /// The default `model` option of FFmpeg's `libvmaf` filter.
 pub const DEFAULT_MODEL_OPTION: &str = "version=vmaf_v0.6.1";
 
+/// A model name becomes a JSON key and an XML attribute name in the log: letters, digits, `_`,
+/// `-` and `.`, starting with a letter or `_` (libvmaf takes anything and writes a broken log).
+fn check_model_name(name: &str) -> Result<String> {
+    let mut chars = name.chars();
+    let ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !ok {
+        return Err(Error::InvalidOption(format!(
+            "model name '{name}': use letters, digits, '_', '-' and '.', starting with a letter \
+             or '_' (the name is a key in the JSON log and an attribute in the XML log)"
+        )));
+    }
+    Ok(name.to_string())
+}
+
 /// Parses the filter's `model` option: models separated by `|`, each a `key=value:key=value`
 /// list with keys `version`, `path`, `name`, `disable_clip` and `enable_transform` (only the
 /// exact value `true` sets a flag), and feature overloads `extractor.option=value`. Other keys are
@@ -96,7 +113,8 @@ pub const DEFAULT_MODEL_OPTION: &str = "version=vmaf_v0.6.1";
 /// skip this function.)
 ///
 /// Errors: a malformed `key=value` pair (missing `=`, empty key or value), and a model with
-/// neither `version` nor `path` (FFmpeg logs "could not load libvmaf model").
+/// neither `version` nor `path` (FFmpeg logs "could not load libvmaf model"), and a `name`
+/// that would break the log (see `check_model_name`).
 pub fn parse_model_option(text: &str) -> Result<Vec<ModelSpec>> {
     let text = if text.trim().is_empty() {
         DEFAULT_MODEL_OPTION
@@ -113,7 +131,7 @@ pub fn parse_model_option(text: &str) -> Result<Vec<ModelSpec>> {
             match k.as_str() {
                 "disable_clip" => disable_clip |= v == "true",
                 "enable_transform" => enable_transform |= v == "true",
-                "name" => name = Some(v.clone()),
+                "name" => name = Some(check_model_name(v)?),
                 "version" => version = Some(v.clone()),
                 "path" => path = Some(v.clone()),
                 _ => {}
@@ -286,6 +304,22 @@ mod tests {
 
     fn kv(d: &Dict) -> Vec<(&str, &str)> {
         d.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+    }
+
+    /// Issue 8: a model name that would make the XML/JSON log invalid is refused, by name.
+    #[test]
+    fn model_names_that_break_logs_are_refused() {
+        for bad in ["<&\"x>", "a b", "1st", "x\"y", "é"] {
+            let e = parse_model_option(&format!("version=vmaf_v0.6.1:name='{bad}'"))
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("model name"), "{bad:?}: {e}");
+        }
+        for good in ["vmaf", "vmaf_neg", "v1.0-hd", "_x"] {
+            let s = parse_model_option(&format!("version=vmaf_v0.6.1:name={good}")).unwrap();
+            assert_eq!(s.len(), 1);
+        }
     }
 
     #[test]

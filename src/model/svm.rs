@@ -270,8 +270,11 @@ pub(crate) fn parse(text: &str) -> Result<Svm, String> {
     let l = total_sv.ok_or("the libsvm model has no total_sv")?;
     let l = usize::try_from(l).map_err(|_| "total_sv is negative")?;
 
-    let mut coef = Vec::with_capacity(l);
-    let mut sv = Vec::with_capacity(l);
+    // Each support vector takes a line of at least two bytes: a count read from the file never
+    // reserves more than the rest of the file can hold (a total_sv of 2e9 must not allocate).
+    let cap = l.min(c.s.len().saturating_sub(c.pos) / 2);
+    let mut coef = Vec::with_capacity(cap);
+    let mut sv = Vec::with_capacity(cap);
     for i in 0..l {
         let line = c
             .read_line()
@@ -457,5 +460,19 @@ mod tests {
             "svm_type nu_svr\nkernel_type rbf\ngamma 1\nnr_class 2\ntotal_sv 1\nrho 0\nSV\n1 1:x\n"
         )
         .is_err());
+    }
+
+    /// Issue 8: a huge announced count used to reserve memory for it (2e9 support vectors: 48 GB,
+    /// an allocation failure that aborted the host process; i64::MAX: a capacity-overflow panic).
+    /// Now it is an ordinary error: too few support vectors.
+    #[test]
+    fn huge_total_sv_is_an_error_not_an_allocation() {
+        for n in ["2000000000", "9223372036854775807"] {
+            let m = format!(
+                "svm_type nu_svr\nkernel_type rbf\ngamma 1\nnr_class 2\ntotal_sv {n}\nrho 0\nSV\n1 1:1\n"
+            );
+            let e = parse(&m).unwrap_err();
+            assert!(e.contains("failed to read support vector 2 of"), "{e}");
+        }
     }
 }

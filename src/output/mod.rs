@@ -17,7 +17,10 @@
 //!   knowingly;
 //! * libvmaf's quirks are kept: in JSON a non-finite frame value is written as `null` without the
 //!   line break that follows other values, and the first frame is preceded by `,` when its number
-//!   is not 0; names are written without escaping.
+//!   is not 0. Names are escaped where the format allows it (JSON strings, XML attribute values,
+//!   CSV fields); a name libvmaf's own names never need escaping, so such logs are byte-identical.
+//!   A name in a position nothing can escape (an XML attribute *name*) is refused when the model
+//!   is configured (`model::option`).
 #![forbid(unsafe_code)]
 
 use std::fmt;
@@ -161,6 +164,50 @@ fn value(v: f64) -> String {
     c_fixed(v, if leading_zeros(v) <= 6 { 6 } else { 16 })
 }
 
+/// A JSON string's content: `"`, `\` and control characters escaped.
+fn json_str(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| c == '"' || c == '\\' || c.is_control()) {
+        return s.into();
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if c.is_control() => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.into()
+}
+
+/// An XML attribute value's content: `&`, `<`, `>`, `"` and `'` as entities.
+fn xml_attr(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains(['&', '<', '>', '"', '\'']) {
+        return s.into();
+    }
+    let mut o = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            c => o.push(c),
+        }
+    }
+    o.into()
+}
+
+/// A CSV field: quoted (quotes doubled) when it holds a separator, a quote or a line break.
+fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains([',', '"', '\n', '\r']) {
+        return s.into();
+    }
+    format!("\"{}\"", s.replace('"', "\"\"")).into()
+}
+
 /// The frames libvmaf writes, each with its written (column, value) pairs.
 fn frames<'a>(data: &'a LogData<'a>) -> impl Iterator<Item = (u64, Vec<(&'a str, f64)>)> + 'a {
     let sub = u64::from(data.params.n_subsample);
@@ -179,7 +226,7 @@ fn frames<'a>(data: &'a LogData<'a>) -> impl Iterator<Item = (u64, Vec<(&'a str,
 }
 
 fn write_xml(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
-    writeln!(w, "<VMAF version=\"{}\">", data.version)?;
+    writeln!(w, "<VMAF version=\"{}\">", xml_attr(data.version))?;
     writeln!(
         w,
         "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
@@ -197,7 +244,7 @@ fn write_xml(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
     writeln!(w, "  </frames>")?;
     writeln!(w, "  <pooled_metrics>")?;
     for (name, stats) in data.pooled {
-        write!(w, "    <metric name=\"{name}\" ")?;
+        write!(w, "    <metric name=\"{}\" ", xml_attr(name))?;
         for m in PoolMethod::LOG_ORDER {
             write!(w, "{m}=\"{}\" ", value(stats.get(m)))?;
         }
@@ -210,7 +257,7 @@ fn write_xml(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
 
 fn write_json(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
     writeln!(w, "{{")?;
-    writeln!(w, "  \"version\": \"{}\",", data.version)?;
+    writeln!(w, "  \"version\": \"{}\",", json_str(data.version))?;
     if data.fps.is_finite() {
         writeln!(w, "  \"fps\": {:.2},", data.fps)?;
     } else {
@@ -232,10 +279,10 @@ fn write_json(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
         for (j, (name, v)) in vals.into_iter().enumerate() {
             let comma = if j + 1 < cnt { "," } else { "" };
             if v.is_finite() {
-                writeln!(w, "        \"{name}\": {}{comma}", value(v))?;
+                writeln!(w, "        \"{}\": {}{comma}", json_str(name), value(v))?;
             } else {
                 // libvmaf writes no line break here.
-                write!(w, "        \"{name}\": null{comma}")?;
+                write!(w, "        \"{}\": null{comma}", json_str(name))?;
             }
         }
         writeln!(w, "      }}")?;
@@ -245,7 +292,7 @@ fn write_json(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
     write!(w, "  \"pooled_metrics\": {{")?;
     for (i, (name, stats)) in data.pooled.iter().enumerate() {
         write!(w, "{}", if i > 0 { ",\n" } else { "\n" })?;
-        write!(w, "    \"{name}\": {{")?;
+        write!(w, "    \"{}\": {{", json_str(name))?;
         for (j, m) in PoolMethod::LOG_ORDER.into_iter().enumerate() {
             write!(w, "{}", if j > 0 { ",\n" } else { "\n" })?;
             let v = stats.get(m);
@@ -267,7 +314,7 @@ fn write_json(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
 fn write_csv(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
     write!(w, "Frame,")?;
     for name in data.columns {
-        write!(w, "{name},")?;
+        write!(w, "{},", csv_field(name))?;
     }
     writeln!(w)?;
     for (idx, vals) in frames(data) {

@@ -272,3 +272,44 @@ fn formats_parse() {
         "{e}"
     );
 }
+
+/// Issue 8, item 6: names are escaped wherever the format allows it, so a hostile name cannot make
+/// the JSON invalid or inject XML (libvmaf's own names are unchanged by it).
+#[test]
+fn names_are_escaped() {
+    let cols = vec!["a\"b\\c".to_string(), "x<&'>,y".to_string()];
+    let row = [1.0, 2.0];
+    let frames: Vec<(u64, &[f64])> = vec![(0, &row[..])];
+    let stats = PoolStats {
+        min: 1.0,
+        max: 1.0,
+        mean: 1.0,
+        harmonic_mean: 1.0,
+    };
+    let pooled = vec![(cols[0].clone(), stats), (cols[1].clone(), stats)];
+    let data = LogData {
+        version: "v\"1",
+        fps: 1.0,
+        columns: &cols,
+        frames: &frames,
+        pooled: &pooled,
+        params: LogParams::default(),
+        libvmaf_isa: None,
+    };
+    let json = render(LogFormat::Json, &data);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    assert_eq!(v["version"], "v\"1");
+    assert_eq!(v["frames"][0]["metrics"]["a\"b\\c"], 1.0);
+    assert_eq!(v["pooled_metrics"]["x<&'>,y"]["mean"], 1.0);
+    let xml = render(LogFormat::Xml, &data);
+    assert!(
+        xml.contains("<metric name=\"x&lt;&amp;&apos;&gt;,y\" ")
+            && xml.contains("version=\"v&quot;1\""),
+        "{xml}"
+    );
+    let csv = render(LogFormat::Csv, &data);
+    assert!(
+        csv.starts_with("Frame,\"a\"\"b\\c\",\"x<&'>,y\",\n"),
+        "{csv}"
+    );
+}

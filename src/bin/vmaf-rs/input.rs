@@ -18,27 +18,54 @@ pub struct VideoReader {
     marker: Vec<u8>,
 }
 
-fn layout_from_y4m(tag: &str) -> Option<(ChromaLayout, u8)> {
-    // e.g. 420jpeg, 420paldv, 420mpeg2, 420, 422, 444, 420p10, 444p12, mono, mono16
-    let (base, depth) = match tag.find('p') {
-        Some(i) if tag[i + 1..].chars().all(|c| c.is_ascii_digit()) && i + 1 < tag.len() => {
-            (&tag[..i], tag[i + 1..].parse().ok()?)
+/// The longest y4m stream header or FRAME line accepted: real ones are well under 100 bytes, and
+/// a cap keeps a hostile file (or /dev/zero) from being read whole into memory.
+pub const MAX_Y4M_LINE: u64 = 4096;
+
+/// A y4m colour-space tag (the text after `C`): every tag FFmpeg writes, nothing else.
+fn layout_from_y4m(tag: &[u8]) -> Option<(ChromaLayout, u8)> {
+    let tag = std::str::from_utf8(tag).ok()?;
+    let depth = |d: &str| -> Option<u8> {
+        match d {
+            "9" | "10" | "12" | "14" | "16" => d.parse().ok(),
+            _ => None,
         }
-        _ => (tag, 8),
     };
-    let layout = if base.starts_with("420") {
-        ChromaLayout::Yuv420
-    } else if base.starts_with("422") {
-        ChromaLayout::Yuv422
-    } else if base.starts_with("444") {
-        ChromaLayout::Yuv444
-    } else if let Some(d) = base.strip_prefix("mono") {
-        let depth = if d.is_empty() { 8 } else { d.parse().ok()? };
-        return Some((ChromaLayout::Gray, depth));
-    } else {
-        return None;
+    let layout = |b: &str| match b {
+        "420" => Some(ChromaLayout::Yuv420),
+        "422" => Some(ChromaLayout::Yuv422),
+        "444" => Some(ChromaLayout::Yuv444),
+        _ => None,
     };
-    Some((layout, depth))
+    match tag {
+        "420jpeg" | "420paldv" | "420mpeg2" | "420" => Some((ChromaLayout::Yuv420, 8)),
+        "422" | "444" => Some((layout(tag)?, 8)),
+        "mono" => Some((ChromaLayout::Gray, 8)),
+        _ => {
+            if let Some(d) = tag.strip_prefix("mono") {
+                return Some((ChromaLayout::Gray, depth(d)?));
+            }
+            let (base, d) = tag.split_once('p')?;
+            Some((layout(base)?, depth(d)?))
+        }
+    }
+}
+
+/// Reads one `\n`-terminated line of at most [`MAX_Y4M_LINE`] bytes into `buf` (cleared first);
+/// returns its length (0 at the end of the input).
+fn read_capped_line(r: &mut impl BufRead, buf: &mut Vec<u8>, what: &str) -> Result<usize> {
+    buf.clear();
+    let n = r
+        .by_ref()
+        .take(MAX_Y4M_LINE)
+        .read_until(b'\n', buf)
+        .map_err(|e| Error::io(format!("cannot read {what}"), e))?;
+    if n as u64 == MAX_Y4M_LINE && buf.last() != Some(&b'\n') {
+        return Err(Error::Unsupported(format!(
+            "{what}: corrupt y4m (a header or FRAME line longer than {MAX_Y4M_LINE} bytes)"
+        )));
+    }
+    Ok(n)
 }
 
 impl VideoReader {
@@ -48,30 +75,57 @@ impl VideoReader {
         Ok(BufReader::with_capacity(1 << 20, f))
     }
 
-    /// Opens a y4m file, reading its header.
+    /// Opens a y4m file, reading its header (byte-wise: a header need not be UTF-8).
     pub fn open_y4m(path: &Path) -> Result<Self> {
         let mut inner = Self::open_file(path)?;
-        let mut header = String::new();
-        inner
-            .read_line(&mut header)
-            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-        let bad = |what: &str| Error::Unsupported(format!("{}: {what}", path.display()));
-        let mut toks = header.split_ascii_whitespace();
-        if toks.next() != Some("YUV4MPEG2") {
+        let name = path.display().to_string();
+        let mut header = Vec::new();
+        read_capped_line(&mut inner, &mut header, &name)?;
+        let bad = |what: &str| Error::Unsupported(format!("{name}: {what}"));
+        let mut toks = header
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|t| !t.is_empty());
+        if toks.next() != Some(b"YUV4MPEG2".as_slice()) {
             return Err(bad("not a y4m file (no YUV4MPEG2 header)"));
         }
-        let (mut w, mut h, mut c) = (0usize, 0usize, "420jpeg".to_string());
+        let num = |v: &[u8], what: &str| -> Result<usize> {
+            std::str::from_utf8(v)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| bad(&format!("bad {what} '{}'", String::from_utf8_lossy(v))))
+        };
+        let (mut w, mut h, mut c) = (0usize, 0usize, b"420jpeg".to_vec());
         for t in toks {
-            let (k, v) = t.split_at(1);
+            let (k, v) = (t[0], &t[1..]);
             match k {
-                "W" => w = v.parse().map_err(|_| bad("bad width"))?,
-                "H" => h = v.parse().map_err(|_| bad("bad height"))?,
-                "C" => c = v.to_string(),
+                b'W' => w = num(v, "width")?,
+                b'H' => h = num(v, "height")?,
+                b'C' => c = v.to_vec(),
+                b'I' => match v {
+                    b"p" | b"?" => {}
+                    b"t" | b"b" => eprintln!(
+                        "vmaf-rs: warning: {name} is interlaced (I{}): its frames are scored as \
+                         progressive pictures, as libvmaf does",
+                        v[0] as char
+                    ),
+                    _ => {
+                        return Err(bad(&format!(
+                            "unsupported interlacing I{} (mixed or unknown field order; \
+                             convert to progressive frames first)",
+                            String::from_utf8_lossy(v)
+                        )))
+                    }
+                },
                 _ => {}
             }
         }
-        let (layout, bpc) =
-            layout_from_y4m(&c).ok_or_else(|| bad(&format!("unsupported colorspace C{c}")))?;
+        let (layout, bpc) = layout_from_y4m(&c).ok_or_else(|| {
+            bad(&format!(
+                "unsupported colorspace C{} (supported: 420jpeg, 420paldv, 420mpeg2, 420, 422, \
+                 444, 420p10 etc. at 9/10/12/14/16 bits, mono, mono10 etc.)",
+                String::from_utf8_lossy(&c)
+            ))
+        })?;
         let format = PictureFormat {
             width: w,
             height: h,
@@ -109,11 +163,7 @@ impl VideoReader {
     pub fn next_frame(&mut self) -> Result<Option<&[u8]>> {
         let ctx = |e| Error::io(format!("cannot read {}", self.path), e);
         if self.y4m {
-            self.marker.clear();
-            let n = self
-                .inner
-                .read_until(b'\n', &mut self.marker)
-                .map_err(ctx)?;
+            let n = read_capped_line(&mut self.inner, &mut self.marker, &self.path)?;
             if n == 0 {
                 return Ok(None);
             }
@@ -164,12 +214,19 @@ mod tests {
 
     #[test]
     fn y4m_colorspaces() {
-        assert_eq!(layout_from_y4m("420jpeg"), Some((ChromaLayout::Yuv420, 8)));
-        assert_eq!(layout_from_y4m("420p10"), Some((ChromaLayout::Yuv420, 10)));
-        assert_eq!(layout_from_y4m("444p12"), Some((ChromaLayout::Yuv444, 12)));
-        assert_eq!(layout_from_y4m("422"), Some((ChromaLayout::Yuv422, 8)));
-        assert_eq!(layout_from_y4m("mono"), Some((ChromaLayout::Gray, 8)));
-        assert_eq!(layout_from_y4m("mono16"), Some((ChromaLayout::Gray, 16)));
-        assert_eq!(layout_from_y4m("411"), None);
+        let l = |t: &str| layout_from_y4m(t.as_bytes());
+        assert_eq!(l("420jpeg"), Some((ChromaLayout::Yuv420, 8)));
+        assert_eq!(l("420p10"), Some((ChromaLayout::Yuv420, 10)));
+        assert_eq!(l("444p12"), Some((ChromaLayout::Yuv444, 12)));
+        assert_eq!(l("422"), Some((ChromaLayout::Yuv422, 8)));
+        assert_eq!(l("mono"), Some((ChromaLayout::Gray, 8)));
+        assert_eq!(l("mono16"), Some((ChromaLayout::Gray, 16)));
+        // Issue 8: tags FFmpeg never writes are refused, not guessed at.
+        for bad in [
+            "411", "420pXX", "420p", "420p11", "444alpha", "mono7", "4200", "",
+        ] {
+            assert_eq!(l(bad), None, "{bad}");
+        }
+        assert_eq!(layout_from_y4m(b"\xc3\xa9x"), None);
     }
 }

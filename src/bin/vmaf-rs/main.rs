@@ -32,8 +32,8 @@ struct Args {
     /// Bit depth of raw input (8 to 16).
     #[arg(short = 'b', long)]
     bitdepth: Option<u8>,
-    /// Model: `version=vmaf_v0.6.1` or `path=model.json`, with `:name=…`, `:disable_clip`,
-    /// `:enable_transform`. Repeatable. Default: version=vmaf_v0.6.1.
+    /// Model: `version=vmaf_v0.6.1` or `path=model.json`, with `:name=…`, `:disable_clip=true`,
+    /// `:enable_transform=true`. Repeatable. Default: version=vmaf_v0.6.1.
     #[arg(short = 'm', long = "model")]
     models: Vec<String>,
     /// Extra feature to compute and log, e.g. `adm` or `name=vif:vif_enhn_gain_limit=1.0`.
@@ -174,12 +174,10 @@ fn run(args: &Args) -> Result<()> {
     } else {
         LogFormat::Xml
     };
-    // Fail on an unwritable log before spending time on the video.
-    let mut log_file = match &args.output {
-        Some(p) => Some(
-            std::fs::File::create(p)
-                .map_err(|e| Error::io(format!("cannot write log {}", p.display()), e))?,
-        ),
+    // Fail on an unwritable log before spending time on the video; the log goes to a temporary
+    // file beside it, renamed over it only once complete, so a failed run destroys nothing.
+    let log_file = match &args.output {
+        Some(p) => Some(LogFile::create(p, &[&args.reference, &args.distorted])?),
         None => None,
     };
 
@@ -234,10 +232,7 @@ fn run(args: &Args) -> Result<()> {
     if n == 0 {
         return Err(Error::Unsupported("the inputs hold no frames".into()));
     }
-    if let (Some(f), Some(p)) = (log_file.as_mut(), &args.output) {
-        vmaf_rs::report::write_log(&engine, fmt, f)
-            .map_err(|e| Error::io(format!("cannot write log {}", p.display()), e))?;
-    }
+    // Scores first, as the filter does: a log that cannot be written does not swallow them.
     if !args.quiet {
         for (i, name) in engine.model_names().iter().enumerate() {
             if let Some(s) = engine.pooled_model_score(i) {
@@ -245,9 +240,103 @@ fn run(args: &Args) -> Result<()> {
             }
         }
     }
+    if let Some(f) = log_file {
+        f.write(|w| vmaf_rs::report::write_log(&engine, fmt, w))?;
+    }
     Ok(())
 }
 
+/// The log being written: for a regular file (or a new one), a temporary file in the log's
+/// directory, renamed to the log's path when complete (and removed if the run fails); for
+/// anything else (`/dev/stdout`, a pipe), the path itself, opened before scoring.
+enum LogFile {
+    Staged {
+        path: PathBuf,
+        tmp: tempfile::NamedTempFile,
+        mode: u32,
+    },
+    Direct {
+        path: PathBuf,
+        file: std::fs::File,
+    },
+}
+
+impl LogFile {
+    /// Checks `path` is not one of `inputs` and that it can be written.
+    fn create(path: &std::path::Path, inputs: &[&PathBuf]) -> Result<Self> {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let err = |e| Error::io(format!("cannot write log {}", path.display()), e);
+        let mut mode = 0o644;
+        if let Ok(out) = std::fs::metadata(path) {
+            for i in inputs {
+                if let Ok(m) = std::fs::metadata(i) {
+                    if (m.dev(), m.ino()) == (out.dev(), out.ino()) {
+                        return Err(Error::InvalidOption(format!(
+                            "-o {} is the input {}: refusing to overwrite a video with a log",
+                            path.display(),
+                            i.display()
+                        )));
+                    }
+                }
+            }
+            if out.is_dir() {
+                return Err(Error::InvalidOption(format!(
+                    "cannot write log {}: it is a directory",
+                    path.display()
+                )));
+            }
+            if !out.is_file() {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(err)?;
+                return Ok(LogFile::Direct {
+                    path: path.to_path_buf(),
+                    file,
+                });
+            }
+            mode = out.permissions().mode() & 0o7777;
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(".vmaf-rs-log-")
+            .tempfile_in(dir)
+            .map_err(err)?;
+        Ok(LogFile::Staged {
+            path: path.to_path_buf(),
+            tmp,
+            mode,
+        })
+    }
+
+    /// Writes the log with `f`, then puts it in place.
+    fn write(self, f: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let (path, mut file, staged) = match self {
+            LogFile::Staged { path, tmp, mode } => {
+                let (file, tmp_path) = tmp.into_parts();
+                (path, file, Some((tmp_path, mode)))
+            }
+            LogFile::Direct { path, file } => (path, file, None),
+        };
+        let err = |e| Error::io(format!("cannot write log {}", path.display()), e);
+        let mut w = std::io::BufWriter::new(&mut file);
+        f(&mut w).map_err(err)?;
+        w.flush().map_err(err)?;
+        drop(w);
+        if let Some((tmp_path, mode)) = staged {
+            file.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(err)?;
+            file.sync_all().map_err(err)?;
+            tmp_path.persist(&path).map_err(|e| err(e.error))?;
+        }
+        Ok(())
+    }
+}
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
