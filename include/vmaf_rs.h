@@ -14,32 +14,28 @@
 #define VMAF_RS_LOG_DEBUG 48
 /* vmaf_rs_receive() result after flush once every frame has been received. */
 #define VMAF_RS_EOF 1
-
-// Chroma layout of a picture.
-typedef enum VmafRsLayout {
-  // Luma only.
-  VMAF_RS_LAYOUT_GRAY = 0,
-  // 4:2:0.
-  VMAF_RS_LAYOUT_YUV420 = 1,
-  // 4:2:2.
-  VMAF_RS_LAYOUT_YUV422 = 2,
-  // 4:4:4.
-  VMAF_RS_LAYOUT_YUV444 = 3,
-} VmafRsLayout;
-
-// Where plane pointers live.
-typedef enum VmafRsMemory {
-  // Host memory.
-  VMAF_RS_MEMORY_HOST = 0,
-  // CUDA device memory: `data[i]` are `CUdeviceptr` values cast to pointers.
-  VMAF_RS_MEMORY_CUDA = 1,
-} VmafRsMemory;
+/* VmafRsLayout values (plain integers: any other value is refused with -EINVAL). */
+#define VMAF_RS_LAYOUT_GRAY 0
+#define VMAF_RS_LAYOUT_YUV420 1
+#define VMAF_RS_LAYOUT_YUV422 2
+#define VMAF_RS_LAYOUT_YUV444 3
+/* VmafRsMemory values. */
+#define VMAF_RS_MEMORY_HOST 0
+#define VMAF_RS_MEMORY_CUDA 1
 
 // Opaque context handle. Create with [`vmaf_rs_new`], free with [`vmaf_rs_free`].
 typedef struct VmafRsContext VmafRsContext;
 
 // Log callback: `msg` is one NUL-terminated line ending in a newline, valid during the call.
 typedef void (*VmafRsLogFn)(void *opaque, int level, const char *msg);
+
+// Chroma layout of a picture: one of the `VMAF_RS_LAYOUT_*` values. A plain integer, not a C
+// enum, so that any value C passes is defined behaviour; others are refused with `-EINVAL`.
+typedef uint32_t VmafRsLayout;
+
+// Where plane pointers live: one of the `VMAF_RS_MEMORY_*` values (a plain integer, validated
+// like [`VmafRsLayout`]).
+typedef uint32_t VmafRsMemory;
 
 // Called once vmaf_rs no longer needs a picture (see [`VmafRsPicture::release`]).
 typedef void (*VmafRsReleaseFn)(void *opaque);
@@ -62,9 +58,9 @@ typedef struct VmafRsPicture {
   // Samples are stored this many bits up (6 for p010), else 0.
   uint32_t shift;
   // Chroma layout.
-  enum VmafRsLayout layout;
+  VmafRsLayout layout;
   // Memory kind.
-  enum VmafRsMemory memory;
+  VmafRsMemory memory;
   // 1 for nv12/p010/p016 (interleaved chroma), else 0.
   uint32_t interleaved_chroma;
   // If not NULL, called exactly once with `release_opaque` when vmaf_rs no longer reads the
@@ -131,7 +127,7 @@ int vmaf_rs_configure(struct VmafRsContext *ctx,
                       uint32_t width,
                       uint32_t height,
                       uint32_t bpc,
-                      enum VmafRsLayout layout);
+                      VmafRsLayout layout);
 
 // Scores one (reference, distorted) pair; the pictures are borrowed for this call only.
 //

@@ -25,30 +25,45 @@ pub const VMAF_RS_LOG_DEBUG: c_int = 48;
 /// `vmaf_rs_receive` result after flush once every frame has been received.
 pub const VMAF_RS_EOF: c_int = 1;
 
-/// Chroma layout of a picture.
-#[repr(C)]
-#[allow(non_camel_case_types)]
+/// Chroma layout of a picture: one of the `VMAF_RS_LAYOUT_*` values. A plain integer, not a C
+/// enum, so that any value C passes is defined behaviour; others are refused with `-EINVAL`.
+pub type VmafRsLayout = u32;
+/// Luma only.
+pub const VMAF_RS_LAYOUT_GRAY: VmafRsLayout = 0;
+/// 4:2:0.
+pub const VMAF_RS_LAYOUT_YUV420: VmafRsLayout = 1;
+/// 4:2:2.
+pub const VMAF_RS_LAYOUT_YUV422: VmafRsLayout = 2;
+/// 4:4:4.
+pub const VMAF_RS_LAYOUT_YUV444: VmafRsLayout = 3;
+
+/// Where plane pointers live: one of the `VMAF_RS_MEMORY_*` values (a plain integer, validated
+/// like [`VmafRsLayout`]).
+pub type VmafRsMemory = u32;
+/// Host memory.
+pub const VMAF_RS_MEMORY_HOST: VmafRsMemory = 0;
+/// CUDA device memory: `data[i]` are `CUdeviceptr` values cast to pointers.
+pub const VMAF_RS_MEMORY_CUDA: VmafRsMemory = 1;
+
+/// A validated [`VmafRsMemory`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VmafRsLayout {
-    /// Luma only.
-    VMAF_RS_LAYOUT_GRAY = 0,
-    /// 4:2:0.
-    VMAF_RS_LAYOUT_YUV420 = 1,
-    /// 4:2:2.
-    VMAF_RS_LAYOUT_YUV422 = 2,
-    /// 4:4:4.
-    VMAF_RS_LAYOUT_YUV444 = 3,
+enum Memory {
+    Host,
+    Cuda,
 }
 
-/// Where plane pointers live.
-#[repr(C)]
-#[allow(non_camel_case_types)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VmafRsMemory {
-    /// Host memory.
-    VMAF_RS_MEMORY_HOST = 0,
-    /// CUDA device memory: `data[i]` are `CUdeviceptr` values cast to pointers.
-    VMAF_RS_MEMORY_CUDA = 1,
+impl TryFrom<VmafRsMemory> for Memory {
+    type Error = Error;
+
+    fn try_from(m: VmafRsMemory) -> Result<Self> {
+        match m {
+            VMAF_RS_MEMORY_HOST => Ok(Memory::Host),
+            VMAF_RS_MEMORY_CUDA => Ok(Memory::Cuda),
+            _ => Err(Error::InvalidOption(format!(
+                "picture memory kind {m} is not a VMAF_RS_MEMORY_* value (0 host, 1 CUDA)"
+            ))),
+        }
+    }
 }
 
 /// Log callback: `msg` is one NUL-terminated line ending in a newline, valid during the call.
@@ -143,6 +158,8 @@ pub struct VmafRsContext {
     scores: FrameScores,
     names: Vec<CString>,
     name_ptrs: Vec<*const c_char>,
+    /// Set when a call panicked: the session's state is unknown, so every later call fails.
+    poisoned: bool,
 }
 
 impl VmafRsContext {
@@ -184,8 +201,18 @@ fn boundary(ctx: *mut VmafRsContext, f: impl FnOnce(&mut VmafRsContext) -> Resul
     // SAFETY: a non-NULL ctx comes from vmaf_rs_new and is used by one thread at a time, as the
     // header documents.
     let c = unsafe { &mut *ctx };
-    let r = catch_unwind(AssertUnwindSafe(|| f(c)))
-        .unwrap_or_else(|p| Err(Error::Internal(format!("panic: {}", panic_message(p)))));
+    let r = if c.poisoned {
+        Err(Error::State(
+            "this context failed with an internal error earlier; free it (vmaf_rs_free) and \
+             make a new one"
+                .into(),
+        ))
+    } else {
+        catch_unwind(AssertUnwindSafe(|| f(c))).unwrap_or_else(|p| {
+            c.poisoned = true;
+            Err(Error::Internal(format!("panic: {}", panic_message(p))))
+        })
+    };
     match r {
         Ok(v) => v,
         Err(e) => {
@@ -210,13 +237,19 @@ unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
         .map_err(|_| Error::InvalidOption(format!("{what} is not UTF-8")))
 }
 
-fn layout_of(l: VmafRsLayout) -> ChromaLayout {
-    match l {
-        VmafRsLayout::VMAF_RS_LAYOUT_GRAY => ChromaLayout::Gray,
-        VmafRsLayout::VMAF_RS_LAYOUT_YUV420 => ChromaLayout::Yuv420,
-        VmafRsLayout::VMAF_RS_LAYOUT_YUV422 => ChromaLayout::Yuv422,
-        VmafRsLayout::VMAF_RS_LAYOUT_YUV444 => ChromaLayout::Yuv444,
-    }
+fn layout_of(l: VmafRsLayout) -> Result<ChromaLayout> {
+    Ok(match l {
+        VMAF_RS_LAYOUT_GRAY => ChromaLayout::Gray,
+        VMAF_RS_LAYOUT_YUV420 => ChromaLayout::Yuv420,
+        VMAF_RS_LAYOUT_YUV422 => ChromaLayout::Yuv422,
+        VMAF_RS_LAYOUT_YUV444 => ChromaLayout::Yuv444,
+        _ => {
+            return Err(Error::InvalidOption(format!(
+                "layout {l} is not a VMAF_RS_LAYOUT_* value (0 gray, 1 yuv420, 2 yuv422, \
+                 3 yuv444)"
+            )))
+        }
+    })
 }
 
 /// Builds a borrowed picture from a descriptor.
@@ -229,7 +262,7 @@ unsafe fn picture<'a>(p: *const VmafRsPicture, what: &str) -> Result<Picture<'a>
     }
     // SAFETY: non-NULL and valid per the caller.
     let p = unsafe { &*p };
-    if p.memory != VmafRsMemory::VMAF_RS_MEMORY_HOST {
+    if Memory::try_from(p.memory)? != Memory::Host {
         return Err(Error::Mismatch(format!(
             "{what} is a CUDA frame, the other input is in host memory; give both inputs the \
              same kind of frames"
@@ -251,7 +284,7 @@ unsafe fn picture<'a>(p: *const VmafRsPicture, what: &str) -> Result<Picture<'a>
         width: p.width as usize,
         height: p.height as usize,
         bpc: p.bpc.min(255) as u8,
-        layout: layout_of(p.layout),
+        layout: layout_of(p.layout)?,
     };
     format.validate()?;
     if (p.bytes_per_sample == 2) != (format.bpc > 8) || p.shift + p.bpc > 8 * p.bytes_per_sample {
@@ -278,11 +311,10 @@ unsafe fn picture<'a>(p: *const VmafRsPicture, what: &str) -> Result<Picture<'a>
 ///
 /// # Safety
 /// `p` must be NULL or point to a valid descriptor.
-unsafe fn picture_kind(p: *const VmafRsPicture) -> Result<VmafRsMemory> {
+unsafe fn picture_kind(p: *const VmafRsPicture) -> Result<Memory> {
     // SAFETY: NULL or valid per the caller.
-    unsafe { p.as_ref() }
-        .map(|p| p.memory)
-        .ok_or_else(|| Error::InvalidOption("picture is NULL".into()))
+    let p = unsafe { p.as_ref() }.ok_or_else(|| Error::InvalidOption("picture is NULL".into()))?;
+    Memory::try_from(p.memory)
 }
 
 /// Hands a CUDA pair to the session; the releases move into the frames.
@@ -292,7 +324,7 @@ fn send_cuda(
     d: &VmafRsPicture,
     releases: (Option<Release>, Option<Release>),
 ) -> Result<c_int> {
-    if d.memory != VmafRsMemory::VMAF_RS_MEMORY_CUDA {
+    if Memory::try_from(d.memory)? != Memory::Cuda {
         return Err(Error::Mismatch(
             "reference is a CUDA frame, distorted is in host memory; give both inputs the same \
              kind of frames"
@@ -305,7 +337,10 @@ fn send_cuda(
                 "{what}: CUDA luma plane pointer is NULL or its pitch is not positive"
             )));
         }
-        if (p.width, p.height, p.bpc, p.shift) != (r.width, r.height, r.bpc, r.shift) {
+        layout_of(p.layout)?;
+        if (p.width, p.height, p.bpc, p.shift, p.layout)
+            != (r.width, r.height, r.bpc, r.shift, r.layout)
+        {
             return Err(Error::Mismatch(format!(
                 "reference {}x{} {}-bit, distorted {}x{} {}-bit",
                 r.width, r.height, r.bpc, d.width, d.height, d.bpc
@@ -316,7 +351,7 @@ fn send_cuda(
         width: r.width as usize,
         height: r.height as usize,
         bpc: r.bpc.min(255) as u8,
-        layout: layout_of(r.layout),
+        layout: layout_of(r.layout)?,
     };
     let frame = |p: &VmafRsPicture, rel: Option<Release>| match rel {
         Some(rel) => {
@@ -379,6 +414,7 @@ pub unsafe extern "C" fn vmaf_rs_new(
             scores: FrameScores::default(),
             names: Vec::new(),
             name_ptrs: Vec::new(),
+            poisoned: false,
         }))
     });
     match r {
@@ -445,7 +481,7 @@ pub unsafe extern "C" fn vmaf_rs_configure(
             width: width as usize,
             height: height as usize,
             bpc: bpc.min(255) as u8,
-            layout: layout_of(layout),
+            layout: layout_of(layout)?,
         };
         c.session.configure(format)?;
         let engine = c.session.engine_ref().expect("configured");
@@ -488,7 +524,7 @@ pub unsafe extern "C" fn vmaf_rs_send(
     };
     boundary(ctx, move |c| {
         // SAFETY: NULL or valid for the call per the contract.
-        if unsafe { picture_kind(reference)? } == VmafRsMemory::VMAF_RS_MEMORY_CUDA {
+        if unsafe { picture_kind(reference)? } == Memory::Cuda {
             // SAFETY: non-NULL (checked by picture_kind; distorted checked here) and valid.
             let d = unsafe { distorted.as_ref() }
                 .ok_or_else(|| Error::InvalidOption("distorted picture is NULL".into()))?;
@@ -652,6 +688,12 @@ mod tests {
             ("VMAF_RS_LOG_VERBOSE", VMAF_RS_LOG_VERBOSE),
             ("VMAF_RS_LOG_DEBUG", VMAF_RS_LOG_DEBUG),
             ("VMAF_RS_EOF", VMAF_RS_EOF),
+            ("VMAF_RS_LAYOUT_GRAY", VMAF_RS_LAYOUT_GRAY as c_int),
+            ("VMAF_RS_LAYOUT_YUV420", VMAF_RS_LAYOUT_YUV420 as c_int),
+            ("VMAF_RS_LAYOUT_YUV422", VMAF_RS_LAYOUT_YUV422 as c_int),
+            ("VMAF_RS_LAYOUT_YUV444", VMAF_RS_LAYOUT_YUV444 as c_int),
+            ("VMAF_RS_MEMORY_HOST", VMAF_RS_MEMORY_HOST as c_int),
+            ("VMAF_RS_MEMORY_CUDA", VMAF_RS_MEMORY_CUDA as c_int),
         ] {
             assert!(
                 h.contains(&format!("#define {name} {v}\n")),
@@ -671,8 +713,35 @@ mod tests {
         // SAFETY: ctx is valid; the returned string is NUL-terminated.
         let msg = unsafe { CStr::from_ptr(vmaf_rs_last_error(ctx)) };
         assert!(msg.to_str().unwrap().contains("boom"));
+        // The context is poisoned: every later call fails, even one that would succeed.
+        assert_eq!(boundary(ctx, |_| Ok(0)), -libc::EINVAL);
+        // SAFETY: as above.
+        let msg = unsafe { CStr::from_ptr(vmaf_rs_last_error(ctx)) };
+        assert!(msg.to_str().unwrap().contains("free it"), "{msg:?}");
         // SAFETY: frees the handle made above.
         unsafe { vmaf_rs_free(&mut ctx) };
         assert!(ctx.is_null());
+    }
+
+    /// Issue 8: enum values from C are plain integers, validated on entry (an out-of-range
+    /// value used to be undefined behaviour: `vmaf_rs_configure(c, 64, 64, 8, 64)` segfaulted).
+    #[test]
+    fn out_of_range_layouts_and_memory_kinds_are_refused() {
+        let mut ctx: *mut VmafRsContext = std::ptr::null_mut();
+        // SAFETY: valid out pointer; NULL callback.
+        let r = unsafe { vmaf_rs_new(&mut ctx, None, std::ptr::null_mut()) };
+        assert_eq!(r, 0);
+        for bad in [4, 64, u32::MAX] {
+            // SAFETY: ctx is valid.
+            let r = unsafe { vmaf_rs_configure(ctx, 64, 64, 8, bad) };
+            assert_eq!(r, -libc::EINVAL);
+            // SAFETY: as above.
+            let msg = unsafe { CStr::from_ptr(vmaf_rs_last_error(ctx)) };
+            assert!(msg.to_str().unwrap().contains("VMAF_RS_LAYOUT_"), "{msg:?}");
+        }
+        assert!(Memory::try_from(2).is_err());
+        assert_eq!(Memory::try_from(VMAF_RS_MEMORY_CUDA).unwrap(), Memory::Cuda);
+        // SAFETY: frees the handle made above.
+        unsafe { vmaf_rs_free(&mut ctx) };
     }
 }

@@ -90,6 +90,25 @@ int main(int argc, char **argv)
           vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) < 0, "unknown model version");
     vmaf_rs_free(&ctx);
     CHECK(ctx == NULL, "free sets NULL");
+    vmaf_rs_free(&ctx); /* a second free through the same pointer is a no-op */
+
+    /* out-of-range integers where C might pass anything: refused, not undefined behaviour */
+    CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0, "new");
+    CHECK(vmaf_rs_configure(ctx, W, H, 8, 64) == -EINVAL, "layout 64 must be refused");
+    CHECK(strstr(vmaf_rs_last_error(ctx), "VMAF_RS_LAYOUT_") != NULL, "names the values: %s",
+          vmaf_rs_last_error(ctx));
+    CHECK(vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) == 0, "configure: %s", vmaf_rs_last_error(ctx));
+    {
+        uint8_t *buf = calloc(PITCH * H, 1);
+        VmafRsPicture r = pic(buf), d = pic(buf);
+        r.memory = 7;
+        CHECK(vmaf_rs_send(ctx, &r, &d) == -EINVAL, "memory kind 7 must be refused");
+        r = pic(buf);
+        r.layout = 9;
+        CHECK(vmaf_rs_send(ctx, &r, &d) == -EINVAL, "layout 9 must be refused");
+        free(buf);
+    }
+    vmaf_rs_free(&ctx);
 
     /* a zero-frame context (FFmpeg's probe graph) does nothing at finish */
     CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0, "new");
