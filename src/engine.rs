@@ -133,6 +133,7 @@ struct Runtime {
 pub struct Engine {
     cfg: EngineConfig,
     libvmaf_isa: LibvmafIsa,
+    warnings: Vec<String>,
     plan: Plan,
     rt: Option<Runtime>,
     next_index: u64,
@@ -154,6 +155,10 @@ impl std::fmt::Debug for Engine {
             .finish()
     }
 }
+
+/// Pictures with a side this small or smaller: libvmaf's scale-3 DWT has fewer than 5 samples and
+/// reads outside the band (undefined); vmaf_rs clamps (`adm::scalar::dwt_indices`).
+pub const TINY_SIDE: usize = 32;
 
 fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
     let specs = if cfg.models.is_empty() {
@@ -269,7 +274,18 @@ impl Engine {
             ));
         }
         let plan = build_plan(&cfg)?;
+        let mut warnings = Vec::new();
+        let f = cfg.format;
+        if f.width <= TINY_SIDE || f.height <= TINY_SIDE {
+            warnings.push(format!(
+                "{}x{} has a side of {TINY_SIDE} px or less: libvmaf reads outside the picture \
+                 there (its ADM scores are undefined) and vmaf_rs clamps, so scores can differ \
+                 from libvmaf's (docs/FIDELITY.md); scale the inputs up to compare",
+                f.width, f.height
+            ));
+        }
         Ok(Engine {
+            warnings,
             libvmaf_isa: cfg.libvmaf_isa.resolve(),
             cfg,
             plan,
@@ -303,6 +319,12 @@ impl Engine {
     /// for this host when it was made).
     pub fn libvmaf_isa(&self) -> LibvmafIsa {
         self.libvmaf_isa
+    }
+
+    /// Warnings about the configuration (e.g. pictures where libvmaf's own result is undefined),
+    /// for the caller to show.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Pairs sent so far.

@@ -342,3 +342,24 @@ fn hostile_inputs_fail_cleanly_and_lose_nothing() {
         &["model name '<&\"x>'"],
     );
 }
+
+/// Issue 8, item 7: pictures where libvmaf's own result is undefined (a side of 32 px or less)
+/// are scored with a warning saying so; one pixel more, none.
+#[test]
+fn tiny_pictures_are_scored_with_a_warning() {
+    let dir = workdir("cli-tiny");
+    for (size, warned) in [("32x64", true), ("64x32", true), ("33x64", false)] {
+        let (w, h) = size.split_once('x').unwrap();
+        let src = format!("testsrc2=s=64x64:r=25:d=0.12,crop={w}:{h}:0:0:exact=1");
+        let a = make(&dir, &format!("{size}.y4m"), &src, "yuv444p");
+        let a = a.to_str().unwrap();
+        let o = cli(&["-r", a, "-d", a, "-q"]);
+        assert!(o.status.success(), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err.contains("side of 32 px or less"),
+            warned,
+            "{size}: {err}"
+        );
+    }
+}

@@ -699,3 +699,18 @@ fn libvmaf_isa_option_matches_each_libvmaf() {
     assert!(!o.status.success() && o.status.code().is_some(), "{text}");
     assert!(text.contains("libvmaf_isa='sse4'"), "{text}");
 }
+
+/// A picture with a side of 32 px or less is scored with the library's warning, through FFmpeg.
+#[test]
+fn tiny_pictures_warn_through_the_filter() {
+    let case = Case {
+        name: "tiny-32x48",
+        source: "testsrc2=s=32x48:r=25:d=0.12",
+        pix_fmt: "yuv420p",
+        dist_filter: "noise=alls=9",
+        encode: &[],
+    };
+    let (_dir, r, d) = pair(&case, "tiny");
+    let text = ok(&run_ours(&d, &r, "vmaf_rs"));
+    assert!(text.contains("32x48 has a side of 32 px or less"), "{text}");
+}

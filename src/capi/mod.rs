@@ -491,6 +491,9 @@ pub unsafe extern "C" fn vmaf_rs_configure(
             .map(|n| CString::new(n.as_str()).unwrap_or_default())
             .collect();
         c.name_ptrs = c.names.iter().map(|n| n.as_ptr()).collect();
+        for w in engine.warnings() {
+            c.log(LogLevel::Warning, &format!("vmaf_rs: {w}"));
+        }
         let models = engine.model_names().join(", ");
         c.log(
             LogLevel::Verbose,

@@ -182,6 +182,9 @@ fn run(args: &Args) -> Result<()> {
     };
 
     let mut engine = Engine::new(cfg)?;
+    for w in engine.warnings() {
+        eprintln!("vmaf-rs: warning: {w}");
+    }
     if args.verbose {
         eprintln!(
             "vmaf-rs: {}, models: {}, {}",
