@@ -28,7 +28,7 @@ fn ffprobe() -> PathBuf {
 
 /// Runs our ffmpeg with `-i main -i reference -lavfi <graph> -f null -`.
 fn run_ours(main: &Path, reference: &Path, graph: &str) -> Output {
-    Command::new(ours())
+    command_on(OracleCpu::Native, &ours())
         .args(["-hide_banner", "-nostdin", "-y", "-i"])
         .arg(main)
         .arg("-i")
@@ -217,17 +217,20 @@ fn log_formats_have_libvmaf_structure() {
     for fmt in ["xml", "csv", "sub"] {
         let theirs = dir.join(format!("oracle.{fmt}"));
         let mine = dir.join(format!("ours.{fmt}"));
-        ffmpeg(&[
-            "-i",
-            d.to_str().unwrap(),
-            "-i",
-            r.to_str().unwrap(),
-            "-lavfi",
-            &format!("libvmaf=log_fmt={fmt}:log_path={}", theirs.display()),
-            "-f",
-            "null",
-            "-",
-        ]);
+        ffmpeg_on(
+            OracleCpu::Native,
+            &[
+                "-i",
+                d.to_str().unwrap(),
+                "-i",
+                r.to_str().unwrap(),
+                "-lavfi",
+                &format!("libvmaf=log_fmt={fmt}:log_path={}", theirs.display()),
+                "-f",
+                "null",
+                "-",
+            ],
+        );
         ok(&run_ours(
             &d,
             &r,
@@ -310,7 +313,7 @@ fn zero_frame_graph_writes_nothing() {
     let dir = workdir("ff-zero");
     let log = dir.join("never.json");
     let src = "testsrc2=s=64x64:d=0";
-    let o = Command::new(ours())
+    let o = command_on(OracleCpu::Native, &ours())
         .args([
             "-hide_banner",
             "-nostdin",
@@ -344,7 +347,7 @@ fn zero_frame_graph_writes_nothing() {
     // visible at verbose level); only the real graph reports, once.
     let (dir, r, d) = pair(&NOISE_420, "probe");
     let log = dir.join("once.json");
-    let o = Command::new(ours())
+    let o = command_on(OracleCpu::Native, &ours())
         .args(["-hide_banner", "-nostdin", "-loglevel", "verbose", "-i"])
         .arg(&d)
         .arg("-i")
@@ -527,7 +530,7 @@ fn every_pixel_format_matches_libvmaf() {
         let sub = dir.join(ours_fmt);
         std::fs::create_dir_all(&sub).unwrap();
         let theirs_log = sub.join("oracle.json");
-        ffmpeg(&[
+        ffmpeg_on(OracleCpu::Native, &[
             "-i", dis.to_str().unwrap(), "-i", src.to_str().unwrap(), "-lavfi",
             &format!("[0:v]format={planar}[m];[1:v]format={planar}[r];[m][r]libvmaf=log_fmt=json:log_path={}", theirs_log.display()),
             "-f", "null", "-",
@@ -588,31 +591,34 @@ fn gray_formats_match_libvmaf() {
         }
         let size = format!("{w}x{h}");
         let theirs = sub.join("oracle.json");
-        ffmpeg(&[
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            planar,
-            "-s",
-            &size,
-            "-i",
-            files[1].0.to_str().unwrap(),
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            planar,
-            "-s",
-            &size,
-            "-i",
-            files[0].0.to_str().unwrap(),
-            "-lavfi",
-            &format!("libvmaf=log_fmt=json:log_path={}", theirs.display()),
-            "-f",
-            "null",
-            "-",
-        ]);
+        ffmpeg_on(
+            OracleCpu::Native,
+            &[
+                "-f",
+                "rawvideo",
+                "-pix_fmt",
+                planar,
+                "-s",
+                &size,
+                "-i",
+                files[1].0.to_str().unwrap(),
+                "-f",
+                "rawvideo",
+                "-pix_fmt",
+                planar,
+                "-s",
+                &size,
+                "-i",
+                files[0].0.to_str().unwrap(),
+                "-lavfi",
+                &format!("libvmaf=log_fmt=json:log_path={}", theirs.display()),
+                "-f",
+                "null",
+                "-",
+            ],
+        );
         let log = sub.join("ours.json");
-        let o = Command::new(ours())
+        let o = command_on(OracleCpu::Native, &ours())
             .args(["-hide_banner", "-nostdin", "-y"])
             .args(["-f", "rawvideo", "-pix_fmt", gray, "-s", &size, "-i"])
             .arg(&files[1].1)
@@ -673,7 +679,7 @@ fn libvmaf_isa_option_matches_each_libvmaf() {
             "vmaf_rs=libvmaf_isa={isa}:log_fmt=json:log_path={}",
             log.display()
         );
-        let o = Command::new(ours())
+        let o = command_on(OracleCpu::Native, &ours())
             .args(["-hide_banner", "-nostdin", "-y", "-v", "verbose", "-i"])
             .arg(&d)
             .arg("-i")
