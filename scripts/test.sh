@@ -31,7 +31,7 @@ cargo test --release -- --test-threads=2
 step "peers kept honest: scalar kernels only (VMAF_RS_CPU=scalar), and every SIMD call re-checked (check_simd)"
 # --nocapture: a SIMD sweep with nothing to sweep says so.
 VMAF_RS_CPU=scalar cargo test --release --lib every_level -- --test-threads=2 --nocapture 2>&1 |
-    grep -E "no SIMD level|test result"
+    grep -E "no SIMD level|test result|panicked|FAILED"
 lane_cases=(odd_size_rescaled_8bit testsrc2_12bit_444_blur sixteen_bit_420_noise every_libvmaf_isa)
 VMAF_RS_CPU=scalar cargo test --release --test golden -- --test-threads=2 "${lane_cases[@]}"
 cargo test --release --features check_simd --test golden -- --test-threads=2 "${lane_cases[@]}"

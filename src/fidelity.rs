@@ -2,9 +2,9 @@
 //!
 //! libvmaf picks its kernels at run time from the CPU it runs on (C, AVX2 or AVX-512 on x86), and
 //! a few of those kernels do not agree with its C code (`docs/FIDELITY.md` lists every known
-//! case). vmaf_rs computes every variant on every host and every backend; a [`LibvmafIsaMode`]
-//! (option `libvmaf_isa`) says which, and `auto` resolves — once, when an engine is configured —
-//! to the kernels libvmaf itself would take on this host. Resolution never depends on vmaf_rs's
+//! case). vmaf_rs computes every variant on every host and every backend; a
+//! [`LibvmafIsaMode`] (option `libvmaf_isa`) says which, and `auto` resolves — once, when an
+//! engine is configured — to the kernels libvmaf itself would take on this host. Resolution never depends on vmaf_rs's
 //! own kernel level (`VMAF_RS_CPU`), only on what libvmaf's dispatch would see.
 #![forbid(unsafe_code)]
 

@@ -307,6 +307,24 @@ fn hostile_inputs_fail_cleanly_and_lose_nothing() {
         .filter(|e| e.file_name().to_string_lossy().starts_with(".vmaf-rs-log-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+    // A new log gets the permissions any new file gets here (not the temporary file's 0600).
+    use std::os::unix::fs::PermissionsExt;
+    let fresh = dir.join("fresh.json");
+    let o = cli(&[
+        "-r",
+        a_s,
+        "-d",
+        b_s,
+        "--json",
+        "-o",
+        fresh.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let probe = dir.join("probe");
+    std::fs::File::create(&probe).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&fresh), mode(&probe));
     // A log that cannot be written still leaves the score printed, then names the failure.
     let o = cli(&["-r", a_s, "-d", b_s, "-o", "/dev/full"]);
     assert!(

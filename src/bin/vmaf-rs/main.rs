@@ -249,6 +249,18 @@ fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// The process's file-mode creation mask (Linux `/proc/self/status`; 022 if unreadable), so a
+/// new log gets the permissions `File::create` would give it, not the temporary file's 0600.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("Umask:"))?;
+            u32::from_str_radix(l["Umask:".len()..].trim(), 8).ok()
+        })
+        .unwrap_or(0o022)
+}
+
 /// The log being written: for a regular file (or a new one), a temporary file in the log's
 /// directory, renamed to the log's path when complete (and removed if the run fails); for
 /// anything else (`/dev/stdout`, a pipe), the path itself, opened before scoring.
@@ -269,7 +281,7 @@ impl LogFile {
     fn create(path: &std::path::Path, inputs: &[&PathBuf]) -> Result<Self> {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
         let err = |e| Error::io(format!("cannot write log {}", path.display()), e);
-        let mut mode = 0o644;
+        let mut mode = 0o666 & !umask();
         if let Ok(out) = std::fs::metadata(path) {
             for i in inputs {
                 if let Ok(m) = std::fs::metadata(i) {
@@ -340,6 +352,7 @@ impl LogFile {
         Ok(())
     }
 }
+
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {

@@ -898,11 +898,6 @@ impl Adm {
         &self.params
     }
 
-    /// The libvmaf kernel family reproduced.
-    pub fn libvmaf_isa(&self) -> LibvmafIsa {
-        self.isa
-    }
-
     fn check_plane(&self, p: &Plane<'_>, what: &str) -> Result<()> {
         if p.width != self.width || p.height != self.height {
             return Err(Error::Mismatch(format!(

@@ -257,10 +257,10 @@ pub fn s0_last_column_unmirrored(isa: LibvmafIsa, w: usize, bpc: u32) -> bool {
 /// (8-bit widths 65, 66, 129, 130, 193, ..., 321, 322, ...) and `adm_dwt2_16_avx512` (9..16-bit
 /// widths 129, 130, 257, 258, ...) do not where [`s0_last_column_unmirrored`] holds: their vector
 /// loop then also computes the last output column, loading its four taps as one contiguous run of
-/// the row's vertical pass, and that is reproduced here for those `isa`s. libvmaf keeps the vertical low-pass row `tmplo` and
-/// high-pass row `tmphi` back to back in one scratch buffer (`tmphi = tmplo + w`), so the
-/// low-pass taps past the row read `tmphi[0]` (and
-/// `tmphi[1]` for odd `w`): the last column of the approximation (`a`) and vertical (`v`) bands
+/// the row's vertical pass, and that is reproduced here for those `isa`s. libvmaf keeps the
+/// vertical low-pass row `tmplo` and high-pass row `tmphi` back to back in one scratch buffer
+/// (`tmphi = tmplo + w`), so the low-pass taps past the row read `tmphi[0]` (and `tmphi[1]` for
+/// odd `w`): the last column of the approximation (`a`) and vertical (`v`) bands
 /// is filtered from `tmplo[w - 2], tmplo[w - 1], tmphi[0], tmphi[1]` (odd `w`) or
 /// `tmplo[w - 3], tmplo[w - 2], tmplo[w - 1], tmphi[0]` (even `w`). Everything else in those
 /// kernels gives the scalar C's values (their logical shifts and unsigned packs keep the same
