@@ -3,7 +3,8 @@
 # checks formatting, lints and the generated C header, runs unit tests and the fidelity tests
 # against the real libvmaf (natively, and as libvmaf's other kernel families on CPUs emulated by
 # qemu), builds the patched FFmpeg and runs the end-to-end filter tests, re-runs golden cases on
-# the scalar kernels and with check_simd, the C ABI test under valgrind, and builds the CUDA
+# the scalar kernels and with check_simd, the C ABI test under valgrind and sanitizers, a fuzz
+# smoke run of every fuzz target, and builds the CUDA
 # kernels (no GPU needed to build; GPU tests skip with a message when no GPU is present, and
 # fail instead under VMAF_RS_REQUIRE_GPU=1).
 set -euo pipefail
@@ -40,8 +41,15 @@ step "fidelity as an AVX2-only host sees it (libvmaf, our CLI and our ffmpeg und
 VMAF_RS_TEST_HOST=avx2 cargo test --release --test golden --test ffmpeg -- --test-threads=2 \
     --skip valgrind_short_run_is_clean
 
-step "C ABI under valgrind"
+step "C ABI under valgrind, and under ASan + UBSan + LSan"
 scripts/capi-test.sh
+
+step "fuzzing: saved crashes and seeds replayed, then every target for 60 s (scripts/fuzz.sh)"
+cargo fmt --manifest-path tests/fuzz/Cargo.toml -- --check
+CARGO_TARGET_DIR=build/fuzz/target-replay cargo clippy --release --manifest-path tests/fuzz/Cargo.toml \
+    --all-targets -- -D warnings
+scripts/fuzz.sh replay
+scripts/fuzz.sh smoke 60
 
 step "CUDA: kernels compiled and embedded (no GPU needed); GPU tests skip without a GPU"
 scripts/cuda-toolchain.sh >/dev/null

@@ -391,7 +391,7 @@ impl Engine {
                         .thread_name(|i| format!("vmaf_rs-{i}"))
                         .build()
                         .map_err(|e| {
-                            Error::OutOfMemory(format!(
+                            Error::Resource(format!(
                                 "cannot start {workers} worker threads (n_threads={workers}): \
                                  {e}; use fewer threads"
                             ))

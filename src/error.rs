@@ -39,6 +39,9 @@ pub enum Error {
     /// Memory could not be allocated.
     #[error("out of memory: {0}")]
     OutOfMemory(String),
+    /// A system resource other than memory ran out (threads, under a process limit).
+    #[error("out of system resources: {0}")]
+    Resource(String),
     /// A bug: an internal invariant was violated (also used for caught panics at the C boundary).
     #[error("internal error: {0}")]
     Internal(String),
@@ -54,6 +57,7 @@ impl Error {
             Error::State(_) => libc::EINVAL,
             Error::Cuda(_) => libc::ENODEV,
             Error::OutOfMemory(_) => libc::ENOMEM,
+            Error::Resource(_) => libc::EAGAIN,
             Error::Internal(_) => libc::EFAULT,
         };
         -e

@@ -23,6 +23,7 @@ pub mod output;
 pub mod picture;
 pub mod report;
 pub mod session;
+pub mod video;
 
 pub use engine::{Engine, EngineConfig, FrameScores, PooledResults};
 pub use error::{Error, Result};

@@ -381,3 +381,49 @@ fn tiny_pictures_are_scored_with_a_warning() {
         );
     }
 }
+
+/// Issue 8: a failing thread start names the count and the fix. RLIMIT_NPROC makes it fail; root
+/// ignores that limit, so as root the CLI runs as `nobody` from a world-readable copy.
+#[test]
+fn failing_thread_start_names_the_thread_count() {
+    let dir = workdir("cli-nproc");
+    let a = make(&dir, "a.y4m", "testsrc2=s=64x64:r=25:d=0.12", "yuv420p");
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let o = if root {
+        let t = tempfile::Builder::new()
+            .prefix("vmaf_rs-nproc")
+            .tempdir_in("/var/tmp")
+            .expect("temp dir");
+        let (bin, input) = (t.path().join("vmaf-rs"), t.path().join("a.y4m"));
+        std::fs::copy(env!("CARGO_BIN_EXE_vmaf-rs"), &bin).unwrap();
+        std::fs::copy(&a, &input).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        for (p, mode) in [(t.path(), 0o755), (&bin, 0o755), (&input, 0o644)] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let i = input.to_str().unwrap();
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .args(["prlimit", "--nproc=1"])
+            .arg(&bin)
+            .args(["-r", i, "-d", i, "--threads", "4", "-q"])
+            .output()
+            .expect("run setpriv (util-linux)")
+    } else {
+        let i = a.to_str().unwrap();
+        Command::new("prlimit")
+            .arg("--nproc=1")
+            .arg(env!("CARGO_BIN_EXE_vmaf-rs"))
+            .args(["-r", i, "-d", i, "--threads", "4", "-q"])
+            .output()
+            .expect("run prlimit (util-linux)")
+    };
+    fails_with(
+        &o,
+        &[
+            "cannot start 4 worker threads (n_threads=4)",
+            "use fewer threads",
+        ],
+    );
+}

@@ -30,6 +30,7 @@ pub mod pool;
 mod svm;
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use json::Json;
@@ -156,15 +157,30 @@ impl Model {
                 )))
             }
         };
-        let mut m = Self::parse(
-            text,
-            DEFAULT_MODEL_NAME,
-            &format!("built-in model {version}"),
-        )?;
-        if neg {
-            m.apply_neg_overlay()?;
-        }
-        Ok(m)
+        // Parsed once per process: every graph (FFmpeg builds probe graphs too) and every
+        // model of a request reuses it.
+        type Parsed = std::result::Result<Model, String>;
+        static PARSED: [OnceLock<Parsed>; BUILTIN_VERSIONS.len()] =
+            [const { OnceLock::new() }; BUILTIN_VERSIONS.len()];
+        let slot = BUILTIN_VERSIONS
+            .iter()
+            .position(|v| *v == version)
+            .expect("matched above");
+        PARSED[slot]
+            .get_or_init(|| {
+                let mut m = Self::parse(
+                    text,
+                    DEFAULT_MODEL_NAME,
+                    &format!("built-in model {version}"),
+                )
+                .map_err(|e| e.to_string())?;
+                if neg {
+                    m.apply_neg_overlay().map_err(|e| e.to_string())?;
+                }
+                Ok(m)
+            })
+            .clone()
+            .map_err(Error::Internal)
     }
 
     /// `vmaf_4k_v0.6.1neg` is `vmaf_4k_v0.6.1` with the NEG `feature_opts_dicts` of

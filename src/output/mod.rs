@@ -119,7 +119,8 @@ pub struct LogData<'a> {
     pub libvmaf_isa: Option<(crate::fidelity::LibvmafIsa, crate::fidelity::LibvmafIsaMode)>,
 }
 
-/// Writes `data` as a libvmaf log in format `fmt`.
+/// Writes `data` as a libvmaf log in format `fmt`. Fails on a write error, and (XML only, before
+/// writing anything) on columns that cannot be XML attribute names (`InvalidInput`).
 pub fn write_log(w: &mut dyn Write, fmt: LogFormat, data: &LogData) -> io::Result<()> {
     match fmt {
         LogFormat::Xml => write_xml(w, data),
@@ -183,7 +184,9 @@ fn json_str(s: &str) -> std::borrow::Cow<'_, str> {
 
 /// An XML attribute value's content: `&`, `<`, `>`, `"` and `'` as entities.
 fn xml_attr(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.contains(['&', '<', '>', '"', '\'']) {
+    let plain =
+        |c: char| !matches!(c, '&' | '<' | '>' | '"' | '\'' | '\u{FFFE}' | '\u{FFFF}') && c >= ' ';
+    if s.chars().all(plain) {
         return s.into();
     }
     let mut o = String::with_capacity(s.len() + 16);
@@ -194,6 +197,13 @@ fn xml_attr(s: &str) -> std::borrow::Cow<'_, str> {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&apos;"),
+            // Character references, or a parser's attribute-value normalisation turns them into
+            // spaces.
+            '\t' => o.push_str("&#9;"),
+            '\n' => o.push_str("&#10;"),
+            '\r' => o.push_str("&#13;"),
+            // XML 1.0 cannot hold these at all, not even as references.
+            c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => o.push('\u{FFFD}'),
             c => o.push(c),
         }
     }
@@ -225,7 +235,38 @@ fn frames<'a>(data: &'a LogData<'a>) -> impl Iterator<Item = (u64, Vec<(&'a str,
     })
 }
 
+/// Per-frame XML values are attributes named by their column, so each column must be an XML
+/// name (here: an ASCII letter or `_`, then letters, digits, `_`, `-`, `.`; every name the engine
+/// makes is one) and distinct from the others and from `frameNum`. Anything else is refused
+/// rather than written as a log no parser reads.
+fn check_xml_names(columns: &[String]) -> io::Result<()> {
+    let mut seen = std::collections::HashSet::from(["frameNum"]);
+    for name in columns {
+        let mut chars = name.chars();
+        let ok = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !ok || !seen.insert(name.as_str()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "column '{}' cannot be an XML attribute name ({}); use the JSON or CSV log",
+                    name.escape_debug(),
+                    if ok {
+                        "it appears twice"
+                    } else {
+                        "not an XML name"
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn write_xml(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
+    check_xml_names(data.columns)?;
     writeln!(w, "<VMAF version=\"{}\">", xml_attr(data.version))?;
     writeln!(
         w,
@@ -270,8 +311,9 @@ fn write_json(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
         writeln!(w, "  }},")?;
     }
     write!(w, "  \"frames\": [")?;
-    for (idx, vals) in frames(data) {
-        write!(w, "{}", if idx > 0 { ",\n" } else { "\n" })?;
+    // Separated by written position, not frame number: the first frame written need not be 0.
+    for (k, (idx, vals)) in frames(data).enumerate() {
+        write!(w, "{}", if k > 0 { ",\n" } else { "\n" })?;
         writeln!(w, "    {{")?;
         writeln!(w, "      \"frameNum\": {idx},")?;
         writeln!(w, "      \"metrics\": {{")?;
@@ -329,7 +371,7 @@ fn write_csv(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
 
 fn write_sub(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
     for (idx, vals) in frames(data) {
-        write!(w, "{{{idx}}}{{{}}}frame: {idx}|", idx + 1)?;
+        write!(w, "{{{idx}}}{{{}}}frame: {idx}|", idx.wrapping_add(1))?;
         for (name, v) in vals {
             write!(w, "{name}: {}|", value(v))?;
         }

@@ -208,7 +208,7 @@ fn empty_logs() {
 }
 
 #[test]
-fn partial_rows_and_first_frame_quirk() {
+fn partial_rows_and_a_first_frame_other_than_0() {
     let cols = columns();
     let a = [0.5];
     let frames: Vec<(u64, &[f64])> = vec![(3, &[][..]), (5, &a[..])];
@@ -226,10 +226,11 @@ fn partial_rows_and_first_frame_quirk() {
         render(LogFormat::Csv, &data),
         "Frame,integer_adm2,vmaf,\n5,0.500000,\n"
     );
-    // libvmaf starts the frame list with ",\n" when the first frame written is not frame 0.
+    // libvmaf starts the frame list with ",\n" when the first frame written is not frame 0, an
+    // invalid JSON log; vmaf_rs does not reproduce that (docs/FIDELITY.md).
     let json = render(LogFormat::Json, &data);
     assert!(
-        json.contains("  \"frames\": [,\n    {\n      \"frameNum\": 5,\n      \"metrics\": {\n        \"integer_adm2\": 0.500000\n      }\n    }\n  ],\n"),
+        json.contains("  \"frames\": [\n    {\n      \"frameNum\": 5,\n      \"metrics\": {\n        \"integer_adm2\": 0.500000\n      }\n    }\n  ],\n"),
         "{json}"
     );
 }
@@ -301,15 +302,66 @@ fn names_are_escaped() {
     assert_eq!(v["version"], "v\"1");
     assert_eq!(v["frames"][0]["metrics"]["a\"b\\c"], 1.0);
     assert_eq!(v["pooled_metrics"]["x<&'>,y"]["mean"], 1.0);
-    let xml = render(LogFormat::Xml, &data);
+    // Per-frame XML values are attributes named by column: such names are refused (found by
+    // fuzzing: the log was not XML).
+    let mut out = Vec::new();
+    let e = write_log(&mut out, LogFormat::Xml, &data).expect_err("not XML names");
+    assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+    assert!(out.is_empty(), "nothing written before the refusal");
+    let good = vec!["vmaf".to_string(), "vmaf.b-2".to_string()];
+    let pooled = vec![(good[0].clone(), stats), (good[1].clone(), stats)];
+    let xml = render(
+        LogFormat::Xml,
+        &LogData {
+            version: "v\"<1>\t\n\x01",
+            columns: &good,
+            pooled: &pooled,
+            ..data.clone()
+        },
+    );
     assert!(
-        xml.contains("<metric name=\"x&lt;&amp;&apos;&gt;,y\" ")
-            && xml.contains("version=\"v&quot;1\""),
+        xml.contains("<frame frameNum=\"0\" vmaf=\"1.000000\" vmaf.b-2=\"2.000000\" />")
+            && xml.contains("version=\"v&quot;&lt;1&gt;&#9;&#10;\u{FFFD}\""),
         "{xml}"
     );
+    for dup in [["vmaf", "vmaf"], ["frameNum", "vmaf"]] {
+        let dup: Vec<String> = dup.iter().map(|s| s.to_string()).collect();
+        let d = LogData {
+            columns: &dup,
+            ..data.clone()
+        };
+        assert!(
+            write_log(&mut Vec::new(), LogFormat::Xml, &d).is_err(),
+            "{dup:?}"
+        );
+    }
     let csv = render(LogFormat::Csv, &data);
     assert!(
         csv.starts_with("Frame,\"a\"\"b\\c\",\"x<&'>,y\",\n"),
         "{csv}"
     );
+}
+
+/// Found by fuzzing: JSON placed its separators by frame number, so a log whose first frame is
+/// not frame 0 was invalid; SUB overflowed on the last possible frame number.
+#[test]
+fn frames_need_not_start_at_zero() {
+    let cols = columns();
+    let row = [1.0, 2.0];
+    let frames: Vec<(u64, &[f64])> = vec![(7, &row[..]), (u64::MAX, &row[..])];
+    let data = LogData {
+        version: "v",
+        fps: 1.0,
+        columns: &cols,
+        frames: &frames,
+        pooled: &[],
+        params: LogParams::default(),
+        libvmaf_isa: None,
+    };
+    let json = render(LogFormat::Json, &data);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    assert_eq!(v["frames"][0]["frameNum"], 7);
+    assert_eq!(v["frames"][1]["frameNum"], u64::MAX);
+    let sub = render(LogFormat::Sub, &data);
+    assert!(sub.contains(&format!("{{{}}}{{0}}", u64::MAX)), "{sub}");
 }

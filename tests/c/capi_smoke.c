@@ -110,6 +110,49 @@ int main(int argc, char **argv)
     }
     vmaf_rs_free(&ctx);
 
+    /* calls in the wrong order, NULL outputs and impossible values: errors, never a crash */
+    CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0, "new");
+    {
+        uint8_t *buf = calloc(PITCH * H, 1);
+        VmafRsPicture r = pic(buf), d = pic(buf);
+        VmafRsFrameScores s;
+        double score;
+        CHECK(vmaf_rs_send(ctx, &r, &d) < 0, "send before configure");
+        CHECK(vmaf_rs_receive(ctx, &s) < 0, "receive before configure");
+        CHECK(vmaf_rs_flush(ctx) < 0, "flush before configure");
+        CHECK(vmaf_rs_pooled_score(ctx, 0, &score) < 0, "pooled score before configure");
+        CHECK(vmaf_rs_set_option(ctx, NULL, "1") < 0 && vmaf_rs_set_option(ctx, "pool", NULL) < 0,
+              "NULL key or value");
+        CHECK(vmaf_rs_configure(ctx, 0, H, 8, VMAF_RS_LAYOUT_GRAY) < 0, "width 0");
+        CHECK(vmaf_rs_configure(ctx, 1u << 20, 1u << 20, 8, VMAF_RS_LAYOUT_GRAY) < 0, "2^20 x 2^20");
+        CHECK(vmaf_rs_configure(ctx, W, H, 0, VMAF_RS_LAYOUT_GRAY) < 0, "bpc 0");
+        CHECK(vmaf_rs_configure(ctx, W, H, 4000000000u, VMAF_RS_LAYOUT_GRAY) < 0, "bpc 4e9");
+        CHECK(vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) == 0, "configure: %s", vmaf_rs_last_error(ctx));
+        CHECK(vmaf_rs_set_option(ctx, "pool", "min") < 0, "option after configure");
+        CHECK(vmaf_rs_send(ctx, NULL, NULL) < 0, "send(NULL, NULL)");
+        CHECK(vmaf_rs_receive(ctx, NULL) < 0, "receive into NULL");
+        CHECK(vmaf_rs_pooled_score(ctx, 0, NULL) < 0, "pooled score into NULL");
+        CHECK(vmaf_rs_pooled_score(ctx, 0, &score) < 0, "pooled score with no frame");
+        r.bytes_per_sample = 3;
+        CHECK(vmaf_rs_send(ctx, &r, &d) == -EINVAL, "bytes_per_sample 3");
+        r = pic(buf);
+        r.pitch[0] = -PITCH;
+        CHECK(vmaf_rs_send(ctx, &r, &d) < 0, "negative pitch");
+        r = pic(buf);
+        r.bpc = 17;
+        CHECK(vmaf_rs_send(ctx, &r, &d) < 0, "bpc 17");
+        r = pic(buf);
+        r.shift = 4;
+        CHECK(vmaf_rs_send(ctx, &r, &d) < 0, "8 bits shifted by 4 in one byte");
+        r = pic(buf);
+        CHECK(vmaf_rs_send(ctx, &r, &d) == 0, "a good pair still works: %s", vmaf_rs_last_error(ctx));
+        CHECK(vmaf_rs_finish(ctx) == 0, "finish without flush: %s", vmaf_rs_last_error(ctx));
+        free(buf);
+    }
+    CHECK(vmaf_rs_last_error(NULL) != NULL && vmaf_rs_frames_scored(NULL) == 0, "NULL getters");
+    CHECK(vmaf_rs_flush(NULL) < 0 && vmaf_rs_finish(NULL) < 0, "NULL context");
+    vmaf_rs_free(&ctx);
+
     /* a zero-frame context (FFmpeg's probe graph) does nothing at finish */
     CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0, "new");
     CHECK(vmaf_rs_set_option(ctx, "log_path", "never_written.json") == 0, "log_path");
@@ -121,6 +164,7 @@ int main(int argc, char **argv)
     vmaf_rs_free(&ctx);
 
     /* a real run */
+    info_lines = 0;
     CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0, "new");
     CHECK(vmaf_rs_set_option(ctx, "n_threads", "2") == 0, "n_threads");
     CHECK(vmaf_rs_set_option(ctx, "log_fmt", "json") == 0, "log_fmt");

@@ -1,13 +1,11 @@
 //! `vmaf-rs`: libvmaf's `vmaf` command-line tool, over the vmaf_rs engine.
 
-mod input;
-
 use clap::Parser;
-use input::VideoReader;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use vmaf_rs::model::{parse_feature_option, parse_model_option, PoolMethod};
 use vmaf_rs::output::LogFormat;
+use vmaf_rs::video::VideoReader;
 use vmaf_rs::{ChromaLayout, Engine, EngineConfig, Error, Picture, PictureFormat, Plane, Result};
 
 /// Compute VMAF of a distorted video against its reference, with libvmaf-identical scores.
@@ -93,7 +91,11 @@ fn open(path: &std::path::Path, args: &Args) -> Result<VideoReader> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("y4m"));
     if is_y4m {
-        return VideoReader::open_y4m(path);
+        let reader = VideoReader::open_y4m(path)?;
+        for w in &reader.warnings {
+            eprintln!("vmaf-rs: warning: {w}");
+        }
+        return Ok(reader);
     }
     let (Some(width), Some(height), Some(pf), Some(bpc)) = (
         args.width,

@@ -1,20 +1,23 @@
-//! Video input for the CLI: y4m (any chroma layout, 8–16 bit) and raw planar YUV.
+//! Video file readers: y4m (any chroma layout, 8–16 bit) and raw planar YUV, over any byte
+//! stream. Used by the CLI; in the library so that the fuzz targets (`tests/fuzz/`) reach it.
 
+use crate::{ChromaLayout, Error, PictureFormat, Result};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use vmaf_rs::{ChromaLayout, Error, PictureFormat, Result};
 
 /// A sequential frame reader that keeps only the luma plane of each frame.
-pub struct VideoReader {
-    inner: BufReader<File>,
+pub struct VideoReader<R = BufReader<File>> {
+    inner: R,
     path: String,
     /// Stream format.
     pub format: PictureFormat,
+    /// Things the user should know about the stream (e.g. interlacing), for the caller to print.
+    pub warnings: Vec<String>,
     y4m: bool,
     luma: Vec<u8>,
+    luma_bytes: usize,
     chroma_bytes: usize,
-    skip: Vec<u8>,
     marker: Vec<u8>,
 }
 
@@ -68,17 +71,37 @@ fn read_capped_line(r: &mut impl BufRead, buf: &mut Vec<u8>, what: &str) -> Resu
     Ok(n)
 }
 
+fn open_file(path: &Path) -> Result<BufReader<File>> {
+    let f =
+        File::open(path).map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+    Ok(BufReader::with_capacity(1 << 20, f))
+}
+
 impl VideoReader {
-    fn open_file(path: &Path) -> Result<BufReader<File>> {
-        let f = File::open(path)
-            .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
-        Ok(BufReader::with_capacity(1 << 20, f))
+    /// Opens a y4m file, reading its header.
+    pub fn open_y4m(path: &Path) -> Result<Self> {
+        VideoReader::y4m(open_file(path)?, &path.display().to_string())
     }
 
-    /// Opens a y4m file, reading its header (byte-wise: a header need not be UTF-8).
-    pub fn open_y4m(path: &Path) -> Result<Self> {
-        let mut inner = Self::open_file(path)?;
-        let name = path.display().to_string();
+    /// Opens a raw planar YUV file of the given format.
+    pub fn open_raw(path: &Path, format: PictureFormat) -> Result<Self> {
+        format.validate()?;
+        let inner = open_file(path)?;
+        Ok(VideoReader::new(
+            inner,
+            &path.display().to_string(),
+            format,
+            false,
+        ))
+    }
+}
+
+impl<R: BufRead> VideoReader<R> {
+    /// Reads a y4m stream's header from `inner` (byte-wise: a header need not be UTF-8); `name`
+    /// names the stream in errors.
+    pub fn y4m(mut inner: R, name: &str) -> Result<Self> {
+        let name = name.to_string();
+        let mut warnings = Vec::new();
         let mut header = Vec::new();
         read_capped_line(&mut inner, &mut header, &name)?;
         let bad = |what: &str| Error::Unsupported(format!("{name}: {what}"));
@@ -103,11 +126,11 @@ impl VideoReader {
                 b'C' => c = v.to_vec(),
                 b'I' => match v {
                     b"p" | b"?" => {}
-                    b"t" | b"b" => eprintln!(
-                        "vmaf-rs: warning: {name} is interlaced (I{}): its frames are scored as \
-                         progressive pictures, as libvmaf does",
+                    b"t" | b"b" => warnings.push(format!(
+                        "{name} is interlaced (I{}): its frames are scored as progressive \
+                         pictures, as libvmaf does",
                         v[0] as char
-                    ),
+                    )),
                     _ => {
                         return Err(bad(&format!(
                             "unsupported interlacing I{} (mixed or unknown field order; \
@@ -133,27 +156,31 @@ impl VideoReader {
             layout,
         };
         format.validate().map_err(|e| bad(&e.to_string()))?;
-        Ok(Self::new(inner, path, format, true))
+        let mut reader = VideoReader::new(inner, &name, format, true);
+        reader.warnings = warnings;
+        Ok(reader)
     }
 
-    /// Opens a raw planar YUV file of the given format.
-    pub fn open_raw(path: &Path, format: PictureFormat) -> Result<Self> {
+    /// Reads a raw planar YUV stream of the given format from `inner`.
+    pub fn raw(inner: R, name: &str, format: PictureFormat) -> Result<Self> {
         format.validate()?;
-        let inner = Self::open_file(path)?;
-        Ok(Self::new(inner, path, format, false))
+        Ok(VideoReader::new(inner, name, format, false))
     }
 
-    fn new(inner: BufReader<File>, path: &Path, format: PictureFormat, y4m: bool) -> Self {
+    fn new(inner: R, name: &str, format: PictureFormat, y4m: bool) -> Self {
         let bps = if format.bpc > 8 { 2 } else { 1 };
         let (cw, ch) = format.layout.chroma_size(format.width, format.height);
         VideoReader {
             inner,
-            path: path.display().to_string(),
+            path: name.to_string(),
             format,
+            warnings: Vec::new(),
             y4m,
-            luma: vec![0; format.width * format.height * bps],
+            // Grown while reading, so a header's claimed size never sizes an allocation beyond
+            // what the stream delivers.
+            luma: Vec::new(),
+            luma_bytes: format.width * format.height * bps,
             chroma_bytes: 2 * cw * ch * bps,
-            skip: vec![0; 2 * cw * ch * bps],
             marker: Vec::with_capacity(64),
         }
     }
@@ -174,18 +201,21 @@ impl VideoReader {
                 )));
             }
         }
-        match read_full(&mut self.inner, &mut self.luma).map_err(ctx)? {
-            0 if !self.y4m => return Ok(None),
-            n if n < self.luma.len() => {
-                return Err(Error::Unsupported(format!(
-                    "{}: truncated frame",
-                    self.path
-                )))
-            }
-            _ => {}
+        self.luma.clear();
+        let n = (&mut self.inner)
+            .take(self.luma_bytes as u64)
+            .read_to_end(&mut self.luma)
+            .map_err(ctx)?;
+        if n == 0 && !self.y4m {
+            return Ok(None);
         }
-        let c = self.chroma_bytes;
-        if read_full(&mut self.inner, &mut self.skip[..c]).map_err(ctx)? < c {
+        let c = self.chroma_bytes as u64;
+        let skipped = if n < self.luma_bytes {
+            0
+        } else {
+            std::io::copy(&mut (&mut self.inner).take(c), &mut std::io::sink()).map_err(ctx)?
+        };
+        if n < self.luma_bytes || skipped < c {
             return Err(Error::Unsupported(format!(
                 "{}: truncated frame",
                 self.path
@@ -193,19 +223,6 @@ impl VideoReader {
         }
         Ok(Some(&self.luma))
     }
-}
-
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
 }
 
 #[cfg(test)]
