@@ -43,7 +43,8 @@ typedef void (*VmafRsReleaseFn)(void *opaque);
 // A picture. Host pictures are borrowed for the duration of one call; CUDA pictures are read
 // asynchronously and handed back through `release`.
 typedef struct VmafRsPicture {
-  // Plane pointers (Y, U, V; for nv12/p010 `data[1]` is the interleaved UV plane).
+  // Plane pointers (Y, U, V; for nv12/p010 `data[1]` is the interleaved UV plane). Host
+  // pictures may leave the chroma pointers NULL when no requested feature reads chroma.
   const void *data[3];
   // Bytes between rows, per plane.
   ptrdiff_t pitch[3];

@@ -12,7 +12,7 @@ use crate::feature::options::OptValues;
 use crate::feature::{self, names, Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
 use crate::fidelity::{LibvmafIsa, LibvmafIsaMode};
 use crate::model::{FeatureSpec, Model, ModelSpec, PoolMethod, PoolStats};
-use crate::picture::{OwnedPlane, Picture, PictureFormat, Plane};
+use crate::picture::{OwnedPicture, Picture, PictureFormat};
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -88,18 +88,49 @@ pub struct PooledResults {
 struct Instance {
     def: &'static ExtractorDef,
     opts: OptValues,
-    /// Column of its first spatial value.
+    /// Row slot of its first spatial value (every spatial output has a slot, shown or not).
     spatial_col: usize,
-    /// Column of its first temporal value, if it has a temporal stage.
+    /// Row slot of its first temporal value, if it has a temporal stage.
     temporal_col: Option<usize>,
 }
 
 /// The compiled plan: instances, columns, models.
+///
+/// Extractors write a row of slots (each instance's spatial outputs, then temporal outputs); the
+/// feature columns are the slots instances show (`col_slot`), followed by one column per model.
 struct Plan {
     instances: Vec<Instance>,
     columns: Vec<String>,
     n_feature_cols: usize,
+    n_slots: usize,
+    col_slot: Vec<usize>,
+    /// Each model with the row slots of its inputs.
     models: Vec<(Model, Vec<usize>)>,
+    /// Whether any instance reads chroma (then the engine keeps chroma planes).
+    chroma: bool,
+}
+
+impl Instance {
+    /// Whether it runs on frames `n_subsample` skips.
+    fn runs_every_frame(&self) -> bool {
+        self.def.needs_prev_ref || self.def.every_frame
+    }
+}
+
+impl Plan {
+    /// Slots written per frame by extractors (the temporal slots follow).
+    fn spatial_slots(&self) -> usize {
+        self.instances
+            .iter()
+            .map(|i| i.spatial_col + i.def.spatial.len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether some extractor reads the distorted picture of frames `n_subsample` skips.
+    fn every_frame(&self) -> bool {
+        self.instances.iter().any(|i| i.def.every_frame)
+    }
 }
 
 /// Extractor instances and output row of one worker slot.
@@ -119,10 +150,10 @@ struct Pending {
 struct Runtime {
     pool: Option<rayon::ThreadPool>,
     slots: Vec<Slot>,
-    /// Reference planes by frame index modulo its length (history for motion + batch).
-    refs: Vec<OwnedPlane>,
-    /// Distorted planes of the current batch.
-    dists: Vec<OwnedPlane>,
+    /// Reference pictures by frame index modulo its length (history for motion + batch).
+    refs: Vec<OwnedPicture>,
+    /// Distorted pictures of the current batch.
+    dists: Vec<OwnedPicture>,
     temporals: Vec<(usize, Box<dyn Temporal>)>,
     batch: Vec<(u64, bool)>,
     spare_rows: Vec<Vec<f64>>,
@@ -224,43 +255,60 @@ fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
         }
         instance_of(def, opts);
     }
+    let f = &cfg.format;
+    for inst in &instances {
+        (inst.def.check)(&inst.opts, f)?;
+    }
 
-    // Columns: every instance's spatial values, then temporal values (libvmaf's log order).
-    let mut columns = Vec::new();
+    // Slots: every instance's spatial values, then temporal values; columns are the shown ones,
+    // in slot order (libvmaf's log order).
+    let (mut columns, mut col_slot, mut slot_names) = (Vec::new(), Vec::new(), Vec::new());
     for inst in instances.iter_mut() {
-        inst.spatial_col = columns.len();
+        inst.spatial_col = slot_names.len();
         for n in inst.def.spatial {
-            columns.push(names::alias(&inst.opts.feature_name(n)).to_string());
+            let name = names::alias(&inst.opts.feature_name(n)).to_string();
+            if inst.def.shows(&inst.opts, f, n) {
+                col_slot.push(slot_names.len());
+                columns.push(name.clone());
+            }
+            slot_names.push(name);
         }
     }
     for inst in instances.iter_mut() {
         if inst.def.create_temporal.is_some() {
-            inst.temporal_col = Some(columns.len());
+            inst.temporal_col = Some(slot_names.len());
             for n in inst.def.temporal {
-                columns.push(names::alias(&inst.opts.feature_name(n)).to_string());
+                let name = names::alias(&inst.opts.feature_name(n)).to_string();
+                col_slot.push(slot_names.len());
+                columns.push(name.clone());
+                slot_names.push(name);
             }
         }
     }
     let n_feature_cols = columns.len();
     let mut out_models = Vec::new();
     for (m, feats) in models.into_iter().zip(model_features) {
-        let mut cols = Vec::new();
+        let mut slots = Vec::new();
         for (inst, full) in feats {
             let want = names::alias(&instances[inst].opts.feature_name(&full)).to_string();
-            let col = columns[..n_feature_cols]
+            let slot = slot_names
                 .iter()
                 .position(|c| *c == want)
-                .ok_or_else(|| Error::Internal(format!("column {want} missing")))?;
-            cols.push(col);
+                .ok_or_else(|| Error::Internal(format!("slot {want} missing")))?;
+            slots.push(slot);
         }
         columns.push(m.name().to_string());
-        out_models.push((m, cols));
+        out_models.push((m, slots));
     }
+    let chroma = instances.iter().any(|i| (i.def.reads_chroma)(&i.opts, f));
     Ok(Plan {
         instances,
         columns,
         n_feature_cols,
+        n_slots: slot_names.len(),
+        col_slot,
         models: out_models,
+        chroma,
     })
 }
 
@@ -409,14 +457,14 @@ impl Engine {
                 }
                 rt.slots.push(Slot {
                     extractors,
-                    row: vec![0.0; plan.n_feature_cols],
+                    row: vec![0.0; plan.n_slots],
                 });
             }
             rt.refs = (0..workers + 2)
-                .map(|_| OwnedPlane::new(f.width, f.height, f.bpc))
+                .map(|_| OwnedPicture::new(f, plan.chroma))
                 .collect();
             rt.dists = (0..workers)
-                .map(|_| OwnedPlane::new(f.width, f.height, f.bpc))
+                .map(|_| OwnedPicture::new(f, plan.chroma))
                 .collect();
             rt.batch.reserve(workers);
         }
@@ -450,12 +498,13 @@ impl Engine {
         let t0 = Instant::now();
         let index = self.next_index;
         let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
+        let every_frame = self.plan.every_frame();
         let rt = self.cpu_runtime()?;
         let nref = rt.refs.len();
-        rt.refs[(index as usize) % nref].copy_from(&reference.luma, reference.luma_shift)?;
+        rt.refs[(index as usize) % nref].copy_from(reference)?;
         let slot = rt.batch.len();
-        if scored {
-            rt.dists[slot].copy_from(&distorted.luma, distorted.luma_shift)?;
+        if scored || every_frame {
+            rt.dists[slot].copy_from(distorted)?;
         }
         rt.batch.push((index, scored));
         let full = rt.batch.len() == rt.slots.len();
@@ -485,18 +534,21 @@ impl Engine {
             let Some(&(index, scored)) = batch.get(slot_i) else {
                 return Ok(());
             };
-            let at = |back: u64| -> Option<Plane<'_>> {
-                (index >= back).then(|| refs[((index - back) as usize) % nref].as_plane())
+            let at = |back: u64| -> Option<&OwnedPicture> {
+                (index >= back).then(|| &refs[((index - back) as usize) % nref])
             };
+            let current = at(0).expect("current frame");
             let input = FrameInput {
-                reference: at(0).expect("current frame"),
-                distorted: dists[slot_i].as_plane(),
-                prev_reference: at(1),
-                prev_prev_reference: at(2),
+                reference: current.luma.as_plane(),
+                distorted: dists[slot_i].luma.as_plane(),
+                prev_reference: at(1).map(|p| p.luma.as_plane()),
+                prev_prev_reference: at(2).map(|p| p.luma.as_plane()),
+                reference_chroma: current.chroma_planes(),
+                distorted_chroma: dists[slot_i].chroma_planes(),
                 index,
             };
             for (inst, ex) in plan.instances.iter().zip(slot.extractors.iter_mut()) {
-                if !scored && !inst.def.needs_prev_ref {
+                if !scored && !inst.runs_every_frame() {
                     continue;
                 }
                 let n = inst.def.spatial.len();
@@ -536,17 +588,18 @@ impl Engine {
         let rt = self.rt.as_mut().expect("runtime");
         let mut row = rt.spare_rows.pop().unwrap_or_default();
         row.clear();
-        row.extend_from_slice(&spatial_row[..plan.n_feature_cols]);
+        let n_spatial = plan.spatial_slots();
+        row.extend_from_slice(&spatial_row[..n_spatial]);
         if !scored {
-            // Only prev-ref extractors ran; the rest of the row is unused.
+            // Only every-frame extractors ran; the rest of the row is unused.
             for inst in &plan.instances {
-                if !inst.def.needs_prev_ref {
+                if !inst.runs_every_frame() {
                     let n = inst.def.spatial.len();
                     row[inst.spatial_col..inst.spatial_col + n].fill(f64::NAN);
                 }
             }
         }
-        row.resize(plan.columns.len(), f64::NAN);
+        row.resize(plan.n_slots, f64::NAN);
         self.pending.push_back(Pending {
             index,
             row,
@@ -574,14 +627,14 @@ impl Engine {
             extractor: i.def.name,
             opts: &i.opts,
             columns: i.spatial_col..i.spatial_col + i.def.spatial.len(),
-            needs_prev_ref: i.def.needs_prev_ref,
+            needs_prev_ref: i.runs_every_frame(),
             libvmaf_isa: self.libvmaf_isa,
         })
     }
 
     /// Length of the per-frame row [`Engine::push_spatial`] takes.
     pub fn spatial_row_len(&self) -> usize {
-        self.plan.n_feature_cols
+        self.plan.spatial_slots()
     }
 
     /// Feeds the per-frame values of the next frame (index [`Engine::frames_sent`]), computed by
@@ -592,11 +645,11 @@ impl Engine {
         if self.flushed {
             return Err(Error::State("frame sent after flush".into()));
         }
-        if row.len() < self.plan.n_feature_cols {
+        if row.len() < self.plan.spatial_slots() {
             return Err(Error::Internal(format!(
                 "push_spatial: row of {} values, the plan has {}",
                 row.len(),
-                self.plan.n_feature_cols
+                self.plan.spatial_slots()
             )));
         }
         let rt = self.runtime()?;
@@ -617,22 +670,26 @@ impl Engine {
     fn complete_ready(&mut self) {
         let n_sub = self.cfg.n_subsample as u64;
         while self.pending.front().is_some_and(|p| p.missing == 0) {
-            let Pending { index, mut row, .. } = self.pending.pop_front().expect("checked");
+            let Pending { index, row, .. } = self.pending.pop_front().expect("checked");
             let rt = self.rt.as_mut().expect("runtime");
             if !index.is_multiple_of(n_sub) {
                 rt.spare_rows.push(row);
                 continue;
             }
-            for (mi, (model, cols)) in self.plan.models.iter().enumerate() {
-                let inputs = &mut rt.model_inputs[..cols.len()];
-                for (dst, &c) in inputs.iter_mut().zip(cols) {
-                    *dst = row[c];
+            let mut values = rt.spare_rows.pop().unwrap_or_default();
+            values.clear();
+            values.extend(self.plan.col_slot.iter().map(|&s| row[s]));
+            for (model, slots) in &self.plan.models {
+                let inputs = &mut rt.model_inputs[..slots.len()];
+                for (dst, &s) in inputs.iter_mut().zip(slots) {
+                    *dst = row[s];
                 }
-                row[self.plan.n_feature_cols + mi] = model.predict(inputs);
+                values.push(model.predict(inputs));
             }
-            self.history.extend_from_slice(&row);
+            rt.spare_rows.push(row);
+            self.history.extend_from_slice(&values);
             self.history_index.push(index);
-            self.ready.push_back(FrameScores { index, values: row });
+            self.ready.push_back(FrameScores { index, values });
         }
     }
 
@@ -718,6 +775,30 @@ impl Engine {
             columns,
             frames: self.frames_scored(),
         }
+    }
+
+    /// Whole-stream values of the extractors that have them (libvmaf's `aggregate_metrics`, e.g.
+    /// `apsnr_y`), from every frame extracted so far; complete after [`Engine::flush`].
+    pub fn aggregates(&self) -> Vec<(String, f64)> {
+        let Some(rt) = &self.rt else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, inst) in self.plan.instances.iter().enumerate() {
+            let Some(agg) = inst.def.aggregate else {
+                continue;
+            };
+            let mut sum: Vec<u64> = Vec::new();
+            for slot in &rt.slots {
+                let t = slot.extractors[i].totals();
+                sum.resize(sum.len().max(t.len()), 0);
+                for (s, v) in sum.iter_mut().zip(t) {
+                    *s = s.wrapping_add(*v);
+                }
+            }
+            out.extend(agg(&inst.opts, &self.cfg.format, &sum));
+        }
+        out
     }
 
     /// The headline score of model `i` with the configured pool method.

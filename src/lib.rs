@@ -28,4 +28,4 @@ pub mod video;
 pub use engine::{Engine, EngineConfig, FrameScores, PooledResults};
 pub use error::{Error, Result};
 pub use fidelity::{LibvmafIsa, LibvmafIsaMode};
-pub use picture::{ChromaLayout, Picture, PictureFormat, Plane};
+pub use picture::{Chroma, ChromaLayout, Picture, PictureFormat, Plane};

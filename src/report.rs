@@ -10,6 +10,7 @@ use std::path::Path;
 pub fn write_log(engine: &Engine, fmt: LogFormat, w: &mut dyn Write) -> std::io::Result<()> {
     let frames: Vec<(u64, &[f64])> = engine.scored_frames().collect();
     let pooled = engine.pooled();
+    let aggregates = engine.aggregates();
     let secs = engine.elapsed_seconds();
     let fps = if secs > 0.0 {
         engine.frames_sent() as f64 / secs
@@ -23,6 +24,7 @@ pub fn write_log(engine: &Engine, fmt: LogFormat, w: &mut dyn Write) -> std::io:
         columns: engine.columns(),
         frames: &frames,
         pooled: &pooled.columns,
+        aggregates: &aggregates,
         params: crate::output::LogParams {
             n_subsample: engine.config().n_subsample,
             frames_sent: engine.frames_sent(),

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-/// A sequential frame reader that keeps only the luma plane of each frame.
+/// A sequential frame reader: each frame's planes, Y then Cb then Cr, tightly packed.
 pub struct VideoReader<R = BufReader<File>> {
     inner: R,
     path: String,
@@ -15,9 +15,8 @@ pub struct VideoReader<R = BufReader<File>> {
     /// Things the user should know about the stream (e.g. interlacing), for the caller to print.
     pub warnings: Vec<String>,
     y4m: bool,
-    luma: Vec<u8>,
-    luma_bytes: usize,
-    chroma_bytes: usize,
+    frame: Vec<u8>,
+    frame_bytes: usize,
     marker: Vec<u8>,
 }
 
@@ -178,15 +177,16 @@ impl<R: BufRead> VideoReader<R> {
             y4m,
             // Grown while reading, so a header's claimed size never sizes an allocation beyond
             // what the stream delivers.
-            luma: Vec::new(),
-            luma_bytes: format.width * format.height * bps,
-            chroma_bytes: 2 * cw * ch * bps,
+            frame: Vec::new(),
+            frame_bytes: (format.width * format.height + 2 * cw * ch) * bps,
             marker: Vec::with_capacity(64),
         }
     }
 
-    /// Reads the next frame; returns its luma bytes (little-endian 16-bit samples above 8 bits),
-    /// or `None` at the end of the stream.
+    /// Reads the next frame; returns its bytes, Y then Cb then Cr planes without padding
+    /// (little-endian 16-bit samples above 8 bits), or `None` at the end of the stream. The buffer
+    /// grows as data arrives, so a header's claimed size never allocates more than the stream
+    /// delivers.
     pub fn next_frame(&mut self) -> Result<Option<&[u8]>> {
         let ctx = |e| Error::io(format!("cannot read {}", self.path), e);
         if self.y4m {
@@ -201,27 +201,21 @@ impl<R: BufRead> VideoReader<R> {
                 )));
             }
         }
-        self.luma.clear();
+        self.frame.clear();
         let n = (&mut self.inner)
-            .take(self.luma_bytes as u64)
-            .read_to_end(&mut self.luma)
+            .take(self.frame_bytes as u64)
+            .read_to_end(&mut self.frame)
             .map_err(ctx)?;
         if n == 0 && !self.y4m {
             return Ok(None);
         }
-        let c = self.chroma_bytes as u64;
-        let skipped = if n < self.luma_bytes {
-            0
-        } else {
-            std::io::copy(&mut (&mut self.inner).take(c), &mut std::io::sink()).map_err(ctx)?
-        };
-        if n < self.luma_bytes || skipped < c {
+        if n < self.frame_bytes {
             return Err(Error::Unsupported(format!(
                 "{}: truncated frame",
                 self.path
             )));
         }
-        Ok(Some(&self.luma))
+        Ok(Some(&self.frame))
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crate::engine::FrameScores;
 use crate::error::{Error, Result};
-use crate::picture::{ChromaLayout, Picture, PictureFormat, Plane};
+use crate::picture::{Chroma, ChromaLayout, Picture, PictureFormat, Plane};
 use crate::session::{LogLevel, Session};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -78,7 +78,8 @@ pub type VmafRsReleaseFn = Option<unsafe extern "C" fn(opaque: *mut c_void)>;
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct VmafRsPicture {
-    /// Plane pointers (Y, U, V; for nv12/p010 `data[1]` is the interleaved UV plane).
+    /// Plane pointers (Y, U, V; for nv12/p010 `data[1]` is the interleaved UV plane). Host
+    /// pictures may leave the chroma pointers NULL when no requested feature reads chroma.
     pub data: [*const c_void; 3],
     /// Bytes between rows, per plane.
     pub pitch: [isize; 3],
@@ -304,7 +305,38 @@ unsafe fn picture<'a>(p: *const VmafRsPicture, what: &str) -> Result<Picture<'a>
             p.bytes_per_sample == 2,
         )
     }?;
-    Picture::with_shift(format, luma, p.shift as u8)
+    let pic = Picture::with_shift(format, luma, p.shift as u8)?;
+    if format.layout == ChromaLayout::Gray || p.data[1].is_null() {
+        // Luma only: enough unless a feature reads chroma (the engine then says so).
+        return Ok(pic);
+    }
+    let (cw, ch) = format.layout.chroma_size(format.width, format.height);
+    let plane = |i: usize, w: usize| -> Result<Plane<'a>> {
+        if p.pitch[i] <= 0 {
+            return Err(Error::Unsupported(format!(
+                "{what}: chroma plane {i} pitch {} (must be positive)",
+                p.pitch[i]
+            )));
+        }
+        // SAFETY: the caller guarantees each plane it passes is readable with its pitch at the
+        // format's chroma size for the duration of the call ('a is bounded by it).
+        unsafe {
+            Plane::from_raw(
+                p.data[i] as *const u8,
+                p.pitch[i] as usize,
+                w,
+                ch,
+                p.bytes_per_sample == 2,
+            )
+        }
+        .map_err(|e| Error::InvalidOption(format!("{what}: chroma plane {i}: {e}")))
+    };
+    let chroma = if p.interleaved_chroma != 0 {
+        Chroma::Interleaved(plane(1, 2 * cw)?)
+    } else {
+        Chroma::Planar(plane(1, cw)?, plane(2, cw)?)
+    };
+    pic.with_chroma(chroma)
 }
 
 /// The memory kind of a picture, checking both pointers.

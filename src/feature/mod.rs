@@ -26,6 +26,10 @@ pub struct FrameInput<'a> {
     pub prev_reference: Option<Plane<'a>>,
     /// Reference luma two frames back (`None` for frames 0 and 1); only for `needs_prev_ref`.
     pub prev_prev_reference: Option<Plane<'a>>,
+    /// Reference Cb and Cr, for extractors whose `reads_chroma` says so (else `None`).
+    pub reference_chroma: Option<[Plane<'a>; 2]>,
+    /// Distorted Cb and Cr, likewise.
+    pub distorted_chroma: Option<[Plane<'a>; 2]>,
     /// Frame index in the stream.
     pub index: u64,
 }
@@ -33,8 +37,16 @@ pub struct FrameInput<'a> {
 /// A per-frame feature extractor instance. One instance per worker: it owns its scratch buffers,
 /// allocated in `create`, so `extract` allocates nothing.
 pub trait Extractor: Send {
-    /// Writes one value per entry of [`ExtractorDef::spatial`] (in that order) into `out`.
+    /// Writes one value per entry of [`ExtractorDef::spatial`] (in that order) into `out`
+    /// (entries its instance does not show may be left as they are).
     fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()>;
+
+    /// Integer totals accumulated over the frames this instance extracted, for
+    /// [`ExtractorDef::aggregate`]. Sums are order-free, so the engine adds up the totals of
+    /// every worker's instance exactly (wrapping, as libvmaf's `uint64_t`).
+    fn totals(&self) -> &[u64] {
+        &[]
+    }
 }
 
 /// A stage that turns the per-frame values of its extractor into values depending on later frames.
@@ -61,6 +73,14 @@ pub struct ExtractorConfig {
 /// Creates an extractor's temporal stage from its options.
 pub type CreateTemporal = fn(&OptValues) -> Box<dyn Temporal>;
 
+/// Whether an instance with these options, on this format, shows a spatial output (by full name)
+/// as a log column; outputs it does not show are not computed into the log.
+pub type Shows = fn(&OptValues, &PictureFormat, &str) -> bool;
+
+/// Turns the summed [`Extractor::totals`] into whole-stream values (libvmaf's "aggregate
+/// metrics", e.g. `apsnr_y`), by name.
+pub type Aggregate = fn(&OptValues, &PictureFormat, &[u64]) -> Vec<(String, f64)>;
+
 /// A registered extractor kind.
 pub struct ExtractorDef {
     /// Name used in `feature=name=…` (libvmaf's extractor name).
@@ -73,6 +93,16 @@ pub struct ExtractorDef {
     pub temporal: &'static [&'static str],
     /// Needs the previous reference frames; then it runs on every frame, even with `n_subsample`.
     pub needs_prev_ref: bool,
+    /// Runs on every frame, even with `n_subsample` (libvmaf's `VMAF_FEATURE_EXTRACTOR_TEMPORAL`).
+    pub every_frame: bool,
+    /// Whether an instance reads the chroma planes (then the engine keeps them).
+    pub reads_chroma: fn(&OptValues, &PictureFormat) -> bool,
+    /// Which spatial outputs an instance shows (`None`: all).
+    pub shows: Option<Shows>,
+    /// Refuses options or formats the extractor cannot take, at configure time.
+    pub check: fn(&OptValues, &PictureFormat) -> Result<()>,
+    /// Whole-stream values from the instance's totals, if it has any.
+    pub aggregate: Option<Aggregate>,
     /// Creates a per-frame instance.
     pub create: fn(&ExtractorConfig) -> Result<Box<dyn Extractor>>,
     /// Creates the temporal stage, if the extractor has one.
@@ -87,7 +117,43 @@ impl std::fmt::Debug for ExtractorDef {
     }
 }
 
+fn no_chroma(_: &OptValues, _: &PictureFormat) -> bool {
+    false
+}
+
+fn accept_all(_: &OptValues, _: &PictureFormat) -> Result<()> {
+    Ok(())
+}
+
+fn not_creatable(_: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    Err(Error::Internal(
+        "extractor definition without create".into(),
+    ))
+}
+
 impl ExtractorDef {
+    /// The defaults a definition starts from (`..ExtractorDef::DEFAULTS`): luma only, every
+    /// output shown, no checks, no temporal stage, no aggregates.
+    pub const DEFAULTS: ExtractorDef = ExtractorDef {
+        name: "",
+        options: &[],
+        spatial: &[],
+        temporal: &[],
+        needs_prev_ref: false,
+        every_frame: false,
+        reads_chroma: no_chroma,
+        shows: None,
+        check: accept_all,
+        aggregate: None,
+        create: not_creatable,
+        create_temporal: None,
+    };
+
+    /// Whether an instance shows spatial output `full_name`.
+    pub fn shows(&self, opts: &OptValues, format: &PictureFormat, full_name: &str) -> bool {
+        self.shows.is_none_or(|f| f(opts, format, full_name))
+    }
+
     /// Whether this extractor provides a feature (by full name).
     pub fn provides(&self, full_name: &str) -> bool {
         self.spatial.contains(&full_name) || self.temporal.contains(&full_name)

@@ -10,14 +10,15 @@
 //! * `fps` prints as `%.2f` (JSON: `null` when not finite);
 //! * with `n_subsample > 1`, only frames whose number is a multiple of it are written;
 //! * pooled metrics list `min`, `max`, `mean`, `harmonic_mean` in that order (XML and JSON only);
-//! * `aggregate_metrics` is written empty (FFmpeg's filter never sets any);
+//! * `aggregate_metrics` holds whole-stream values some features set (PSNR's `apsnr_*` with
+//!   `enable_apsnr`), formatted as frame values, XML attributes or JSON keys;
 //! * JSON only: a top-level `"vmaf_rs"` object (absent from libvmaf's logs, ignored by their
 //!   parsers, which look keys up by name) records the libvmaf kernel family whose host-dependent
 //!   results were computed (`libvmaf_isa`) and the one requested, so two logs can be compared
 //!   knowingly;
-//! * libvmaf's quirks are kept: in JSON a non-finite frame value is written as `null` without the
-//!   line break that follows other values, and the first frame is preceded by `,` when its number
-//!   is not 0. Names are escaped where the format allows it (JSON strings, XML attribute values,
+//! * libvmaf's quirk is kept: in JSON a non-finite frame value is written as `null` without the
+//!   line break that follows other values. Not kept: libvmaf precedes the first frame with `,`
+//!   when its number is not 0, which is not JSON (docs/FIDELITY.md). Names are escaped where the format allows it (JSON strings, XML attribute values,
 //!   CSV fields); a name libvmaf's own names never need escaping, so such logs are byte-identical.
 //!   A name in a position nothing can escape (an XML attribute *name*) is refused when the model
 //!   is configured (`model::option`).
@@ -112,6 +113,8 @@ pub struct LogData<'a> {
     pub frames: &'a [(u64, &'a [f64])],
     /// Pooled statistics, one entry per column, in column order (XML and JSON).
     pub pooled: &'a [(String, PoolStats)],
+    /// Whole-stream values (`aggregate_metrics`, XML and JSON), in order.
+    pub aggregates: &'a [(String, f64)],
     /// Run parameters.
     pub params: LogParams,
     /// The libvmaf kernel family reproduced, and the one requested (JSON `"vmaf_rs"`; `None`:
@@ -267,6 +270,8 @@ fn check_xml_names(columns: &[String]) -> io::Result<()> {
 
 fn write_xml(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
     check_xml_names(data.columns)?;
+    let agg: Vec<String> = data.aggregates.iter().map(|a| a.0.clone()).collect();
+    check_xml_names(&agg)?;
     writeln!(w, "<VMAF version=\"{}\">", xml_attr(data.version))?;
     writeln!(
         w,
@@ -292,7 +297,11 @@ fn write_xml(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
         writeln!(w, "/>")?;
     }
     writeln!(w, "  </pooled_metrics>")?;
-    writeln!(w, "  <aggregate_metrics />")?;
+    write!(w, "  <aggregate_metrics ")?;
+    for (name, v) in data.aggregates {
+        write!(w, "{name}=\"{}\" ", value(*v))?;
+    }
+    writeln!(w, "/>")?;
     writeln!(w, "</VMAF>")
 }
 
@@ -349,6 +358,18 @@ fn write_json(w: &mut dyn Write, data: &LogData) -> io::Result<()> {
     }
     write!(w, "\n  }},\n")?;
     write!(w, "  \"aggregate_metrics\": {{")?;
+    for (i, (name, v)) in data.aggregates.iter().enumerate() {
+        let comma = if i + 1 < data.aggregates.len() {
+            ","
+        } else {
+            ""
+        };
+        if v.is_finite() {
+            write!(w, "\n    \"{}\": {}{comma}", json_str(name), value(*v))?;
+        } else {
+            write!(w, "\n    \"{}\": null{comma}", json_str(name))?;
+        }
+    }
     write!(w, "\n  }}\n")?;
     writeln!(w, "}}")
 }

@@ -48,6 +48,7 @@ fn with<R>(f: impl FnOnce(&LogData) -> R) -> R {
         columns: &cols,
         frames: &frames,
         pooled: &pooled,
+        aggregates: &[],
         params: LogParams {
             n_subsample: 2,
             frames_sent: 5,
@@ -163,6 +164,7 @@ fn json_records_the_host_variant() {
         columns: &[],
         frames: &[],
         pooled: &[],
+        aggregates: &[],
         params: LogParams::default(),
         libvmaf_isa: Some((LibvmafIsa::Avx2, LibvmafIsaMode::Auto)),
     };
@@ -189,6 +191,7 @@ fn empty_logs() {
         columns: &[],
         frames: &[],
         pooled: &[],
+        aggregates: &[],
         params: LogParams::default(),
         libvmaf_isa: None,
     };
@@ -218,6 +221,7 @@ fn partial_rows_and_a_first_frame_other_than_0() {
         columns: &cols,
         frames: &frames,
         pooled: &[],
+        aggregates: &[],
         params: LogParams::default(),
         libvmaf_isa: None,
     };
@@ -294,6 +298,7 @@ fn names_are_escaped() {
         columns: &cols,
         frames: &frames,
         pooled: &pooled,
+        aggregates: &[],
         params: LogParams::default(),
         libvmaf_isa: None,
     };
@@ -316,6 +321,7 @@ fn names_are_escaped() {
             version: "v\"<1>\t\n\x01",
             columns: &good,
             pooled: &pooled,
+            aggregates: &[],
             ..data.clone()
         },
     );
@@ -355,6 +361,7 @@ fn frames_need_not_start_at_zero() {
         columns: &cols,
         frames: &frames,
         pooled: &[],
+        aggregates: &[],
         params: LogParams::default(),
         libvmaf_isa: None,
     };

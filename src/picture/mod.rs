@@ -222,14 +222,27 @@ impl<'a> Plane<'a> {
     }
 }
 
-/// A borrowed picture: the luma plane (all the current features need) plus its format.
+/// The chroma planes of a borrowed picture.
+#[derive(Debug, Clone, Copy)]
+pub enum Chroma<'a> {
+    /// Separate Cb and Cr planes (yuv420p, yuv444p10le…).
+    Planar(Plane<'a>, Plane<'a>),
+    /// One plane of Cb,Cr sample pairs (nv12, p010…): its `width` counts samples, so it is twice
+    /// the chroma width.
+    Interleaved(Plane<'a>),
+}
+
+/// A borrowed picture: luma, the chroma planes if the caller has them, and the format. Features
+/// that read chroma need them; the engine copies only the planes its features read.
 #[derive(Debug, Clone, Copy)]
 pub struct Picture<'a> {
     /// Stream format.
     pub format: PictureFormat,
     /// Luma plane.
     pub luma: Plane<'a>,
-    /// Right shift applied to every luma sample when it is read: 6 for MSB-aligned p010, 0 otherwise.
+    /// Chroma planes (`None`: luma only, or a 4:0:0 picture).
+    pub chroma: Option<Chroma<'a>>,
+    /// Right shift applied to every sample when it is read: 6 for MSB-aligned p010, 0 otherwise.
     pub luma_shift: u8,
 }
 
@@ -239,17 +252,10 @@ impl<'a> Picture<'a> {
         Self::with_shift(format, luma, 0)
     }
 
-    /// A picture whose luma samples are stored `shift` bits up (MSB-aligned formats like p010).
+    /// A picture whose samples are stored `shift` bits up (MSB-aligned formats like p010).
     pub fn with_shift(format: PictureFormat, luma: Plane<'a>, shift: u8) -> Result<Self> {
         format.validate()?;
-        let sixteen = matches!(luma.samples, Samples::U16(_));
-        if sixteen != (format.bpc > 8) {
-            return Err(Error::InvalidOption(format!(
-                "{}-bit picture given {} samples",
-                format.bpc,
-                if sixteen { "16-bit" } else { "8-bit" }
-            )));
-        }
+        check_samples(&format, &luma, "luma")?;
         if luma.width != format.width || luma.height != format.height {
             return Err(Error::Mismatch(format!(
                 "luma plane is {}x{}, the stream is {}",
@@ -265,12 +271,106 @@ impl<'a> Picture<'a> {
         Ok(Picture {
             format,
             luma,
+            chroma: None,
             luma_shift: shift,
         })
     }
+
+    /// Adds the chroma planes, checked against the format's chroma size.
+    pub fn with_chroma(mut self, chroma: Chroma<'a>) -> Result<Self> {
+        let f = self.format;
+        let (cw, ch) = f.layout.chroma_size(f.width, f.height);
+        if f.layout == ChromaLayout::Gray {
+            return Err(Error::InvalidOption(format!(
+                "{f} has no chroma planes, but some were given"
+            )));
+        }
+        let planes: &[(&Plane, usize, &str)] = match &chroma {
+            Chroma::Planar(u, v) => &[(u, cw, "Cb"), (v, cw, "Cr")],
+            Chroma::Interleaved(uv) => &[(uv, 2 * cw, "interleaved CbCr")],
+        };
+        for &(p, want_w, what) in planes {
+            check_samples(&f, p, what)?;
+            if p.width != want_w || p.height != ch {
+                return Err(Error::Mismatch(format!(
+                    "{what} plane is {}x{} samples, {f} needs {want_w}x{ch}",
+                    p.width, p.height
+                )));
+            }
+        }
+        self.chroma = Some(chroma);
+        Ok(self)
+    }
 }
 
-/// An owned, tightly packed luma plane the engine copies frames into (reused, never reallocated
+fn check_samples(format: &PictureFormat, p: &Plane<'_>, what: &str) -> Result<()> {
+    let sixteen = matches!(p.samples, Samples::U16(_));
+    if sixteen != (format.bpc > 8) {
+        return Err(Error::InvalidOption(format!(
+            "{}-bit picture given {} {what} samples",
+            format.bpc,
+            if sixteen { "16-bit" } else { "8-bit" }
+        )));
+    }
+    Ok(())
+}
+
+/// The planes of an owned picture the engine keeps: luma always, chroma (planar, de-interleaved)
+/// only when a feature reads it.
+#[derive(Debug, Clone)]
+pub struct OwnedPicture {
+    /// Luma.
+    pub luma: OwnedPlane,
+    /// Cb and Cr, when kept.
+    pub chroma: Option<[OwnedPlane; 2]>,
+}
+
+impl OwnedPicture {
+    /// Zeroed planes for a format; chroma planes only if `chroma` (and the format has them), of
+    /// libvmaf's chroma size: `w >> 1` (and `h >> 1` for 4:2:0), rounded down where FFmpeg's
+    /// planes round up; the copy takes their top-left part, as libvmaf's filter does.
+    pub fn new(f: PictureFormat, chroma: bool) -> Self {
+        let (cw, ch) = match f.layout {
+            ChromaLayout::Yuv420 => (f.width >> 1, f.height >> 1),
+            ChromaLayout::Yuv422 => (f.width >> 1, f.height),
+            _ => (f.width, f.height),
+        };
+        OwnedPicture {
+            luma: OwnedPlane::new(f.width, f.height, f.bpc),
+            chroma: (chroma && f.layout != ChromaLayout::Gray)
+                .then(|| [0, 1].map(|_| OwnedPlane::new(cw, ch, f.bpc))),
+        }
+    }
+
+    /// Copies `p`'s planes in (shifting samples down to LSB alignment). Fails if chroma is kept
+    /// but `p` has none.
+    pub fn copy_from(&mut self, p: &Picture<'_>) -> Result<()> {
+        self.luma.copy_from(&p.luma, p.luma_shift)?;
+        let Some([u, v]) = &mut self.chroma else {
+            return Ok(());
+        };
+        match p.chroma {
+            Some(Chroma::Planar(pu, pv)) => {
+                u.copy_part(&pu, p.luma_shift)?;
+                v.copy_part(&pv, p.luma_shift)
+            }
+            Some(Chroma::Interleaved(uv)) => OwnedPlane::deinterleave(u, v, &uv, p.luma_shift),
+            None => Err(Error::InvalidOption(
+                "a feature of this run reads chroma, but the picture was given with luma only"
+                    .into(),
+            )),
+        }
+    }
+
+    /// Borrows the chroma planes, if kept.
+    pub fn chroma_planes(&self) -> Option<[Plane<'_>; 2]> {
+        self.chroma
+            .as_ref()
+            .map(|[u, v]| [u.as_plane(), v.as_plane()])
+    }
+}
+
+/// An owned, tightly packed plane the engine copies frames into (reused, never reallocated
 /// per frame).
 #[derive(Debug, Clone)]
 pub enum PlaneBuf {
@@ -280,7 +380,7 @@ pub enum PlaneBuf {
     U16(Vec<u16>),
 }
 
-/// An owned luma plane with its size.
+/// An owned plane with its size.
 #[derive(Debug, Clone)]
 pub struct OwnedPlane {
     /// The samples, row-major, stride == width.
@@ -311,6 +411,17 @@ impl OwnedPlane {
                 src.width, src.height, self.width, self.height
             )));
         }
+        self.copy_part(src, shift)
+    }
+
+    /// Copies the top-left `width` x `height` samples of `src`, which may be larger.
+    fn copy_part(&mut self, src: &Plane<'_>, shift: u8) -> Result<()> {
+        if src.width < self.width || src.height < self.height {
+            return Err(Error::Mismatch(format!(
+                "plane is {}x{}, expected at least {}x{}",
+                src.width, src.height, self.width, self.height
+            )));
+        }
         let w = self.width;
         match (&mut self.buf, src.samples) {
             (PlaneBuf::U8(dst), Samples::U8(s)) => {
@@ -333,6 +444,46 @@ impl OwnedPlane {
             _ => {
                 return Err(Error::Mismatch(
                     "frame sample size differs from the configured bit depth".into(),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Splits an interleaved CbCr plane into `u` and `v` (shifting samples right by `shift`).
+    fn deinterleave(u: &mut Self, v: &mut Self, src: &Plane<'_>, shift: u8) -> Result<()> {
+        let w = u.width;
+        if src.width < 2 * w || src.height < u.height {
+            return Err(Error::Mismatch(format!(
+                "interleaved chroma is {}x{} samples, expected {}x{}",
+                src.width,
+                src.height,
+                2 * w,
+                u.height
+            )));
+        }
+        match (&mut u.buf, &mut v.buf, src.samples) {
+            (PlaneBuf::U8(du), PlaneBuf::U8(dv), Samples::U8(s)) => {
+                for y in 0..u.height {
+                    let row = &s[y * src.stride..y * src.stride + 2 * w];
+                    for (x, pair) in row.chunks_exact(2).enumerate() {
+                        du[y * w + x] = pair[0];
+                        dv[y * w + x] = pair[1];
+                    }
+                }
+            }
+            (PlaneBuf::U16(du), PlaneBuf::U16(dv), Samples::U16(s)) => {
+                for y in 0..u.height {
+                    let row = &s[y * src.stride..y * src.stride + 2 * w];
+                    for (x, pair) in row.chunks_exact(2).enumerate() {
+                        du[y * w + x] = pair[0] >> shift;
+                        dv[y * w + x] = pair[1] >> shift;
+                    }
+                }
+            }
+            _ => {
+                return Err(Error::Mismatch(
+                    "chroma sample size differs from the configured bit depth".into(),
                 ))
             }
         }

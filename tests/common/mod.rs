@@ -385,6 +385,14 @@ pub fn compare_logs_as(
             }
         }
     }
+    // Whole-stream values (PSNR's apsnr_*): same names, equal values (null: not finite).
+    let (aa, ab) = (&ours["aggregate_metrics"], &theirs["aggregate_metrics"]);
+    assert_eq!(keys(aa), keys(ab), "{what}: aggregate metric names differ");
+    for (k, tv) in ab.as_object().expect("aggregate_metrics") {
+        if aa[k] != *tv {
+            failures.push(format!("aggregate {k}: ours {} libvmaf {tv}", aa[k]));
+        }
+    }
     eprintln!("{what}: max |diff| per metric vs libvmaf:");
     for (k, d) in &worst {
         let tag = if model_names.contains(&k.as_str()) {

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use vmaf_rs::model::{parse_feature_option, parse_model_option, PoolMethod};
 use vmaf_rs::output::LogFormat;
 use vmaf_rs::video::VideoReader;
-use vmaf_rs::{ChromaLayout, Engine, EngineConfig, Error, Picture, PictureFormat, Plane, Result};
+use vmaf_rs::{
+    Chroma, ChromaLayout, Engine, EngineConfig, Error, Picture, PictureFormat, Plane, Result,
+};
 
 /// Compute VMAF of a distorted video against its reference, with libvmaf-identical scores.
 #[derive(Parser, Debug)]
@@ -124,19 +126,39 @@ fn open(path: &std::path::Path, args: &Args) -> Result<VideoReader> {
     )
 }
 
+/// A picture over one frame's bytes (planar Y, Cb, Cr); 16-bit samples are converted from
+/// little-endian into `wide` first.
 fn picture<'a>(fmt: PictureFormat, bytes: &'a [u8], wide: &'a mut Vec<u16>) -> Result<Picture<'a>> {
-    let plane = if fmt.bpc > 8 {
+    let (w, h) = (fmt.width, fmt.height);
+    let (cw, ch) = fmt.layout.chroma_size(w, h);
+    let sizes = [(w, h), (cw, ch), (cw, ch)];
+    let mut planes = Vec::with_capacity(3);
+    if fmt.bpc > 8 {
         wide.clear();
         wide.extend(
             bytes
                 .chunks_exact(2)
                 .map(|c| u16::from_le_bytes([c[0], c[1]])),
         );
-        Plane::new_u16(wide, fmt.width, fmt.height, fmt.width)?
+        let mut rest: &'a [u16] = wide;
+        for (pw, ph) in sizes.into_iter().filter(|s| s.0 > 0) {
+            let (p, r) = rest.split_at(pw * ph);
+            planes.push(Plane::new_u16(p, pw, ph, pw)?);
+            rest = r;
+        }
     } else {
-        Plane::new_u8(bytes, fmt.width, fmt.height, fmt.width)?
-    };
-    Picture::new(fmt, plane)
+        let mut rest = bytes;
+        for (pw, ph) in sizes.into_iter().filter(|s| s.0 > 0) {
+            let (p, r) = rest.split_at(pw * ph);
+            planes.push(Plane::new_u8(p, pw, ph, pw)?);
+            rest = r;
+        }
+    }
+    let pic = Picture::new(fmt, planes[0])?;
+    match planes[..] {
+        [_, u, v] => pic.with_chroma(Chroma::Planar(u, v)),
+        _ => Ok(pic),
+    }
 }
 
 fn run(args: &Args) -> Result<()> {

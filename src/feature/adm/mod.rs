@@ -161,6 +161,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
     needs_prev_ref: false,
     create,
     create_temporal: None,
+    ..ExtractorDef::DEFAULTS
 };
 
 /// libvmaf's contrast sensitivity functions (`adm_csf_mode`).

@@ -65,6 +65,8 @@ fn run(w: usize, h: usize, bpc: u32, noise: i64, opts: &[(&str, &str)]) -> [f64;
             distorted: Plane::new_u8(&d8, w, h, w).unwrap(),
             prev_reference: None,
             prev_prev_reference: None,
+            reference_chroma: None,
+            distorted_chroma: None,
             index: 0,
         };
         ex.extract(&input, &mut out).unwrap();
@@ -74,6 +76,8 @@ fn run(w: usize, h: usize, bpc: u32, noise: i64, opts: &[(&str, &str)]) -> [f64;
             distorted: Plane::new_u16(&d, w, h, w).unwrap(),
             prev_reference: None,
             prev_prev_reference: None,
+            reference_chroma: None,
+            distorted_chroma: None,
             index: 0,
         };
         ex.extract(&input, &mut out).unwrap();

@@ -101,6 +101,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
     needs_prev_ref: true,
     create,
     create_temporal: Some(create_temporal),
+    ..ExtractorDef::DEFAULTS
 };
 
 /// The blurred-difference SAD kernel ([`scalar::blurred_diff_sad`]).

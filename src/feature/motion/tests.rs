@@ -171,6 +171,8 @@ fn extractor_scores_zero_on_first_frame() {
         distorted: p,
         prev_reference: None,
         prev_prev_reference: None,
+        reference_chroma: None,
+        distorted_chroma: None,
         index: 0,
     };
     ex.extract(&input, &mut out).unwrap();

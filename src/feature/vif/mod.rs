@@ -72,6 +72,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
     needs_prev_ref: false,
     create,
     create_temporal: None,
+    ..ExtractorDef::DEFAULTS
 };
 
 /// Smallest width/height accepted: every scale must be at least 2 pixels in each direction, below

@@ -338,6 +338,8 @@ fn extractor_options_names_and_skip_scale0() {
             distorted: Plane::new_u8(&d, w, h, w).unwrap(),
             prev_reference: None,
             prev_prev_reference: None,
+            reference_chroma: None,
+            distorted_chroma: None,
             index: 0,
         };
         let mut out = [f64::NAN; 4];

@@ -71,9 +71,11 @@ pub fn y4m(data: &[u8]) {
     let f = r.format;
     for _ in 0..64 {
         match r.next_frame() {
-            Ok(Some(luma)) => {
+            Ok(Some(frame)) => {
                 let bps = if f.bpc > 8 { 2 } else { 1 };
-                assert_eq!(luma.len(), f.width * f.height * bps, "short luma for {f}");
+                let (cw, ch) = f.layout.chroma_size(f.width, f.height);
+                let want = (f.width * f.height + 2 * cw * ch) * bps;
+                assert_eq!(frame.len(), want, "short frame for {f}");
             }
             Ok(None) | Err(_) => return,
         }
@@ -115,6 +117,7 @@ pub fn log_writers(data: &[u8]) {
         columns: &columns,
         frames: &frames,
         pooled: &pooled,
+        aggregates: &[],
         params: LogParams {
             n_subsample,
             frames_sent: rows.len() as u64,
