@@ -427,3 +427,20 @@ fn failing_thread_start_names_the_thread_count() {
         ],
     );
 }
+
+/// psnr takes 8, 10, 12 and 16 bits only (libvmaf fails mid-stream on others): refused at
+/// configure, naming the feature and a fix; bad psnr options are refused by name.
+#[test]
+fn psnr_refuses_what_libvmaf_cannot_take() {
+    let dir = workdir("cli-psnr");
+    let a = make(&dir, "a9.y4m", "testsrc2=s=64x64:r=25:d=0.08", "yuv420p9le");
+    let a = a.to_str().unwrap();
+    let o = cli(&["-r", a, "-d", a, "--feature", "psnr", "-q"]);
+    fails_with(&o, &["feature psnr: 9-bit input", "format="]);
+    let o = cli(&["-r", a, "-d", a, "-q"]);
+    assert!(o.status.success(), "9-bit without psnr still scores: {o:?}");
+    let b = make(&dir, "b.y4m", "testsrc2=s=64x64:r=25:d=0.08", "yuv420p");
+    let b = b.to_str().unwrap();
+    let o = cli(&["-r", b, "-d", b, "--feature", "name=psnr:min_sse=-1", "-q"]);
+    fails_with(&o, &["psnr", "min_sse"]);
+}

@@ -254,7 +254,7 @@ fn metadata_reaches_ffprobe() {
     let (dir, r, d) = pair(&NOISE_420, "metadata");
     let log = dir.join("meta.json");
     let graph = format!(
-        "movie={}[m];movie={}[r];[m][r]vmaf_rs=log_fmt=json:log_path={}",
+        "movie={}[m];movie={}[r];[m][r]vmaf_rs=log_fmt=json:feature=name=psnr:log_path={}",
         d.display(),
         r.display(),
         log.display()
@@ -292,6 +292,8 @@ fn metadata_reaches_ffprobe() {
             "integer_adm2",
             "integer_vif_scale0",
             "integer_motion2",
+            "psnr_y",
+            "psnr_cr",
         ] {
             let got: f64 = tags[format!("lavfi.vmaf_rs.{key}")]
                 .as_str()
@@ -719,4 +721,79 @@ fn tiny_pictures_warn_through_the_filter() {
     let (_dir, r, d) = pair(&case, "tiny");
     let text = ok(&run_ours(&d, &r, "vmaf_rs"));
     assert!(text.contains("32x48 has a side of 32 px or less"), "{text}");
+}
+
+/// `feature=name=psnr` with every output through the filter: planar and interleaved (nv12, p010)
+/// chroma, odd sizes, 8 and 10 bits; per-frame values, pooled values and `apsnr_*` equal
+/// libvmaf's, which gets the same pictures as planar formats.
+#[test]
+fn psnr_through_the_filter_matches_libvmaf() {
+    let dir = workdir("ff-psnr");
+    let feature = "feature='name=psnr\\:enable_mse=true\\:enable_apsnr=true'";
+    for (depth, src_fmt, formats) in [
+        (
+            8,
+            "yuv444p",
+            &[
+                ("yuv420p", "yuv420p"),
+                ("nv12", "yuv420p"),
+                ("yuv422p", "yuv422p"),
+                ("yuv444p", "yuv444p"),
+            ][..],
+        ),
+        (
+            10,
+            "yuv444p10le",
+            &[("p010le", "yuv420p10le"), ("yuv422p10le", "yuv422p10le")][..],
+        ),
+    ] {
+        let src = dir.join(format!("src{depth}.y4m"));
+        let dis = dir.join(format!("dis{depth}.y4m"));
+        ffmpeg(&[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=s=161x97:r=25:d=0.2",
+            "-pix_fmt",
+            src_fmt,
+            "-strict",
+            "-1",
+            src.to_str().unwrap(),
+        ]);
+        ffmpeg(&[
+            "-i",
+            src.to_str().unwrap(),
+            "-vf",
+            "noise=alls=25:allf=t",
+            "-pix_fmt",
+            src_fmt,
+            "-strict",
+            "-1",
+            dis.to_str().unwrap(),
+        ]);
+        for &(ours_fmt, planar) in formats {
+            let sub = dir.join(ours_fmt);
+            std::fs::create_dir_all(&sub).unwrap();
+            let theirs_log = sub.join("oracle.json");
+            ffmpeg_on(OracleCpu::Native, &[
+                "-i", dis.to_str().unwrap(), "-i", src.to_str().unwrap(), "-lavfi",
+                &format!("[0:v]format={planar}[m];[1:v]format={planar}[r];[m][r]libvmaf=log_fmt=json:{feature}:log_path={}", theirs_log.display()),
+                "-f", "null", "-",
+            ]);
+            let log = sub.join("ours.json");
+            ok(&run_ours(
+                &dis,
+                &src,
+                // Through the planar format first: swscale's direct 4:4:4 -> nv12 path subsamples
+                // chroma differently; planar -> interleaved is an exact reshuffle.
+                &format!("[0:v]format={planar},format={ours_fmt}[m];[1:v]format={planar},format={ours_fmt}[r];[m][r]vmaf_rs=log_fmt=json:{feature}:log_path={}", log.display()),
+            ));
+            compare_logs(
+                &read_json(&log),
+                &read_json(&theirs_log),
+                &["vmaf"],
+                ours_fmt,
+            );
+        }
+    }
 }

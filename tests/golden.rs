@@ -404,3 +404,143 @@ fn auto_follows_the_cpu_it_runs_on() {
         OracleCpu::Avx2,
     );
 }
+
+/// `psnr` with every option, on every layout and the bit depths libvmaf's psnr takes: per-frame
+/// `psnr_*`/`mse_*`, pooled values and the `apsnr_*` aggregates equal libvmaf's as printed.
+#[test]
+fn psnr_every_layout_depth_and_option() {
+    let all = "name=psnr:enable_mse=true:enable_apsnr=true";
+    let cases: [(Case, &str, &str); 5] = [
+        (
+            Case {
+                name: "psnr-420-odd",
+                source: "testsrc2=s=97x61:r=25:d=0.4",
+                pix_fmt: "yuv420p",
+                dist_filter: NOISE,
+                encode: &[],
+            },
+            all,
+            "base",
+        ),
+        (
+            Case {
+                name: "psnr-422-10bit-x264",
+                source: "mandelbrot=s=130x66:r=25,trim=end_frame=6",
+                pix_fmt: "yuv422p10le",
+                dist_filter: "",
+                encode: &["-c:v", "libx264", "-crf", "35", "-preset", "ultrafast"],
+            },
+            all,
+            "base",
+        ),
+        (
+            Case {
+                name: "psnr-444-12bit",
+                source: "testsrc2=s=96x80:r=25:d=0.24",
+                pix_fmt: "yuv444p12le",
+                dist_filter: "gblur=sigma=1.5",
+                encode: &[],
+            },
+            "name=psnr:reduced_hbd_peak=true:min_sse=0.5:enable_apsnr=true",
+            "hbdpeak",
+        ),
+        (
+            Case {
+                name: "psnr-420-16bit-luma",
+                source: "testsrc2=s=65x49:r=25:d=0.24",
+                pix_fmt: "yuv420p16le",
+                dist_filter: NOISE,
+                encode: &[],
+            },
+            "name=psnr:enable_chroma=false:enable_apsnr=true:enable_mse=true",
+            "luma",
+        ),
+        (
+            Case {
+                name: "psnr-identical",
+                source: "testsrc2=s=64x48:r=25:d=0.2",
+                pix_fmt: "yuv420p",
+                dist_filter: "",
+                encode: &[],
+            },
+            "name=psnr:min_sse=2:enable_apsnr=true",
+            "minsse",
+        ),
+    ];
+    for (case, feature, tag) in cases {
+        // libvmaf's filter option: the feature string with its ':' escaped.
+        let oracle = format!("feature='{}'", feature.replace(':', "\\:"));
+        check(&case, &oracle, &["--feature", feature], &["vmaf"], tag);
+    }
+    // With n_subsample the aggregate still counts every frame (libvmaf runs psnr on all).
+    check(
+        &NOISY,
+        "n_subsample=3:feature='name=psnr\\:enable_apsnr=true'",
+        &[
+            "--subsample",
+            "3",
+            "--threads",
+            "2",
+            "--feature",
+            "name=psnr:enable_apsnr=true",
+        ],
+        &["vmaf"],
+        "psnr-subsample3",
+    );
+}
+
+/// 4:0:0: libvmaf's psnr turns chroma off for it (its `init`), so only `psnr_y`/`mse_y` exist and
+/// `apsnr_cb/_cr` are `-inf` (null in JSON). FFmpeg's `libvmaf` filter takes no gray format, so
+/// libvmaf scores the 4:2:0 pair and we score its luma planes (extracted exactly with
+/// `extractplanes=y`): luma values must be equal, and libvmaf's chroma keys are the ones it
+/// leaves out itself for 4:0:0.
+#[test]
+fn psnr_gray_has_luma_only() {
+    let feature = "name=psnr:enable_mse=true:enable_apsnr=true";
+    for (pix_fmt, gray) in [("yuv420p", "gray"), ("yuv420p10le", "gray10le")] {
+        let case = Case {
+            name: "psnr-gray",
+            source: "testsrc2=s=64x48:r=25:d=0.24",
+            pix_fmt,
+            dist_filter: NOISE,
+            encode: &[],
+        };
+        let dir = workdir(&format!("psnr-{gray}"));
+        let (r, d) = make_pair(&case, &dir);
+        let luma = |p: &Path, name: &str| {
+            let out = dir.join(name);
+            ffmpeg(&[
+                "-i",
+                p.to_str().unwrap(),
+                "-vf",
+                "extractplanes=y",
+                "-pix_fmt",
+                gray,
+                "-strict",
+                "-1",
+                out.to_str().unwrap(),
+            ]);
+            out
+        };
+        let (gr, gd) = (luma(&r, "ref-y.y4m"), luma(&d, "dis-y.y4m"));
+        let oracle = format!("feature='{}'", feature.replace(':', "\\:"));
+        let mut theirs = oracle_json(&r, &d, &oracle, &dir, "gray");
+        let chroma = ["psnr_cb", "psnr_cr", "mse_cb", "mse_cr"];
+        for f in theirs["frames"].as_array_mut().unwrap() {
+            let m = f["metrics"].as_object_mut().unwrap();
+            chroma
+                .iter()
+                .for_each(|k| assert!(m.remove(*k).is_some(), "{k}"));
+        }
+        let pooled = theirs["pooled_metrics"].as_object_mut().unwrap();
+        chroma
+            .iter()
+            .for_each(|k| assert!(pooled.remove(*k).is_some()));
+        for k in ["apsnr_cb", "apsnr_cr"] {
+            theirs["aggregate_metrics"][k] = serde_json::Value::Null;
+        }
+        let log = dir.join("ours.json");
+        vmaf_rs(&gr, &gd, &["--feature", feature], &log);
+        compare_logs(&read_json(&log), &theirs, &["vmaf"], gray);
+    }
+}

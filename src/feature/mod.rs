@@ -9,6 +9,7 @@ pub mod adm;
 pub mod motion;
 pub mod names;
 pub mod options;
+pub mod psnr;
 pub mod vif;
 
 use crate::error::{Error, Result};
@@ -161,7 +162,7 @@ impl ExtractorDef {
 }
 
 /// Every extractor this build knows, in registry order.
-pub static REGISTRY: &[&ExtractorDef] = &[&adm::DEF, &motion::DEF, &vif::DEF];
+pub static REGISTRY: &[&ExtractorDef] = &[&adm::DEF, &motion::DEF, &psnr::DEF, &vif::DEF];
 
 /// Looks an extractor up by its `feature=name=…` name (accepting libvmaf's `float_`-less aliases
 /// `integer_vif` etc.).
