@@ -64,6 +64,10 @@ pub struct InstanceInfo<'a> {
     pub needs_prev_ref: bool,
     /// The resolved libvmaf kernel family every backend reproduces.
     pub libvmaf_isa: LibvmafIsa,
+    /// Its registry entry (a backend without a kernel for it runs this CPU extractor).
+    pub def: &'static ExtractorDef,
+    /// The stream format.
+    pub format: PictureFormat,
 }
 
 /// Scores of one frame: one value per entry of [`Engine::columns`].
@@ -175,6 +179,8 @@ pub struct Engine {
     history_index: Vec<u64>,
     flushed: bool,
     elapsed: f64,
+    /// Integer totals of extractor instances run by another backend ([`Engine::add_totals`]).
+    external_totals: Vec<Vec<u64>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -345,6 +351,7 @@ impl Engine {
             history_index: Vec::new(),
             flushed: false,
             elapsed: 0.0,
+            external_totals: Vec::new(),
         })
     }
 
@@ -629,6 +636,8 @@ impl Engine {
             columns: i.spatial_col..i.spatial_col + i.def.spatial.len(),
             needs_prev_ref: i.runs_every_frame(),
             libvmaf_isa: self.libvmaf_isa,
+            def: i.def,
+            format: self.cfg.format,
         })
     }
 
@@ -777,19 +786,30 @@ impl Engine {
         }
     }
 
+    /// Adds integer totals that a backend's own instance of extractor instance `instance` (in
+    /// [`Engine::instances`] order) accumulated, for [`Engine::aggregates`].
+    pub fn add_totals(&mut self, instance: usize, totals: &[u64]) {
+        if self.external_totals.len() <= instance {
+            self.external_totals.resize(instance + 1, Vec::new());
+        }
+        let sum = &mut self.external_totals[instance];
+        sum.resize(sum.len().max(totals.len()), 0);
+        for (s, v) in sum.iter_mut().zip(totals) {
+            *s = s.wrapping_add(*v);
+        }
+    }
+
     /// Whole-stream values of the extractors that have them (libvmaf's `aggregate_metrics`, e.g.
     /// `apsnr_y`), from every frame extracted so far; complete after [`Engine::flush`].
     pub fn aggregates(&self) -> Vec<(String, f64)> {
-        let Some(rt) = &self.rt else {
-            return Vec::new();
-        };
         let mut out = Vec::new();
+        let slots = self.rt.as_ref().map_or(&[][..], |rt| &rt.slots[..]);
         for (i, inst) in self.plan.instances.iter().enumerate() {
             let Some(agg) = inst.def.aggregate else {
                 continue;
             };
-            let mut sum: Vec<u64> = Vec::new();
-            for slot in &rt.slots {
+            let mut sum: Vec<u64> = self.external_totals.get(i).cloned().unwrap_or_default();
+            for slot in slots {
                 let t = slot.extractors[i].totals();
                 sum.resize(sum.len().max(t.len()), 0);
                 for (s, v) in sum.iter_mut().zip(t) {

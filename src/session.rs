@@ -92,6 +92,8 @@ pub struct Session {
     cuda: Option<CudaHandles>,
     scorer: Option<CudaScorer>,
     row: Vec<f64>,
+    /// Where each feature runs, set with the scorer, logged once.
+    placement: Option<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -133,6 +135,7 @@ impl Session {
             finished: false,
             cuda: None,
             scorer: None,
+            placement: None,
             row: Vec::new(),
         }
     }
@@ -273,12 +276,14 @@ impl Session {
                     "CUDA frames after software frames in one stream".into(),
                 ));
             }
-            self.scorer = Some(CudaScorer::for_engine(
+            let scorer = CudaScorer::for_engine(
                 cuda.ctx as *mut std::ffi::c_void,
                 cuda.stream as *mut std::ffi::c_void,
                 engine,
                 shift,
-            )?);
+            )?;
+            self.placement = Some(scorer.placement());
+            self.scorer = Some(scorer);
         }
         let scorer = self.scorer.as_mut().expect("just made");
         scorer.submit(reference, distorted)?;
@@ -338,8 +343,18 @@ impl Session {
     /// held frames). Idempotent; the session stays usable for its CPU-side results.
     pub fn release_cuda(&mut self) -> Result<()> {
         let r = self.drain_cuda();
-        self.scorer = None;
+        if let (Some(scorer), Some(engine)) = (self.scorer.take(), self.engine.as_mut()) {
+            for (i, t) in scorer.fallback_totals() {
+                engine.add_totals(i, &t);
+            }
+        }
         r
+    }
+
+    /// Once, after the first CUDA frame: which features run on CUDA and which on the CPU
+    /// fallback (for the verbose log).
+    pub fn take_placement(&mut self) -> Option<String> {
+        self.placement.take()
     }
 
     /// Flushes and, if at least one frame was scored, hands each model's "VMAF score" line to

@@ -176,6 +176,10 @@ fn assert_same_logs(cuda: &Value, cpu: &Value, case: &str) -> usize {
         cuda["pooled_metrics"], cpu["pooled_metrics"],
         "{case}: pooled metrics"
     );
+    assert_eq!(
+        cuda["aggregate_metrics"], cpu["aggregate_metrics"],
+        "{case}: aggregate metrics"
+    );
     fp.len()
 }
 
@@ -525,5 +529,69 @@ fn throughput_frames_on_gpu() {
         let f = fps(w, h, n1, n2, true, 0);
         println!("throughput: {w}x{h} nv12 on the GPU through the filter: {f:.0} fps");
         assert!(f > 10.0, "{w}x{h}: {f} fps");
+    }
+}
+
+/// A feature with no CUDA kernel (psnr) on CUDA frames runs on the CPU from downloaded planes:
+/// interleaved chroma (nv12, p010 with its 6-bit shift) and planar chroma, every frame for the
+/// aggregate with n_subsample,
+/// values and `apsnr_*` identical to the CPU path, and the verbose log says where it ran.
+#[test]
+fn feature_without_kernel_runs_on_the_cpu_fallback() {
+    if skip() {
+        return;
+    }
+    let psnr = "feature='name=psnr\\:enable_mse=true\\:enable_apsnr=true'";
+    for (case, fmt, chain, sub) in [
+        ("fallback-psnr-nv12", "nv12", "format=nv12", ""),
+        (
+            "fallback-psnr-yuv420p-sub3",
+            "yuv420p",
+            "format=yuv420p",
+            ":n_subsample=3",
+        ),
+        (
+            "fallback-psnr-p010",
+            "p010le",
+            "format=yuv420p10le,format=p010le",
+            "",
+        ),
+    ] {
+        let src = "testsrc2=s=641x361:r=25:d=0.48";
+        let dir = workdir(case);
+        let log = dir.join("verbose.txt");
+        cuda_vs_cpu(
+            case,
+            &Input::Lavfi {
+                dis: lavfi(src, &format!("noise=alls=14:allf=t+u,{chain}")),
+                reference: lavfi(src, chain),
+            },
+            fmt,
+            &format!("{psnr}{sub}"),
+        );
+        // The placement line (a separate run: cuda_vs_cpu keeps only the logs).
+        let graph = format!(
+            "{},hwupload[m];{},hwupload[r];[m][r]vmaf_rs=backend=cuda:{psnr}",
+            lavfi(src, &format!("noise=alls=14:allf=t+u,{chain}")),
+            lavfi(src, chain)
+        );
+        let o = ffmpeg(&[
+            "-init_hw_device",
+            "cuda=cu",
+            "-filter_hw_device",
+            "cu",
+            "-filter_complex",
+            &graph,
+            "-f",
+            "null",
+            "-",
+        ]);
+        let t = ok(&o, case);
+        std::fs::write(&log, &t).unwrap();
+        assert!(
+            t.contains("on CUDA: ")
+                && t.contains("on the CPU from downloaded planes (no CUDA kernel yet): psnr"),
+            "{case}: no placement line:\n{t}"
+        );
     }
 }

@@ -385,17 +385,32 @@ fn send_cuda(
         bpc: r.bpc.min(255) as u8,
         layout: layout_of(r.layout)?,
     };
-    let frame = |p: &VmafRsPicture, rel: Option<Release>| match rel {
-        Some(rel) => {
-            crate::cuda::CudaFrame::with_release(p.data[0] as u64, p.pitch[0] as usize, move || {
-                drop(rel)
-            })
+    let frame = |p: &VmafRsPicture, rel: Option<Release>| {
+        let f = match rel {
+            Some(rel) => crate::cuda::CudaFrame::with_release(
+                p.data[0] as u64,
+                p.pitch[0] as usize,
+                move || drop(rel),
+            ),
+            None => crate::cuda::CudaFrame::new(p.data[0] as u64, p.pitch[0] as usize),
+        };
+        if format.layout == ChromaLayout::Gray {
+            return f;
         }
-        None => crate::cuda::CudaFrame::new(p.data[0] as u64, p.pitch[0] as usize),
+        // Negative pitches become 0: the scorer refuses to download such a plane.
+        let pitch = |i: usize| usize::try_from(p.pitch[i]).unwrap_or(0);
+        f.with_chroma(
+            [p.data[1] as u64, p.data[2] as u64],
+            [pitch(1), pitch(2)],
+            p.interleaved_chroma != 0,
+        )
     };
     let (rr, dr) = releases;
     let (rf, df) = (frame(r, rr), frame(d, dr));
     c.session.send_cuda(format, r.shift.min(16) as u8, rf, df)?;
+    if let Some(line) = c.session.take_placement() {
+        c.log(LogLevel::Verbose, &line);
+    }
     Ok(0)
 }
 

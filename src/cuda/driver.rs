@@ -183,6 +183,87 @@ impl Drop for PinnedU64 {
     }
 }
 
+/// Page-locked host bytes (cuMemHostAlloc), freed on drop: staging for planes a CPU extractor
+/// reads from CUDA frames (the per-feature fallback).
+pub(crate) struct PinnedBytes {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl PinnedBytes {
+    /// Allocates `len` (at least 1) zeroed bytes.
+    pub(crate) fn new(len: usize) -> Result<Self> {
+        let len = len.max(1);
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; a context is current.
+        let r = unsafe { sys::cuMemHostAlloc(&mut p, len, 0) };
+        check(r, "cuMemHostAlloc")?;
+        let ptr = p as *mut u8;
+        // SAFETY: cuMemHostAlloc returned `len` writable bytes.
+        unsafe { std::ptr::write_bytes(ptr, 0, len) };
+        Ok(PinnedBytes { ptr, len })
+    }
+
+    /// Reads the bytes. Only call when no copy into this buffer is pending (after its event).
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` initialised bytes owned by self; no device write is pending (caller).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// Queues a copy of a `width_bytes` x `height` device region (rows `src_pitch` apart) into
+    /// this buffer at `offset`, rows packed.
+    pub(crate) fn download_2d_async(
+        &mut self,
+        offset: usize,
+        src: sys::CUdeviceptr,
+        src_pitch: usize,
+        width_bytes: usize,
+        height: usize,
+        stream: sys::CUstream,
+    ) -> Result<()> {
+        if offset + width_bytes * height > self.len || src_pitch < width_bytes {
+            return Err(Error::Internal(format!(
+                "staging copy of {width_bytes}x{height} at {offset} into {} bytes",
+                self.len
+            )));
+        }
+        // Every field set: the memory-type enums have no zero value, so no zeroed() shortcut.
+        let c = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: src,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: src_pitch,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            // SAFETY: offset + width_bytes * height <= len was checked above.
+            dstHost: unsafe { self.ptr.add(offset) } as *mut c_void,
+            dstDevice: 0,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: width_bytes,
+            WidthInBytes: width_bytes,
+            Height: height,
+        };
+        // SAFETY: the destination region is inside this buffer (checked); the source is a device
+        // plane of the caller's frame, readable at this pitch and size (the frame's contract);
+        // the buffer is not read until the event recorded after this copy completes.
+        check(
+            unsafe { sys::cuMemcpy2DAsync_v2(&c, stream) },
+            "cuMemcpy2DAsync",
+        )
+    }
+}
+
+impl Drop for PinnedBytes {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemHostAlloc; no copy into it is pending (the scorer synchronises).
+        let _ = unsafe { sys::cuMemFreeHost(self.ptr as *mut c_void) };
+    }
+}
+
 /// A CUDA event without timing, destroyed on drop.
 pub(crate) struct Event(pub(crate) sys::CUevent);
 

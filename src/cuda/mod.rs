@@ -44,6 +44,14 @@ pub struct CudaFrame {
     pub luma: u64,
     /// Bytes between rows.
     pub pitch: usize,
+    /// Device addresses of the Cb and Cr planes (0: none given). With `interleaved`, `chroma[0]`
+    /// is the CbCr plane (nv12, p010) and `chroma[1]` is unused. Only features without a CUDA
+    /// kernel that read chroma use them (downloaded for the CPU).
+    pub chroma: [u64; 2],
+    /// Bytes between rows of the chroma planes.
+    pub chroma_pitch: [usize; 2],
+    /// Whether chroma is one interleaved CbCr plane.
+    pub interleaved: bool,
     /// Called once the GPU no longer reads the plane.
     pub release: Option<Box<dyn FnOnce() + Send>>,
 }
@@ -54,17 +62,26 @@ impl CudaFrame {
         CudaFrame {
             luma,
             pitch,
+            chroma: [0; 2],
+            chroma_pitch: [0; 2],
+            interleaved: false,
             release: None,
         }
     }
 
+    /// Adds the chroma planes (see [`CudaFrame::chroma`]).
+    pub fn with_chroma(mut self, chroma: [u64; 2], pitch: [usize; 2], interleaved: bool) -> Self {
+        self.chroma = chroma;
+        self.chroma_pitch = pitch;
+        self.interleaved = interleaved;
+        self
+    }
+
     /// A plane whose owner is notified (once) when the scorer is done with it.
     pub fn with_release(luma: u64, pitch: usize, release: impl FnOnce() + Send + 'static) -> Self {
-        CudaFrame {
-            luma,
-            pitch,
-            release: Some(Box::new(release)),
-        }
+        let mut f = CudaFrame::new(luma, pitch);
+        f.release = Some(Box::new(release));
+        f
     }
 }
 
@@ -73,6 +90,8 @@ impl std::fmt::Debug for CudaFrame {
         f.debug_struct("CudaFrame")
             .field("luma", &format_args!("{:#x}", self.luma))
             .field("pitch", &self.pitch)
+            .field("chroma", &format_args!("{:#x?}", self.chroma))
+            .field("interleaved", &self.interleaved)
             .field("release", &self.release.is_some())
             .finish()
     }
@@ -88,6 +107,8 @@ impl Drop for CudaFrame {
 
 #[cfg(feature = "cuda")]
 mod driver;
+#[cfg(feature = "cuda")]
+mod fallback;
 #[cfg(feature = "cuda")]
 mod kernels;
 #[cfg(feature = "cuda")]

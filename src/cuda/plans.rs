@@ -193,6 +193,15 @@ impl Plan {
         }
     }
 
+    /// The extractor it computes.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Plan::Motion(_) => "motion",
+            Plan::Vif(_) => "vif",
+            Plan::Adm(_) => "adm",
+        }
+    }
+
     /// Number of `u64` result slots.
     pub(crate) fn results_len(&self) -> usize {
         match self {

@@ -1,6 +1,7 @@
 //! The CUDA scorer: a bounded pipeline of frames in flight on a borrowed context and stream.
 
-use super::driver::{ensure_driver, CtxGuard, DevBuf, Event, Module, PinnedU64};
+use super::driver::{ensure_driver, CtxGuard, DevBuf, Event, Module, PinnedBytes, PinnedU64};
+use super::fallback::{has_kernel, Fallback};
 use super::kernels::{Kernels, SrcPlane};
 use super::plans::{Ctx, FrameIo, Geometry, Plan, Scratch};
 use super::CudaFrame;
@@ -27,6 +28,8 @@ struct Runtime {
 
 struct Slot {
     pinned: PinnedU64,
+    /// Downloaded planes for the CPU fallback, if the plan has one.
+    staging: Option<PinnedBytes>,
     event: Event,
 }
 
@@ -55,6 +58,8 @@ pub struct CudaScorer {
     stream: sys::CUstream,
     geom: Geometry,
     plans: Vec<Plan>,
+    /// Extractors without a CUDA kernel, run on the CPU from downloaded planes.
+    fallback: Option<Fallback>,
     row_len: usize,
     n_subsample: u64,
     lag: u64,
@@ -137,16 +142,21 @@ impl CudaScorer {
                     info.extractor, info.columns.end
                 )));
             }
+            if !has_kernel(info.extractor) {
+                continue;
+            }
             let p = Plan::new(info, geom, offset)?;
             offset += p.results_len();
             plans.push(p);
         }
         let lag = plans.iter().map(Plan::ref_lag).max().unwrap_or(0);
+        let fallback = Fallback::new(instances, shift)?;
         Ok(CudaScorer {
             ctx: ctx as sys::CUcontext,
             stream: stream as sys::CUstream,
             geom,
             plans,
+            fallback,
             row_len,
             n_subsample: n_subsample as u64,
             lag,
@@ -194,6 +204,27 @@ impl CudaScorer {
         }
         self.depth = depth;
         Ok(())
+    }
+
+    /// Where each feature runs, for the verbose log.
+    pub fn placement(&self) -> String {
+        let gpu: Vec<&str> = self.plans.iter().map(Plan::name).collect();
+        let mut s = format!("vmaf_rs: on CUDA: {}", gpu.join(", "));
+        if let Some(f) = &self.fallback {
+            s.push_str(&format!(
+                "; on the CPU from downloaded planes (no CUDA kernel yet): {}",
+                f.names().join(", ")
+            ));
+        }
+        s
+    }
+
+    /// Integer totals of the extractors run on the CPU (instance index, totals), for
+    /// [`Engine::add_totals`] at the end of the stream.
+    pub fn fallback_totals(&self) -> Vec<(usize, Vec<u64>)> {
+        self.fallback
+            .as_ref()
+            .map_or_else(Vec::new, Fallback::totals)
     }
 
     /// Frames submitted so far (the next frame's index).
@@ -257,8 +288,13 @@ impl CudaScorer {
             let results = DevBuf::new(self.results_len * 8, "per-frame results")?;
             let mut slots = Vec::with_capacity(self.depth);
             for _ in 0..self.depth {
+                let staging = match &self.fallback {
+                    Some(f) => Some(PinnedBytes::new(f.staging_len())?),
+                    None => None,
+                };
                 slots.push(Slot {
                     pinned: PinnedU64::new(self.results_len)?,
+                    staging,
                     event: Event::new()?,
                 });
             }
@@ -311,12 +347,18 @@ impl CudaScorer {
             scratch: &rt.scratch,
             geom: self.geom,
         };
+        let fallback = &mut self.fallback;
         let queued = (|| -> Result<()> {
             rt.results.zero_async(self.results_len * 8, self.stream)?;
             for p in &self.plans {
                 p.enqueue(&io, &ctx)?;
             }
             let s = &mut rt.slots[slot];
+            if let (Some(fb), Some(staging)) = (fallback.as_mut(), s.staging.as_mut()) {
+                if fb.needed(scored) {
+                    fb.enqueue(staging, [&reference, &distorted], self.stream)?;
+                }
+            }
             s.pinned.download_async(rt.results.ptr, self.stream)?;
             s.event.record(self.stream)
         })();
@@ -329,8 +371,9 @@ impl CudaScorer {
             rt.free_slots.push(slot);
             return Err(e);
         }
-        // A distorted frame no kernel reads (not scored) can go right away.
-        let distorted = if scored { Some(distorted) } else { None };
+        // A distorted frame nothing reads (not scored, no every-frame fallback) can go right away.
+        let needed = scored || self.fallback.as_ref().is_some_and(|f| f.needed(false));
+        let distorted = if needed { Some(distorted) } else { None };
         self.in_flight.push_back(InFlight {
             index,
             scored,
@@ -363,7 +406,14 @@ impl CudaScorer {
         for p in &self.plans {
             p.finish(res, f.index, f.scored, self.geom, &mut row);
         }
+        let host = match (&mut self.fallback, &slot.staging) {
+            (Some(fb), Some(staging)) if fb.needed(f.scored) => {
+                fb.run(staging, f.index, f.scored, &mut row)
+            }
+            _ => Ok(()),
+        };
         rt.free_slots.push(f.slot);
+        host?;
         self.ready.push_back(row);
         drop(f.distorted);
         // Reference j is read by frames up to j + lag; all frames up to f.index are done.

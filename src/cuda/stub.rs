@@ -55,6 +55,16 @@ impl CudaScorer {
     }
 
     /// Unreachable (no value of this type exists).
+    pub fn placement(&self) -> String {
+        match self._never {}
+    }
+
+    /// Unreachable (no value of this type exists).
+    pub fn fallback_totals(&self) -> Vec<(usize, Vec<u64>)> {
+        match self._never {}
+    }
+
+    /// Unreachable (no value of this type exists).
     pub fn frames_submitted(&self) -> u64 {
         match self._never {}
     }
