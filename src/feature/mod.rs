@@ -6,6 +6,8 @@
 //! into values that depend on neighbouring frames (motion2/motion3), emitted with a small lag.
 
 pub mod adm;
+pub mod float_ssim;
+pub mod iqa;
 pub mod motion;
 pub mod names;
 pub mod options;
@@ -162,7 +164,13 @@ impl ExtractorDef {
 }
 
 /// Every extractor this build knows, in registry order.
-pub static REGISTRY: &[&ExtractorDef] = &[&adm::DEF, &motion::DEF, &psnr::DEF, &vif::DEF];
+pub static REGISTRY: &[&ExtractorDef] = &[
+    &adm::DEF,
+    &float_ssim::DEF,
+    &motion::DEF,
+    &psnr::DEF,
+    &vif::DEF,
+];
 
 /// Looks an extractor up by its `feature=name=…` name (accepting libvmaf's `float_`-less aliases
 /// `integer_vif` etc.).
