@@ -19,7 +19,13 @@ fn vmaf_rs(reference: &Path, distorted: &Path, extra: &[&str], log: &Path) -> St
 /// Runs libvmaf and our CLI with one feature string (`name=…:opt=…`) and compares the logs
 /// (the default model included on both sides).
 fn check(case: &Case, feature: &str, tag: &str) {
-    let dir = workdir(&format!("{}-{tag}", case.name));
+    let name = feature
+        .split(':')
+        .next()
+        .unwrap()
+        .trim_start_matches("name=");
+    // Tests run in parallel: one directory per case, feature and tag.
+    let dir = workdir(&format!("{}-{name}-{tag}", case.name));
     let (r, d) = make_pair(case, &dir);
     // libvmaf's filter option: the feature string with its ':' escaped.
     let oracle = format!("feature='{}'", feature.replace(':', "\\:"));
@@ -170,4 +176,88 @@ fn float_ssim_refuses_too_small() {
     };
     let msg = refused(&tiny, "name=float_ssim:scale=2");
     assert!(msg.contains("float_ssim") && msg.contains("12x8"), "{msg}");
+}
+
+/// 177x179 4:2:0, odd both ways (above `float_ms_ssim`'s 176x176 minimum).
+const ODD_MS: Case = Case {
+    name: "ms-ssim-420-177x179",
+    source: "testsrc2=s=176x180:r=25:d=0.2,scale=177:179",
+    pix_fmt: "yuv420p",
+    dist_filter: NOISE,
+    encode: &[],
+};
+
+/// Exactly the minimum libvmaf accepts.
+const MIN_MS: Case = Case {
+    name: "ms-ssim-444-176x176",
+    source: "mandelbrot=s=176x176:r=25,trim=end_frame=4",
+    pix_fmt: "yuv444p",
+    dist_filter: "gblur=sigma=1",
+    encode: &[],
+};
+
+/// `float_ms_ssim` on every layout and depth with every option: the score and, with
+/// `enable_lcs`, the 15 per-scale terms.
+#[test]
+fn float_ms_ssim_every_depth_layout_and_option() {
+    let lcs = "name=float_ms_ssim:enable_lcs=true";
+    for case in [
+        &ODD_MS, &MIN_MS, &QVGA, &X264_10, &BLUR_12, &DEEP_16, &IDENTICAL,
+    ] {
+        check(case, lcs, "lcs");
+    }
+    check(&ODD_MS, "name=float_ms_ssim", "default");
+    check(&X264_10, "name=float_ms_ssim:enable_db=true", "db");
+    check(
+        &BLUR_12,
+        "name=float_ms_ssim:enable_db=true:clip_db=true:enable_lcs=true",
+        "clip-db",
+    );
+    // Identical pictures: MS-SSIM 1, so the dB value is the cap.
+    check(
+        &IDENTICAL,
+        "name=float_ms_ssim:enable_db=true:clip_db=true",
+        "clip-db",
+    );
+}
+
+/// Below 176 pixels on either side libvmaf fails the run ("scale below 1x1"); we refuse the
+/// configuration, naming the feature and the minimum.
+#[test]
+fn float_ms_ssim_refuses_too_small() {
+    for (name, source) in [
+        ("ms-ssim-175x200", "testsrc2=s=175x200:r=25:d=0.08"),
+        ("ms-ssim-200x175", "testsrc2=s=200x175:r=25:d=0.08"),
+    ] {
+        let case = Case {
+            name,
+            source,
+            pix_fmt: "yuv444p",
+            dist_filter: NOISE,
+            encode: &[],
+        };
+        let msg = refused(&case, "name=float_ms_ssim");
+        assert!(
+            msg.contains("float_ms_ssim") && msg.contains("176x176"),
+            "{msg}"
+        );
+        // libvmaf fails on it too.
+        let dir = workdir(&format!("{name}-oracle"));
+        let (r, d) = make_pair(&case, &dir);
+        let log = dir.join("oracle.json");
+        let out = Command::new(oracle())
+            .args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-i"])
+            .arg(&d)
+            .arg("-i")
+            .arg(&r)
+            .arg("-lavfi")
+            .arg(format!(
+                "libvmaf=feature=name=float_ms_ssim:log_fmt=json:log_path={}",
+                log.display()
+            ))
+            .args(["-f", "null", "-"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "libvmaf accepted {name}");
+    }
 }

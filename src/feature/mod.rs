@@ -6,6 +6,7 @@
 //! into values that depend on neighbouring frames (motion2/motion3), emitted with a small lag.
 
 pub mod adm;
+pub mod float_ms_ssim;
 pub mod float_ssim;
 pub mod iqa;
 pub mod motion;
@@ -166,6 +167,7 @@ impl ExtractorDef {
 /// Every extractor this build knows, in registry order.
 pub static REGISTRY: &[&ExtractorDef] = &[
     &adm::DEF,
+    &float_ms_ssim::DEF,
     &float_ssim::DEF,
     &motion::DEF,
     &psnr::DEF,

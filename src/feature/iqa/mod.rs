@@ -79,7 +79,7 @@ fn mirror(i: isize, n: usize) -> usize {
 /// `w`x`h` image, borders mirrored; `f32` products summed in `f64`, rows outer.
 fn filter_pixel(img: &[f32], w: usize, h: usize, x: usize, y: usize, k: &[f32], kw: usize) -> f32 {
     let c = (kw / 2) as isize;
-    let even = (kw % 2 == 0) as isize;
+    let even = kw.is_multiple_of(2) as isize;
     let mut sum = 0.0f64;
     let mut taps = k.iter();
     for v in -c..=c - even {
