@@ -7,6 +7,7 @@
 
 pub mod adm;
 pub mod float_ms_ssim;
+pub mod float_psnr;
 pub mod float_ssim;
 pub mod iqa;
 pub mod motion;
@@ -168,6 +169,7 @@ impl ExtractorDef {
 pub static REGISTRY: &[&ExtractorDef] = &[
     &adm::DEF,
     &float_ms_ssim::DEF,
+    &float_psnr::DEF,
     &float_ssim::DEF,
     &motion::DEF,
     &psnr::DEF,

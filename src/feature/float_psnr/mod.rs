@@ -1,0 +1,124 @@
+//! `float_psnr`: libvmaf's floating-point luma PSNR (`float_psnr`), computed on pictures converted
+//! to `f32` the way libvmaf's `picture_copy` converts them (above 8 bits, divided down to the 8-bit
+//! range), with a peak and a cap per bit depth.
+//!
+//! Also home of [`to_float`], the `picture_copy` conversion the other simple float extractors
+//! (`float_moment`, `float_ansnr`, `float_motion`) share.
+
+use super::options::{OptSpec, OptValues};
+use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
+use crate::error::{Error, Result};
+use crate::picture::{PictureFormat, Plane, Samples};
+
+/// Registry entry.
+pub static DEF: ExtractorDef = ExtractorDef {
+    name: "float_psnr",
+    options: OPTIONS,
+    spatial: &["float_psnr"],
+    check,
+    create,
+    ..ExtractorDef::DEFAULTS
+};
+
+/// libvmaf's `float_psnr` has no options.
+static OPTIONS: &[OptSpec] = &[];
+
+/// Refuses the bit depths libvmaf's float extractors cannot take: their `init` knows only 8, 10,
+/// 12 and 16 bits (`picture_copy` would read any other depth as bytes).
+pub fn check_depth(feature: &str, f: &PictureFormat) -> Result<()> {
+    if matches!(f.bpc, 8 | 10 | 12 | 16) {
+        Ok(())
+    } else {
+        Err(Error::Unsupported(format!(
+            "feature {feature}: {}-bit input (libvmaf's {feature} takes 8, 10, 12 or 16 bits; \
+             convert, e.g. with format=yuv420p10le)",
+            f.bpc
+        )))
+    }
+}
+
+fn check(_: &OptValues, f: &PictureFormat) -> Result<()> {
+    check_depth("float_psnr", f)
+}
+
+/// libvmaf's `picture_copy`: each sample as `f32`, divided by 4, 16 or 256 at 10, 12 or 16 bits
+/// (an `f32` division), plus `offset` (an `f32` addition; libvmaf's float features use 0 or -128).
+/// Writes a dense `width × height` image into `out`.
+pub fn to_float(plane: &Plane<'_>, bpc: u8, offset: i32, out: &mut [f32]) {
+    let (w, h, s) = (plane.width, plane.height, plane.stride);
+    let off = offset as f32;
+    match plane.samples {
+        Samples::U8(data) => {
+            for y in 0..h {
+                let src = &data[y * s..y * s + w];
+                for (d, &v) in out[y * w..(y + 1) * w].iter_mut().zip(src) {
+                    *d = v as f32 + off;
+                }
+            }
+        }
+        Samples::U16(data) => {
+            let scaler: f32 = match bpc {
+                10 => 4.0,
+                12 => 16.0,
+                _ => 256.0,
+            };
+            for y in 0..h {
+                let src = &data[y * s..y * s + w];
+                for (d, &v) in out[y * w..(y + 1) * w].iter_mut().zip(src) {
+                    *d = v as f32 / scaler + off;
+                }
+            }
+        }
+    }
+}
+
+/// The peak (of the 8-bit range the samples are scaled to) and the cap per bit depth, as
+/// libvmaf's `float_psnr` and `float_ansnr` set them in `init`.
+pub fn peak_and_max(bpc: u8) -> (f64, f64) {
+    match bpc {
+        8 => (255.0, 60.0),
+        10 => (255.75, 72.0),
+        12 => (255.9375, 84.0),
+        _ => (255.99609375, 108.0),
+    }
+}
+
+struct FloatPsnr {
+    bpc: u8,
+    peak: f64,
+    max: f64,
+    reference: Vec<f32>,
+    distorted: Vec<f32>,
+}
+
+fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    check(&cfg.opts, &cfg.format)?;
+    let (peak, max) = peak_and_max(cfg.format.bpc);
+    let n = cfg.format.width * cfg.format.height;
+    Ok(Box::new(FloatPsnr {
+        bpc: cfg.format.bpc,
+        peak,
+        max,
+        reference: vec![0.0; n],
+        distorted: vec![0.0; n],
+    }))
+}
+
+impl Extractor for FloatPsnr {
+    fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
+        let (r, d) = (&input.reference, &input.distorted);
+        to_float(r, self.bpc, 0, &mut self.reference);
+        to_float(d, self.bpc, 0, &mut self.distorted);
+        // libvmaf: the squared difference in f32, summed in f64 in raster order.
+        let mut noise = 0.0f64;
+        for (&a, &b) in self.reference.iter().zip(&self.distorted) {
+            let diff = a - b;
+            noise += (diff * diff) as f64;
+        }
+        noise /= (r.width * r.height) as i32 as f64;
+        let floored = if noise > 1e-10 { noise } else { 1e-10 };
+        let psnr = 10.0 * (self.peak * self.peak / floored).log10();
+        out[0] = if psnr < self.max { psnr } else { self.max };
+        Ok(())
+    }
+}
