@@ -99,3 +99,8 @@ fn every_case(feature: &str, tag: &str) {
 fn float_psnr_every_depth() {
     every_case("name=float_psnr", "float_psnr");
 }
+
+#[test]
+fn float_moment_every_depth() {
+    every_case("name=float_moment", "float_moment");
+}
