@@ -104,3 +104,8 @@ fn float_psnr_every_depth() {
 fn float_moment_every_depth() {
     every_case("name=float_moment", "float_moment");
 }
+
+#[test]
+fn float_ansnr_every_depth() {
+    every_case("name=float_ansnr", "float_ansnr");
+}

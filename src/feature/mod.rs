@@ -6,6 +6,7 @@
 //! into values that depend on neighbouring frames (motion2/motion3), emitted with a small lag.
 
 pub mod adm;
+pub mod float_ansnr;
 pub mod float_moment;
 pub mod float_ms_ssim;
 pub mod float_psnr;
@@ -169,6 +170,7 @@ impl ExtractorDef {
 /// Every extractor this build knows, in registry order.
 pub static REGISTRY: &[&ExtractorDef] = &[
     &adm::DEF,
+    &float_ansnr::DEF,
     &float_moment::DEF,
     &float_ms_ssim::DEF,
     &float_psnr::DEF,
