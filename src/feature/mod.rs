@@ -8,6 +8,7 @@
 pub mod adm;
 pub mod float_ansnr;
 pub mod float_moment;
+pub mod float_motion;
 pub mod float_ms_ssim;
 pub mod float_psnr;
 pub mod float_ssim;
@@ -172,6 +173,7 @@ pub static REGISTRY: &[&ExtractorDef] = &[
     &adm::DEF,
     &float_ansnr::DEF,
     &float_moment::DEF,
+    &float_motion::DEF,
     &float_ms_ssim::DEF,
     &float_psnr::DEF,
     &float_ssim::DEF,

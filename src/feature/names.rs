@@ -2,6 +2,9 @@
 
 /// (full name, log alias) pairs, as libvmaf's alias table defines them.
 static ALIASES: &[(&str, &str)] = &[
+    ("VMAF_feature_motion_score", "motion"),
+    ("VMAF_feature_motion2_score", "motion2"),
+    ("VMAF_feature_motion3_score", "motion3"),
     ("VMAF_integer_feature_adm2_score", "integer_adm2"),
     ("VMAF_integer_feature_aim_score", "integer_aim"),
     ("VMAF_integer_feature_adm3_score", "integer_adm3"),

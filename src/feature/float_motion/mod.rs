@@ -1,0 +1,466 @@
+//! `float_motion`: libvmaf's float motion. Each reference frame (`picture_copy` samples minus
+//! 128) is blurred with a separable 5-tap (or 3-tap, or no-op) filter; `motion` is the mean
+//! absolute difference of consecutive blurred frames, and the temporal stage gives `motion2`
+//! (the smaller of a frame's two neighbouring differences) and `motion3` (blended `motion2`),
+//! emitted with a one-frame lag, as libvmaf appends them.
+//!
+//! libvmaf's arithmetic, reproduced: vertical then horizontal `f32` convolution, each tap
+//! accumulated from 0 in tap order, borders mirrored without repeating the edge (`-i`,
+//! `2n - i - 2`); libvmaf's AVX2 convolution (what it runs on AVX2 and AVX-512 hosts) computes
+//! every pixel the same way as its C code. The difference is summed per row in `f32`, then over
+//! rows in `f32`, and divided in `f32`. With `motion_add_scale1` the blurred frames are also
+//! halved with libvmaf's bilinear scaler and their mean difference added.
+
+use super::float_psnr::{check_depth, to_float};
+use super::options::{OptKind, OptSpec, OptValues};
+use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
+use crate::error::{Error, Result};
+use crate::picture::{PictureFormat, Plane};
+
+/// Options, with libvmaf's names, aliases, defaults and ranges (float_motion.c).
+pub static OPTIONS: &[OptSpec] = &[
+    OptSpec {
+        name: "debug",
+        alias: None,
+        kind: OptKind::Bool(true),
+        feature_param: false,
+    },
+    OptSpec {
+        name: "motion_force_zero",
+        alias: Some("force_0"),
+        kind: OptKind::Bool(false),
+        feature_param: true,
+    },
+    OptSpec {
+        name: "motion_fps_weight",
+        alias: Some("mfw"),
+        kind: OptKind::Double {
+            default: 1.0,
+            min: 0.0,
+            max: 5.0,
+        },
+        feature_param: true,
+    },
+    OptSpec {
+        name: "motion_blend_factor",
+        alias: Some("mbf"),
+        kind: OptKind::Double {
+            default: 1.0,
+            min: 0.0,
+            max: 1.0,
+        },
+        feature_param: true,
+    },
+    OptSpec {
+        name: "motion_blend_offset",
+        alias: Some("mbo"),
+        kind: OptKind::Double {
+            default: 40.0,
+            min: 0.0,
+            max: 1000.0,
+        },
+        feature_param: true,
+    },
+    OptSpec {
+        name: "motion_add_scale1",
+        alias: Some("mdc"),
+        kind: OptKind::Bool(false),
+        feature_param: true,
+    },
+    OptSpec {
+        name: "motion_filter_size",
+        alias: Some("mfs"),
+        kind: OptKind::Int {
+            default: 5,
+            min: 0,
+            max: 9,
+        },
+        feature_param: true,
+    },
+    OptSpec {
+        name: "motion_add_uv",
+        alias: Some("mau"),
+        kind: OptKind::Bool(false),
+        feature_param: true,
+    },
+    OptSpec {
+        name: "motion_max_val",
+        alias: Some("mmxv"),
+        kind: OptKind::Double {
+            default: 10000.0,
+            min: 0.0,
+            max: 10000.0,
+        },
+        feature_param: true,
+    },
+];
+
+/// The per-frame outputs: libvmaf's `motion` (shown with `debug`, its default) and the raw
+/// difference the temporal stage needs (never shown: libvmaf keeps it internally).
+const SPATIAL: &[&str] = &["VMAF_feature_motion_score", "float_motion_raw_difference"];
+
+/// Registry entry.
+pub static DEF: ExtractorDef = ExtractorDef {
+    name: "float_motion",
+    options: OPTIONS,
+    spatial: SPATIAL,
+    temporal: &["VMAF_feature_motion2_score", "VMAF_feature_motion3_score"],
+    needs_prev_ref: true,
+    shows: Some(shows),
+    check,
+    create,
+    create_temporal: Some(create_temporal),
+    ..ExtractorDef::DEFAULTS
+};
+
+fn shows(o: &OptValues, _: &PictureFormat, name: &str) -> bool {
+    name == SPATIAL[0] && o.bool("debug")
+}
+
+/// libvmaf's bilinear scaler keeps its column tables on the stack, for at most this many output
+/// columns (`VIF_BILINEAR_MAX_WIDTH`); its `init` refuses wider halves.
+const BILINEAR_MAX_WIDTH: usize = 7680;
+
+fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
+    check_depth("float_motion", f)?;
+    if o.bool("motion_add_uv") {
+        // The engine hands extractors the previous reference's luma only.
+        return Err(Error::Unsupported(
+            "feature float_motion: motion_add_uv=true is not supported by vmaf_rs yet (it needs \
+             the previous frames' chroma); leave motion_add_uv at false"
+                .into(),
+        ));
+    }
+    if o.bool("motion_add_scale1") && scaled(f.width) > BILINEAR_MAX_WIDTH {
+        return Err(Error::Unsupported(format!(
+            "feature float_motion: motion_add_scale1 on a picture {} wide (libvmaf's scaler takes \
+             at most {} wide, i.e. {BILINEAR_MAX_WIDTH} halved); scale the input down or leave \
+             motion_add_scale1 at false",
+            f.width,
+            2 * BILINEAR_MAX_WIDTH
+        )));
+    }
+    Ok(())
+}
+
+/// libvmaf's half size: `(int)(n * 0.5 + 0.5)`.
+fn scaled(n: usize) -> usize {
+    (n as f64 * 0.5 + 0.5) as usize
+}
+
+/// The blur filters (motion_tools.h): decimal literals of C `double`s rounded to `f32`.
+fn filter(size: i64) -> &'static [f32] {
+    static FILTER_5: [f32; 5] = [
+        0.054488685f64 as f32,
+        0.244201342f64 as f32,
+        0.402619947f64 as f32,
+        0.244201342f64 as f32,
+        0.054488685f64 as f32,
+    ];
+    static FILTER_3: [f32; 3] = [
+        0.166378498f64 as f32,
+        0.667243004f64 as f32,
+        0.166378498f64 as f32,
+    ];
+    static FILTER_5_NO_OP: [f32; 5] = [0.0, 0.0, 1.0, 0.0, 0.0];
+    match size {
+        1 => &FILTER_5_NO_OP,
+        3 => &FILTER_3,
+        // libvmaf takes the 5-tap filter for every other size.
+        _ => &FILTER_5,
+    }
+}
+
+/// libvmaf's convolution mirror (`convolution_edge_s`) of `i` (out of range by less than `n`).
+fn mirror(i: isize, n: usize) -> usize {
+    let n = n as isize;
+    (if i < 0 {
+        -i
+    } else if i >= n {
+        2 * n - i - 2
+    } else {
+        i
+    }) as usize
+}
+
+/// libvmaf's `convolution_f32_c_s` (and its AVX2 twin): vertical pass into `tmp`, horizontal
+/// pass into `dst`, dense `w × h` images.
+fn blur(f: &[f32], src: &[f32], tmp: &mut [f32], dst: &mut [f32], w: usize, h: usize) {
+    let r = f.len() / 2;
+    for i in 0..h {
+        let out = &mut tmp[i * w..(i + 1) * w];
+        out.fill(0.0);
+        for (k, &fk) in f.iter().enumerate() {
+            let y = mirror(i as isize - r as isize + k as isize, h);
+            let row = &src[y * w..(y + 1) * w];
+            for (o, &v) in out.iter_mut().zip(row) {
+                *o += fk * v;
+            }
+        }
+    }
+    for i in 0..h {
+        let row = &tmp[i * w..(i + 1) * w];
+        let out = &mut dst[i * w..(i + 1) * w];
+        for (j, o) in out.iter_mut().enumerate() {
+            let mut accum = 0.0f32;
+            if j >= r && j + r < w {
+                for (&fk, &v) in f.iter().zip(&row[j - r..]) {
+                    accum += fk * v;
+                }
+            } else {
+                for (k, &fk) in f.iter().enumerate() {
+                    accum += fk * row[mirror(j as isize - r as isize + k as isize, w)];
+                }
+            }
+            *o = accum;
+        }
+    }
+}
+
+/// Mean absolute difference of two dense `w × h` images (libvmaf's `vmaf_image_sad_c`).
+fn mean_abs_diff(a: &[f32], b: &[f32], w: usize, h: usize) -> f32 {
+    let mut accum = 0.0f32;
+    for (ra, rb) in a.chunks_exact(w).zip(b.chunks_exact(w)).take(h) {
+        let mut line = 0.0f32;
+        for (&x, &y) in ra.iter().zip(rb) {
+            line += (x - y).abs();
+        }
+        accum += line;
+    }
+    accum / ((w * h) as i32 as f32)
+}
+
+/// The column (or row) taps of libvmaf's bilinear scaler from `n` to `m` samples: the two
+/// mirrored source indices and the weight of the second.
+fn bilinear_taps(n: usize, m: usize) -> Vec<Tap> {
+    // libvmaf's mirror here works on floats: -i below 0, 2 * right - i above right.
+    let mirror = |i: f32| -> usize {
+        let right = (n - 1) as f32;
+        (if i < 0.0 {
+            -i
+        } else if i > right {
+            2.0 * right - i
+        } else {
+            i
+        }) as usize
+    };
+    let ratio = n as f32 / m as i32 as f32;
+    (0..m)
+        .map(|x| {
+            let xx = ((x as f64 + 0.5) * ratio as f64 - 0.5) as f32;
+            let x1 = mirror((xx as f64).floor() as f32);
+            let x2 = mirror((xx as f64).ceil() as f32);
+            (x1, x2, xx - x1 as i32 as f32)
+        })
+        .collect()
+}
+
+/// Halves a dense `w × h` image with libvmaf's bilinear scaler (`vif_scale_frame_s`).
+fn half(src: &[f32], w: usize, cols: &[Tap], rows: &[Tap], dst: &mut [f32]) {
+    let sw = cols.len();
+    for (y, &(y1, y2, dy)) in rows.iter().enumerate() {
+        let (r1, r2) = (&src[y1 * w..], &src[y2 * w..]);
+        for (x, &(x1, x2, dx)) in cols.iter().enumerate() {
+            dst[y * sw + x] = (1.0 - dy) * (1.0 - dx) * r1[x1]
+                + (1.0 - dy) * dx * r1[x2]
+                + dy * (1.0 - dx) * r2[x1]
+                + dy * dx * r2[x2];
+        }
+    }
+}
+
+/// One bilinear tap: the two mirrored source indices and the weight of the second.
+type Tap = (usize, usize, f32);
+
+/// `motion_add_scale1`: the bilinear taps (columns, rows) and the two halved frames.
+struct Scale1 {
+    cols: Vec<Tap>,
+    rows: Vec<Tap>,
+    halves: [Vec<f32>; 2],
+}
+
+struct FloatMotion {
+    bpc: u8,
+    width: usize,
+    height: usize,
+    filter: &'static [f32],
+    force_zero: bool,
+    fps_weight: f64,
+    max_val: f64,
+    pic: Vec<f32>,
+    tmp: Vec<f32>,
+    /// Blurred current and previous reference.
+    blurred: [Vec<f32>; 2],
+    /// Frame index `blurred[0]` holds, if any (reused when the next frame arrives in order).
+    blurred_index: Option<u64>,
+    /// `motion_add_scale1`'s scaler and buffers.
+    scale1: Option<Scale1>,
+}
+
+fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    check(&cfg.opts, &cfg.format)?;
+    let (w, h) = (cfg.format.width, cfg.format.height);
+    let scale1 = cfg.opts.bool("motion_add_scale1").then(|| {
+        let (sw, sh) = (scaled(w), scaled(h));
+        Scale1 {
+            cols: bilinear_taps(w, sw),
+            rows: bilinear_taps(h, sh),
+            halves: [vec![0.0; sw * sh], vec![0.0; sw * sh]],
+        }
+    });
+    Ok(Box::new(FloatMotion {
+        bpc: cfg.format.bpc,
+        width: w,
+        height: h,
+        filter: filter(cfg.opts.int("motion_filter_size")),
+        force_zero: cfg.opts.bool("motion_force_zero"),
+        fps_weight: cfg.opts.f64("motion_fps_weight"),
+        max_val: cfg.opts.f64("motion_max_val"),
+        pic: vec![0.0; w * h],
+        tmp: vec![0.0; w * h],
+        blurred: [vec![0.0; w * h], vec![0.0; w * h]],
+        blurred_index: None,
+        scale1,
+    }))
+}
+
+impl FloatMotion {
+    /// Blurs `plane` into `blurred[slot]`.
+    fn blur_into(&mut self, plane: &Plane<'_>, slot: usize) {
+        to_float(plane, self.bpc, -128, &mut self.pic);
+        blur(
+            self.filter,
+            &self.pic,
+            &mut self.tmp,
+            &mut self.blurred[slot],
+            self.width,
+            self.height,
+        );
+    }
+
+    /// libvmaf's `compute_motion` of the previous and current blurred frames.
+    fn difference(&mut self) -> f64 {
+        let (w, h) = (self.width, self.height);
+        let [cur, prev] = &self.blurred;
+        let scale0 = mean_abs_diff(prev, cur, w, h);
+        match &mut self.scale1 {
+            None => scale0 as f64,
+            Some(Scale1 {
+                cols,
+                rows,
+                halves: [a, b],
+            }) => {
+                half(prev, w, cols, rows, a);
+                half(cur, w, cols, rows, b);
+                let scale1 = mean_abs_diff(a, b, cols.len(), rows.len());
+                (scale0 + scale1) as f64
+            }
+        }
+    }
+}
+
+impl Extractor for FloatMotion {
+    fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
+        if self.force_zero {
+            out[0] = 0.0;
+            out[1] = 0.0;
+            return Ok(());
+        }
+        let index = input.index;
+        if index > 0 && self.blurred_index == Some(index - 1) {
+            // The previous frame is this instance's last one: its blur is already there.
+            self.blurred.swap(0, 1);
+        } else if index > 0 {
+            let prev = input.prev_reference.ok_or_else(|| {
+                Error::Internal("float_motion: previous reference frame missing".into())
+            })?;
+            self.blur_into(&prev, 1);
+        }
+        self.blur_into(&input.reference, 0);
+        self.blurred_index = Some(index);
+        if index == 0 {
+            out[0] = 0.0;
+            out[1] = 0.0;
+            return Ok(());
+        }
+        let score = self.difference();
+        out[0] = min(score * self.fps_weight, self.max_val);
+        out[1] = score;
+        Ok(())
+    }
+}
+
+/// C's `MIN(x, y)`: `x < y ? x : y`.
+fn min(x: f64, y: f64) -> f64 {
+    if x < y {
+        x
+    } else {
+        y
+    }
+}
+
+/// libvmaf's motion blend: `m·f + (1 − f)·MIN(offset, m)`.
+fn blend(m: f64, factor: f64, offset: f64) -> f64 {
+    m * factor + (1.0 - factor) * min(offset, m)
+}
+
+/// motion2/motion3 as libvmaf's float_motion appends them: frame `i - 1` when frame `i`'s
+/// difference is known, the last frame at flush.
+struct FloatMotionTemporal {
+    force_zero: bool,
+    fps_weight: f64,
+    blend_factor: f64,
+    blend_offset: f64,
+    max_val: f64,
+    /// (index, raw difference) of the last frame pushed.
+    last: Option<(u64, f64)>,
+}
+
+fn create_temporal(opts: &OptValues) -> Box<dyn Temporal> {
+    Box::new(FloatMotionTemporal {
+        force_zero: opts.bool("motion_force_zero"),
+        fps_weight: opts.f64("motion_fps_weight"),
+        blend_factor: opts.f64("motion_blend_factor"),
+        blend_offset: opts.f64("motion_blend_offset"),
+        max_val: opts.f64("motion_max_val"),
+        last: None,
+    })
+}
+
+impl FloatMotionTemporal {
+    /// (motion2, motion3) of a difference.
+    fn values(&self, m: f64) -> [f64; 2] {
+        let m = m * self.fps_weight;
+        [
+            min(m, self.max_val),
+            min(blend(m, self.blend_factor, self.blend_offset), self.max_val),
+        ]
+    }
+}
+
+impl Temporal for FloatMotionTemporal {
+    fn push(&mut self, index: u64, spatial: &[f64], emit: &mut dyn FnMut(u64, &[f64])) {
+        if self.force_zero {
+            emit(index, &[0.0, 0.0]);
+            return;
+        }
+        let score = spatial[1];
+        if index == 1 {
+            // Frame 0: motion2 is 0, motion3 the blended difference of frame 1.
+            emit(0, &[0.0, self.values(score)[1]]);
+        } else if let Some((prev_index, prev)) = self.last.filter(|_| index > 1) {
+            // libvmaf recomputes the previous difference (the same value) and takes the smaller.
+            let m = if prev < score { prev } else { score };
+            emit(prev_index, &self.values(m));
+        }
+        self.last = Some((index, score));
+    }
+
+    fn flush(&mut self, emit: &mut dyn FnMut(u64, &[f64])) {
+        match self.last.take() {
+            Some((0, _)) => emit(0, &[0.0, 0.0]),
+            Some((index, score)) => emit(index, &self.values(score)),
+            None => {}
+        }
+    }
+}
