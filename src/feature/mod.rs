@@ -17,6 +17,7 @@ pub mod motion;
 pub mod names;
 pub mod options;
 pub mod psnr;
+pub mod psnr_hvs;
 pub mod vif;
 
 use crate::error::{Error, Result};
@@ -179,6 +180,7 @@ pub static REGISTRY: &[&ExtractorDef] = &[
     &float_ssim::DEF,
     &motion::DEF,
     &psnr::DEF,
+    &psnr_hvs::DEF,
     &vif::DEF,
 ];
 
