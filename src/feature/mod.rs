@@ -6,6 +6,7 @@
 //! into values that depend on neighbouring frames (motion2/motion3), emitted with a small lag.
 
 pub mod adm;
+pub mod ciede;
 pub mod float_ansnr;
 pub mod float_moment;
 pub mod float_motion;
@@ -172,6 +173,7 @@ impl ExtractorDef {
 /// Every extractor this build knows, in registry order.
 pub static REGISTRY: &[&ExtractorDef] = &[
     &adm::DEF,
+    &ciede::DEF,
     &float_ansnr::DEF,
     &float_moment::DEF,
     &float_motion::DEF,

@@ -224,7 +224,8 @@ fn score<T: Copy + Into<i32>>(
 
 /// libvmaf's `convert_score_db` with weight 1.
 fn db(score: f64) -> f64 {
-    10.0 * (-1.0 * (1.0 * score).log10())
+    // C: `10 * (-1 * log10(1.0 * score))`; both products are exact.
+    10.0 * -score.log10()
 }
 
 impl Extractor for PsnrHvs {
