@@ -13,6 +13,7 @@ pub mod float_motion;
 pub mod float_ms_ssim;
 pub mod float_psnr;
 pub mod float_ssim;
+pub mod float_vif;
 pub mod iqa;
 pub mod motion;
 pub mod names;
@@ -180,6 +181,7 @@ pub static REGISTRY: &[&ExtractorDef] = &[
     &float_ms_ssim::DEF,
     &float_psnr::DEF,
     &float_ssim::DEF,
+    &float_vif::DEF,
     &motion::DEF,
     &psnr::DEF,
     &psnr_hvs::DEF,
