@@ -9,10 +9,22 @@ use common::*;
 use std::path::Path;
 
 fn vmaf_rs(reference: &Path, distorted: &Path, extra: &[&str], log: &Path) -> String {
+    vmaf_rs_on(OracleCpu::Native, reference, distorted, extra, log)
+}
+
+/// Runs our CLI on `cpu` (natively, or under qemu as another CPU).
+fn vmaf_rs_on(
+    cpu: OracleCpu,
+    reference: &Path,
+    distorted: &Path,
+    extra: &[&str],
+    log: &Path,
+) -> String {
+    // `$VMAF_RS_CLI`: another build of the CLI (e.g. on another host).
     let cli = std::env::var_os("VMAF_RS_CLI")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| env!("CARGO_BIN_EXE_vmaf-rs").into());
-    let mut c = std::process::Command::new(cli);
+    let mut c = command_on(cpu, &cli);
     c.arg("-r").arg(reference).arg("-d").arg(distorted);
     c.args(["--json", "-o"]).arg(log).args(extra);
     run(&mut c)
@@ -157,4 +169,216 @@ fn float_vif_refuses_what_libvmaf_cannot_take() {
             "{feature}: message '{err}' lacks '{want}'"
         );
     }
+}
+
+const ADM_OPTIONS: &[(&str, &str)] = &[
+    ("name=float_adm:debug=true", "adm-debug"),
+    (
+        "name=float_adm:adm_enhn_gain_limit=1.2:adm_min_val=0.99",
+        "adm-egl-min",
+    ),
+    (
+        "name=float_adm:adm_norm_view_dist=5:adm_ref_display_height=2160:adm_noise_weight=0.1",
+        "adm-geometry",
+    ),
+    (
+        "name=float_adm:adm_csf_mode=1:adm_csf_scale=1.3:adm_csf_diag_scale=0.7",
+        "adm-barten",
+    ),
+    ("name=float_adm:adm_csf_mode=2", "adm-native-csf"),
+    ("name=float_adm:adm_csf_mode=5", "adm-csf5"),
+    ("name=float_adm:adm_bypass_cm=1", "adm-bypass"),
+    (
+        "name=float_adm:adm_adm3_apply_hm=true:adm_dlm_weight=0.3",
+        "adm-hm",
+    ),
+    ("name=float_adm:adm_p_norm=2.5", "adm-pnorm"),
+    ("name=float_adm:adm_dlm_weight=0.8", "adm-dlmw"),
+    (
+        "name=float_adm:adm_f1s0=0.01:adm_f1s1=0.02:adm_f1s2=0.03:adm_f1s3=0.04:\
+         adm_f2s0=0.005:adm_f2s1=0.01:adm_f2s2=0.02:adm_f2s3=0.03",
+        "adm-factors",
+    ),
+    ("name=float_adm:adm_skip_aim_scale=0", "adm-skip-aim0"),
+    ("name=float_adm:adm_skip_scale0=true", "adm-skip0"),
+];
+
+#[test]
+fn float_adm_8bit_420_noise_every_option() {
+    check_features(
+        &Case {
+            name: "fadm-420-noise",
+            source: "testsrc2=s=320x240:r=25:d=0.2",
+            pix_fmt: "yuv420p",
+            dist_filter: NOISE,
+            encode: &[],
+        },
+        ADM_OPTIONS,
+    );
+}
+
+#[test]
+fn float_adm_odd_size_and_depths() {
+    let cases = [
+        Case {
+            name: "fadm-420-odd",
+            source: "testsrc2=s=97x61:r=25:d=0.2",
+            pix_fmt: "yuv420p",
+            dist_filter: NOISE,
+            encode: &[],
+        },
+        Case {
+            name: "fadm-422-10bit-x264",
+            source: "mandelbrot=s=130x66:r=25,trim=end_frame=5",
+            pix_fmt: "yuv422p10le",
+            dist_filter: "",
+            encode: &["-c:v", "libx264", "-crf", "35", "-preset", "ultrafast"],
+        },
+        Case {
+            name: "fadm-444-12bit-blur",
+            source: "testsrc2=s=96x80:r=25:d=0.2",
+            pix_fmt: "yuv444p12le",
+            dist_filter: "gblur=sigma=1.5",
+            encode: &[],
+        },
+        Case {
+            name: "fadm-420-16bit",
+            source: "testsrc2=s=65x49:r=25:d=0.2",
+            pix_fmt: "yuv420p16le",
+            dist_filter: NOISE,
+            encode: &[],
+        },
+        Case {
+            name: "fadm-identical",
+            source: "testsrc2=s=64x48:r=25:d=0.12",
+            pix_fmt: "yuv420p",
+            dist_filter: "",
+            encode: &[],
+        },
+    ];
+    for case in &cases {
+        check_features(
+            case,
+            &[
+                ("name=float_adm:debug=true", "adm-debug"),
+                ("name=float_adm:adm_enhn_gain_limit=1", "adm-egl1"),
+            ],
+        );
+    }
+}
+
+/// Both float features in one run, next to each other and the default model.
+#[test]
+fn float_vif_and_adm_together() {
+    let case = Case {
+        name: "fboth-420-x264",
+        source: "testsrc2=s=176x144:r=25:d=0.2",
+        pix_fmt: "yuv420p",
+        dist_filter: "",
+        encode: &["-c:v", "libx264", "-crf", "40", "-preset", "ultrafast"],
+    };
+    let dir = workdir(case.name);
+    let (r, d) = make_pair(&case, &dir);
+    let theirs = oracle_json(
+        &r,
+        &d,
+        "feature='name=float_vif|name=float_adm\\:adm_enhn_gain_limit=1'",
+        &dir,
+        "both",
+    );
+    let log = dir.join("ours-both.json");
+    vmaf_rs(
+        &r,
+        &d,
+        &[
+            "--feature",
+            "name=float_vif",
+            "--feature",
+            "name=float_adm:adm_enhn_gain_limit=1",
+        ],
+        &log,
+    );
+    compare_logs(
+        &read_json(&log),
+        &theirs,
+        &["vmaf"],
+        "float_vif + float_adm",
+    );
+}
+
+/// libvmaf names float ADM's `adm` debug value without option suffixes; that combination is
+/// refused rather than logged under another name.
+#[test]
+fn float_adm_refuses_debug_with_feature_options() {
+    let dir = workdir("fadm-refuse");
+    let (r, d) = make_pair(
+        &Case {
+            name: "fadm-refuse",
+            source: "testsrc2=s=64x48:r=25:d=0.08",
+            pix_fmt: "yuv420p",
+            dist_filter: "",
+            encode: &[],
+        },
+        &dir,
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vmaf-rs"))
+        .arg("-r")
+        .arg(&r)
+        .arg("-d")
+        .arg(&d)
+        .args([
+            "--feature",
+            "name=float_adm:debug=true:adm_enhn_gain_limit=1",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("float_adm") && err.contains("debug"), "{err}");
+}
+
+/// float ADM divides with the CPU's RCPSS approximation (docs/FIDELITY.md): on content whose
+/// printed values depend on its bits (found by a sweep; an exact reciprocal moves `adm_scale1`
+/// and `adm_num` here), vmaf-rs equals libvmaf natively, and equals libvmaf run under qemu,
+/// whose emulated RCPSS is exact, when it runs there too.
+#[test]
+fn float_adm_follows_the_cpus_reciprocal() {
+    let case = Case {
+        name: "fadm-rcpss-640x96",
+        source: "testsrc2=s=640x96:r=25:d=0.2",
+        pix_fmt: "yuv420p",
+        dist_filter: NOISE,
+        encode: &[],
+    };
+    let dir = workdir(case.name);
+    let (r, d) = make_pair(&case, &dir);
+    let feature = "name=float_adm:debug=true";
+    let oracle = format!("feature='{}'", feature.replace(':', "\\:"));
+    let mut logs = Vec::new();
+    for cpu in [OracleCpu::Native, OracleCpu::Avx2] {
+        let tag = format!("{cpu:?}");
+        let theirs = oracle_json_on(cpu, &r, &d, &oracle, &dir, &tag);
+        let log = dir.join(format!("ours-{tag}.json"));
+        vmaf_rs_on(cpu, &r, &d, &["--feature", feature], &log);
+        compare_logs_as(
+            &read_json(&log),
+            &theirs,
+            &["vmaf"],
+            &format!("{} on {cpu:?}", case.name),
+            cpu,
+        );
+        logs.push(theirs);
+    }
+    // For the record: how far libvmaf itself moves between the two CPUs here.
+    let (a, b) = (frames(&logs[0]), frames(&logs[1]));
+    let mut worst = 0f64;
+    for (n, m) in &a {
+        for (k, v) in m {
+            if k.starts_with("adm") {
+                worst = worst.max((v - b[n][k]).abs());
+            }
+        }
+    }
+    eprintln!("libvmaf float ADM, native vs qemu (exact RCPSS): max |diff| {worst:.1e}");
 }

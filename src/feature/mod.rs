@@ -7,6 +7,7 @@
 
 pub mod adm;
 pub mod ciede;
+pub mod float_adm;
 pub mod float_ansnr;
 pub mod float_moment;
 pub mod float_motion;
@@ -175,6 +176,7 @@ impl ExtractorDef {
 pub static REGISTRY: &[&ExtractorDef] = &[
     &adm::DEF,
     &ciede::DEF,
+    &float_adm::DEF,
     &float_ansnr::DEF,
     &float_moment::DEF,
     &float_motion::DEF,
