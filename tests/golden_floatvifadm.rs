@@ -382,3 +382,33 @@ fn float_adm_follows_the_cpus_reciprocal() {
     }
     eprintln!("libvmaf float ADM, native vs qemu (exact RCPSS): max |diff| {worst:.1e}");
 }
+
+/// libvmaf convolves float VIF with AVX2 code on AVX2 hosts and with C elsewhere; both sum tap
+/// for tap alike, so vmaf-rs's one implementation equals libvmaf on either CPU (run under qemu).
+#[test]
+fn float_vif_equals_libvmaf_on_c_and_avx2_cpus() {
+    let case = Case {
+        name: "fvif-cpus",
+        source: "testsrc2=s=97x61:r=25:d=0.12",
+        pix_fmt: "yuv420p",
+        dist_filter: NOISE,
+        encode: &[],
+    };
+    let dir = workdir(case.name);
+    let (r, d) = make_pair(&case, &dir);
+    let feature = "name=float_vif:debug=true";
+    let oracle = format!("feature='{}'", feature.replace(':', "\\:"));
+    for cpu in [OracleCpu::Avx2, OracleCpu::C] {
+        let tag = format!("{cpu:?}");
+        let theirs = oracle_json_on(cpu, &r, &d, &oracle, &dir, &tag);
+        let log = dir.join(format!("ours-{tag}.json"));
+        vmaf_rs_on(cpu, &r, &d, &["--feature", feature], &log);
+        compare_logs_as(
+            &read_json(&log),
+            &theirs,
+            &["vmaf"],
+            &format!("{} on {cpu:?}", case.name),
+            cpu,
+        );
+    }
+}
