@@ -175,6 +175,18 @@ fn options_match_libvmaf() {
             vec!["vmaf"],
         ),
         ("model-path", "", vec!["vmaf"]),
+        // Issue 9's acceptance graph: every libvmaf feature family beside the default model.
+        (
+            "every-feature",
+            "feature='name=psnr|name=float_ssim|name=float_ms_ssim|name=ciede|name=psnr_hvs'",
+            vec!["vmaf"],
+        ),
+        (
+            "float-features",
+            "feature='name=float_vif|name=float_adm|name=float_motion|name=float_psnr|name=float_ansnr|name=float_moment'",
+            vec!["vmaf"],
+        ),
+        ("float-model", "model=version=vmaf_float_v0.6.1", vec!["vmaf"]),
     ];
     for (tag, o, models) in opts {
         let sub = dir.join(tag);

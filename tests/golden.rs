@@ -206,6 +206,9 @@ fn every_builtin_model_matches() {
         "vmaf_v0.6.1neg",
         "vmaf_4k_v0.6.1",
         "vmaf_4k_v0.6.1neg",
+        "vmaf_float_v0.6.1",
+        "vmaf_float_v0.6.1neg",
+        "vmaf_float_4k_v0.6.1",
     ] {
         let spec = format!("version={v}");
         check(
@@ -542,5 +545,41 @@ fn psnr_gray_has_luma_only() {
         let log = dir.join("ours.json");
         vmaf_rs(&gr, &gd, &["--feature", feature], &log);
         compare_logs(&read_json(&log), &theirs, &["vmaf"], gray);
+    }
+}
+
+/// The float model on more content: 10-bit 4:2:2 x264, an odd size, 12-bit blur, with threads.
+#[test]
+fn float_model_on_every_depth() {
+    for case in [
+        Case {
+            name: "float-model-422-10bit-x264",
+            source: "mandelbrot=s=130x66:r=25,trim=end_frame=6",
+            pix_fmt: "yuv422p10le",
+            dist_filter: "",
+            encode: &["-c:v", "libx264", "-crf", "35", "-preset", "ultrafast"],
+        },
+        Case {
+            name: "float-model-odd",
+            source: "testsrc2=s=97x61:r=25:d=0.4",
+            pix_fmt: "yuv420p",
+            dist_filter: NOISE,
+            encode: &[],
+        },
+        Case {
+            name: "float-model-444-12bit",
+            source: "testsrc2=s=96x80:r=25:d=0.24",
+            pix_fmt: "yuv444p12le",
+            dist_filter: "gblur=sigma=1.5",
+            encode: &[],
+        },
+    ] {
+        check(
+            &case,
+            "model=version=vmaf_float_v0.6.1:n_threads=2",
+            &["-m", "version=vmaf_float_v0.6.1", "--threads", "2"],
+            &["vmaf"],
+            "float",
+        );
     }
 }

@@ -51,12 +51,18 @@ pub const DEFAULT_MODEL_VERSION: &str = "vmaf_v0.6.1";
 const VMAF_V061: &str = include_str!("builtin/vmaf_v0.6.1.json");
 const VMAF_V061_NEG: &str = include_str!("builtin/vmaf_v0.6.1neg.json");
 const VMAF_4K_V061: &str = include_str!("builtin/vmaf_4k_v0.6.1.json");
+const VMAF_FLOAT_V061: &str = include_str!("builtin/vmaf_float_v0.6.1.json");
+const VMAF_FLOAT_V061_NEG: &str = include_str!("builtin/vmaf_float_v0.6.1neg.json");
+const VMAF_FLOAT_4K_V061: &str = include_str!("builtin/vmaf_float_4k_v0.6.1.json");
 
-static BUILTIN_VERSIONS: [&str; 4] = [
+static BUILTIN_VERSIONS: [&str; 7] = [
     "vmaf_v0.6.1",
     "vmaf_v0.6.1neg",
     "vmaf_4k_v0.6.1",
     "vmaf_4k_v0.6.1neg",
+    "vmaf_float_v0.6.1",
+    "vmaf_float_v0.6.1neg",
+    "vmaf_float_4k_v0.6.1",
 ];
 
 /// The versions [`Model::builtin`] knows, default first.
@@ -142,13 +148,17 @@ fn model_err(context: &str, msg: impl std::fmt::Display) -> Error {
 
 impl Model {
     /// A built-in model by version (see [`builtin_versions`]): `vmaf_v0.6.1` (the default),
-    /// `vmaf_v0.6.1neg`, `vmaf_4k_v0.6.1`, `vmaf_4k_v0.6.1neg`. Named `vmaf`.
+    /// `vmaf_v0.6.1neg`, `vmaf_4k_v0.6.1`, `vmaf_4k_v0.6.1neg`, and the float models
+    /// `vmaf_float_v0.6.1`, `vmaf_float_v0.6.1neg`, `vmaf_float_4k_v0.6.1`. Named `vmaf`.
     pub fn builtin(version: &str) -> Result<Model> {
         let (text, neg) = match version {
             "vmaf_v0.6.1" => (VMAF_V061, false),
             "vmaf_v0.6.1neg" => (VMAF_V061_NEG, false),
             "vmaf_4k_v0.6.1" => (VMAF_4K_V061, false),
             "vmaf_4k_v0.6.1neg" => (VMAF_4K_V061, true),
+            "vmaf_float_v0.6.1" => (VMAF_FLOAT_V061, false),
+            "vmaf_float_v0.6.1neg" => (VMAF_FLOAT_V061_NEG, false),
+            "vmaf_float_4k_v0.6.1" => (VMAF_FLOAT_4K_V061, false),
             _ => {
                 return Err(Error::Model(format!(
                     "no such built-in model: '{version}' (built-in versions: {}; use path= for a \

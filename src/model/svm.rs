@@ -233,6 +233,10 @@ pub(crate) fn parse(text: &str) -> Result<Svm, String> {
             "coef0" => coef0 = array(&mut c, 1, "coef0")?[0],
             "nr_class" => {
                 nr_class = int_value(&mut c, "nr_class")?;
+                // libsvm reads a C int; beyond that nr_class * (nr_class - 1) overflows.
+                if !(0..=i64::from(i32::MAX)).contains(&nr_class) {
+                    return Err(format!("nr_class {nr_class} is out of range"));
+                }
                 perms = nr_class * (nr_class - 1) / 2;
             }
             "total_sv" => total_sv = Some(int_value(&mut c, "total_sv")?),
@@ -473,6 +477,18 @@ mod tests {
             );
             let e = parse(&m).unwrap_err();
             assert!(e.contains("failed to read support vector 2 of"), "{e}");
+        }
+    }
+
+    /// Found by fuzzing (model_json): a huge nr_class overflowed nr_class * (nr_class - 1).
+    #[test]
+    fn huge_nr_class_is_an_error_not_an_overflow() {
+        for n in ["3037000500", "9223372036854775807", "-5"] {
+            let m = format!(
+                "svm_type nu_svr\nkernel_type rbf\ngamma 1\nnr_class {n}\ntotal_sv 1\nrho 0\nSV\n1 1:1\n"
+            );
+            let e = parse(&m).unwrap_err();
+            assert!(e.contains("nr_class") && e.contains("out of range"), "{e}");
         }
     }
 }
