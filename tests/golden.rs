@@ -10,28 +10,6 @@ mod common;
 use common::*;
 use std::path::Path;
 
-fn vmaf_rs(reference: &Path, distorted: &Path, extra: &[&str], log: &Path) -> String {
-    vmaf_rs_on(OracleCpu::Native, reference, distorted, extra, log)
-}
-
-/// Runs our CLI on `cpu` (natively, or under qemu as an AVX2-only CPU).
-fn vmaf_rs_on(
-    cpu: OracleCpu,
-    reference: &Path,
-    distorted: &Path,
-    extra: &[&str],
-    log: &Path,
-) -> String {
-    // `$VMAF_RS_CLI`: the CLI when these tests run on another host (scripts/fidelity-check.sh).
-    let cli = std::env::var_os("VMAF_RS_CLI")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_vmaf-rs").into());
-    let mut c = command_on(cpu, &cli);
-    c.arg("-r").arg(reference).arg("-d").arg(distorted);
-    c.args(["--json", "-o"]).arg(log).args(extra);
-    run(&mut c)
-}
-
 /// Runs both on a pair and compares. `oracle_opts` are libvmaf filter options, `ours` the
 /// equivalent CLI arguments.
 fn check(case: &Case, oracle_opts: &str, ours: &[&str], models: &[&str], tag: &str) {

@@ -6,17 +6,6 @@
 mod common;
 
 use common::*;
-use std::path::Path;
-
-fn vmaf_rs(reference: &Path, distorted: &Path, extra: &[&str], log: &Path) -> String {
-    let cli = std::env::var_os("VMAF_RS_CLI")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_vmaf-rs").into());
-    let mut c = command_on(OracleCpu::Native, &cli);
-    c.arg("-r").arg(reference).arg("-d").arg(distorted);
-    c.args(["--json", "-o"]).arg(log).args(extra);
-    run(&mut c)
-}
 
 /// Runs both on a pair and compares. `oracle_opts` are libvmaf filter options, `ours` the
 /// equivalent CLI arguments.

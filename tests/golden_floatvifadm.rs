@@ -6,29 +6,6 @@
 mod common;
 
 use common::*;
-use std::path::Path;
-
-fn vmaf_rs(reference: &Path, distorted: &Path, extra: &[&str], log: &Path) -> String {
-    vmaf_rs_on(OracleCpu::Native, reference, distorted, extra, log)
-}
-
-/// Runs our CLI on `cpu` (natively, or under qemu as another CPU).
-fn vmaf_rs_on(
-    cpu: OracleCpu,
-    reference: &Path,
-    distorted: &Path,
-    extra: &[&str],
-    log: &Path,
-) -> String {
-    // `$VMAF_RS_CLI`: another build of the CLI (e.g. on another host).
-    let cli = std::env::var_os("VMAF_RS_CLI")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_vmaf-rs").into());
-    let mut c = command_on(cpu, &cli);
-    c.arg("-r").arg(reference).arg("-d").arg(distorted);
-    c.args(["--json", "-o"]).arg(log).args(extra);
-    run(&mut c)
-}
 
 /// Makes the pair of `case` once, then for each (feature string, tag) runs libvmaf and our CLI
 /// with that feature and compares the logs exactly.

@@ -6,15 +6,7 @@
 mod common;
 
 use common::*;
-use std::path::Path;
 use std::process::Command;
-
-fn vmaf_rs(reference: &Path, distorted: &Path, extra: &[&str], log: &Path) -> String {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vmaf-rs"));
-    c.arg("-r").arg(reference).arg("-d").arg(distorted);
-    c.args(["--json", "-o"]).arg(log).args(extra);
-    run(&mut c)
-}
 
 /// Runs libvmaf and our CLI with one feature string (`name=…:opt=…`) and compares the logs
 /// (the default model included on both sides).

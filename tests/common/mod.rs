@@ -410,3 +410,27 @@ pub fn compare_logs_as(
     );
     worst
 }
+
+/// Runs our CLI on a pair natively, writing a JSON log; see [`vmaf_rs_on`].
+pub fn vmaf_rs(reference: &Path, distorted: &Path, extra: &[&str], log: &Path) -> String {
+    vmaf_rs_on(OracleCpu::Native, reference, distorted, extra, log)
+}
+
+/// Runs our CLI on `cpu` (natively, or under qemu as another CPU) with `-r`, `-d`, `--json -o
+/// log` and `extra`; returns its stderr. `$VMAF_RS_CLI` selects another build of the CLI (e.g.
+/// when these tests run on another host, scripts/fidelity-check.sh).
+pub fn vmaf_rs_on(
+    cpu: OracleCpu,
+    reference: &Path,
+    distorted: &Path,
+    extra: &[&str],
+    log: &Path,
+) -> String {
+    let cli = std::env::var_os("VMAF_RS_CLI")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_vmaf-rs").into());
+    let mut c = command_on(cpu, &cli);
+    c.arg("-r").arg(reference).arg("-d").arg(distorted);
+    c.args(["--json", "-o"]).arg(log).args(extra);
+    run(&mut c)
+}
