@@ -29,7 +29,9 @@ case "${1:-}" in
     scripts/ffmpeg-build.sh >/dev/null
     cargo build --release --bin vmaf-rs
     cp target/release/vmaf-rs build/ffmpeg/bin/ffmpeg build/ffmpeg/bin/ffprobe "$g/"
-    for t in golden ffmpeg lib; do cp "$(scripts/test-exe.sh "$t")" "$g/$t-tests"; done
+    for t in golden golden_ssim golden_ciede golden_floatsimple golden_floatvifadm ffmpeg lib; do
+        cp "$(scripts/test-exe.sh "$t")" "$g/$t-tests"
+    done
     strip --strip-debug "$g"/*
     deb=$(mktemp -d); trap 'rm -rf "$deb"' EXIT
     (cd "$deb" && apt-get download qemu-user-static >/dev/null && dpkg -x qemu-user-static_*.deb x)
@@ -70,12 +72,15 @@ run() {  # NAME CMD...: runs a test executable, log to $OUT/NAME.log
 }
 run lib "$dir/lib-tests" --test-threads=8
 run golden "$dir/golden-tests" --test-threads=8 --nocapture
+for t in golden_ssim golden_ciede golden_floatsimple golden_floatvifadm; do
+    run "$t" "$dir/$t-tests" --test-threads=8 --nocapture
+done
 VMAF_RS_CPU=scalar run golden-scalar "$dir/golden-tests" --test-threads=8 --nocapture \
     odd_size_rescaled_8bit sixteen_bit_420_noise every_libvmaf_isa
 # valgrind is not on that machine; every other end-to-end test runs.
 run ffmpeg "$dir/ffmpeg-tests" --test-threads=8 --nocapture --skip valgrind_short_run_is_clean
 # The largest difference per key over every comparison (expected: 0 everywhere).
-cat "$out"/golden.log "$out"/ffmpeg.log | python3 -c '
+cat "$out"/golden*.log "$out"/ffmpeg.log | python3 -c '
 import re, sys
 worst = {}
 for line in sys.stdin:

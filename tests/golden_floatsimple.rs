@@ -235,10 +235,10 @@ fn refusals_name_the_feature_and_the_fix() {
         },
         &dir8,
     );
-    let cli = env!("CARGO_BIN_EXE_vmaf-rs");
+    let cli = cli_path();
     let fails = |nine_bit: bool, feature: &str, want: &[&str]| {
         let (r, d) = if nine_bit { (&r9, &d9) } else { (&r8, &d8) };
-        let out = std::process::Command::new(cli)
+        let out = std::process::Command::new(&cli)
             .arg("-r")
             .arg(r)
             .arg("-d")

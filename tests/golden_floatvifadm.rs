@@ -122,7 +122,7 @@ fn float_vif_refuses_what_libvmaf_cannot_take() {
         },
         &dir,
     );
-    let cli = env!("CARGO_BIN_EXE_vmaf-rs");
+    let cli = cli_path();
     for (feature, want) in [
         ("name=float_vif:vif_kernelscale=1.3", "vif_kernelscale"),
         ("name=float_vif:vif_prescale=0.2", "filter radius"),
@@ -131,7 +131,7 @@ fn float_vif_refuses_what_libvmaf_cannot_take() {
             "unknown option",
         ),
     ] {
-        let out = std::process::Command::new(cli)
+        let out = std::process::Command::new(&cli)
             .arg("-r")
             .arg(&r)
             .arg("-d")
@@ -298,7 +298,7 @@ fn float_adm_refuses_debug_with_feature_options() {
         },
         &dir,
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vmaf-rs"))
+    let out = std::process::Command::new(cli_path())
         .arg("-r")
         .arg(&r)
         .arg("-d")

@@ -136,7 +136,7 @@ fn float_ssim_every_depth_layout_and_option() {
 fn refused(case: &Case, feature: &str) -> String {
     let dir = workdir(&format!("{}-refused", case.name));
     let (r, d) = make_pair(case, &dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_vmaf-rs"))
+    let out = Command::new(cli_path())
         .arg("-r")
         .arg(&r)
         .arg("-d")

@@ -426,11 +426,15 @@ pub fn vmaf_rs_on(
     extra: &[&str],
     log: &Path,
 ) -> String {
-    let cli = std::env::var_os("VMAF_RS_CLI")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_vmaf-rs").into());
-    let mut c = command_on(cpu, &cli);
+    let mut c = command_on(cpu, &cli_path());
     c.arg("-r").arg(reference).arg("-d").arg(distorted);
     c.args(["--json", "-o"]).arg(log).args(extra);
     run(&mut c)
+}
+
+/// Our CLI: `$VMAF_RS_CLI` (another build, e.g. on another host), else this build's.
+pub fn cli_path() -> PathBuf {
+    std::env::var_os("VMAF_RS_CLI")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_vmaf-rs").into())
 }
