@@ -595,3 +595,24 @@ fn feature_without_kernel_runs_on_the_cpu_fallback() {
         );
     }
 }
+
+/// The fallback with previous frames and several CPU features at once: float_motion (previous
+/// references), float_ssim, ciede (chroma) and the float model on NVDEC-like nv12 CUDA frames,
+/// with n_subsample=2; identical to the CPU path.
+#[test]
+fn fallback_with_previous_frames_and_a_float_model() {
+    if skip() {
+        return;
+    }
+    let src = "testsrc2=s=480x270:r=25:d=0.6";
+    cuda_vs_cpu(
+        "fallback-float-motion-ssim-ciede-nv12-sub2",
+        &Input::Lavfi {
+            dis: lavfi(src, "noise=alls=14:allf=t+u,format=nv12"),
+            reference: lavfi(src, "format=nv12"),
+        },
+        "nv12",
+        "model='version=vmaf_v0.6.1\\:name=vmaf|version=vmaf_float_v0.6.1\\:name=vmaf_float':\
+         feature='name=float_motion|name=float_ssim|name=ciede':n_subsample=2",
+    );
+}

@@ -18,6 +18,7 @@ struct HostFeature {
     instance: usize,
     name: &'static str,
     columns: Range<usize>,
+    /// Runs on frames `n_subsample` skips (libvmaf's temporal flag, or previous frames needed).
     every_frame: bool,
     extractor: Box<dyn Extractor>,
 }
@@ -33,8 +34,12 @@ pub(crate) struct Fallback {
     chroma_plane: (usize, usize),
     /// Whether the frames' chroma is one interleaved plane (nv12/p010), as staged.
     interleaved: bool,
-    /// Ref and distorted pictures, normalised (LSB-aligned, libvmaf chroma size).
-    pics: [OwnedPicture; 2],
+    /// Reference pictures of the last three frames by index modulo 3 (the current one and the
+    /// two before, for extractors that read previous frames), normalised (LSB-aligned, libvmaf
+    /// chroma size); every frame passes through [`Fallback::run`] in order when one needs them.
+    refs: [OwnedPicture; 3],
+    /// The distorted picture, normalised.
+    dist: OwnedPicture,
 }
 
 /// Extractors with a CUDA kernel (`super::plans::Plan::new` builds theirs).
@@ -52,21 +57,13 @@ impl Fallback {
             if has_kernel(info.extractor) {
                 continue;
             }
-            if info.def.needs_prev_ref {
-                return Err(Error::Unsupported(format!(
-                    "feature {} has no CUDA kernel yet and needs previous frames, which the CPU \
-                     fallback does not keep; score these frames on the CPU (hwdownload) or drop \
-                     the feature",
-                    info.extractor
-                )));
-            }
             chroma |= (info.def.reads_chroma)(info.opts, &info.format);
             format = Some(info.format);
             features.push(HostFeature {
                 instance: i,
                 name: info.extractor,
                 columns: info.columns.clone(),
-                every_frame: info.def.every_frame,
+                every_frame: info.def.every_frame || info.def.needs_prev_ref,
                 extractor: (info.def.create)(&ExtractorConfig {
                     format: info.format,
                     opts: info.opts.clone(),
@@ -88,7 +85,8 @@ impl Fallback {
             bps,
             chroma_plane: (cw * bps, ch),
             interleaved: false,
-            pics: [0, 1].map(|_| OwnedPicture::new(format, chroma)),
+            refs: [0, 1, 2].map(|_| OwnedPicture::new(format, chroma)),
+            dist: OwnedPicture::new(format, chroma),
         }))
     }
 
@@ -168,17 +166,18 @@ impl Fallback {
     ) -> Result<()> {
         let (lb, cb) = (self.luma_bytes(), self.chroma_bytes());
         let bytes = staging.as_slice();
-        for k in 0..2 {
-            let frame = &bytes[k * (lb + cb)..(k + 1) * (lb + cb)];
-            let pic = self.picture(frame)?;
-            self.pics[k].copy_from(&pic)?;
-        }
-        let [r, d] = &self.pics;
+        let slot = |i: u64| (i % 3) as usize;
+        let pic = self.picture(&bytes[..lb + cb])?;
+        self.refs[slot(index)].copy_from(&pic)?;
+        let pic = self.picture(&bytes[lb + cb..2 * (lb + cb)])?;
+        self.dist.copy_from(&pic)?;
+        let (r, d) = (&self.refs[slot(index)], &self.dist);
+        let back = |n: u64| (index >= n).then(|| self.refs[slot(index - n)].luma.as_plane());
         let input = FrameInput {
             reference: r.luma.as_plane(),
             distorted: d.luma.as_plane(),
-            prev_reference: None,
-            prev_prev_reference: None,
+            prev_reference: back(1),
+            prev_prev_reference: back(2),
             reference_chroma: r.chroma_planes(),
             distorted_chroma: d.chroma_planes(),
             index,
