@@ -2,7 +2,8 @@
 # Benchmark: vmaf_rs against libvmaf (the oracle's FFmpeg) on the same 1080p input, in one run.
 # Prints fps for each and the ratio (ours / libvmaf) last. Not a test: numbers go to
 # docs/BENCHMARKS.md.
-#   scripts/bench.sh [--frames N] [--threads "1 2"] [--runs R]
+#   scripts/bench.sh [--frames N] [--threads "1 2"] [--runs R] [--features "psnr|float_ssim"]
+# (--features: extra features for both sides, beside the default model)
 #
 # --cuda (on the GPU machine; needs only the patched ffmpeg, no cargo or oracle): the vmaf_rs
 # filter at 1080p and 4K (nv12) with the frames already on the GPU (8 frames of each input
@@ -14,13 +15,14 @@ set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $(...) stops the script
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-frames=120; threads="1 2"; runs=3; cuda=0; runs_set=0
+frames=120; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --frames) frames=$2; shift 2;;
         --threads) threads=$2; shift 2;;
         --runs) runs=$2; runs_set=1; shift 2;;
         --cuda) cuda=1; shift;;
+        --features) features=$2; shift 2;;
         *) echo "usage: $0 [--frames N] [--threads \"1 2\"] [--runs R] | --cuda [--runs R]" >&2; exit 2;;
     esac
 done
@@ -88,19 +90,27 @@ fi
 raw="-f rawvideo -s 1920x1080 -pix_fmt yuv420p"
 
 fps() { echo "scale=1; $frames / $1" | bc -l; }
+# The same features for libvmaf's and our filter (one option) and our CLI (one --feature each).
+fopt=""; cli_feat=()
+if [ -n "$features" ]; then
+    fopt=":feature='name=${features//|/|name=}'"
+    IFS='|' read -ra fl <<<"$features"
+    for f in "${fl[@]}"; do cli_feat+=(--feature "$f"); done
+    echo "bench: features $features beside vmaf_v0.6.1 on both sides"
+fi
 
 printf '%-34s %8s %8s\n' "what (1080p, $frames frames)" "seconds" "fps"
 summary=()
 for t in $threads; do
     lt=$(time_cmd "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$frames.yuv" $raw -i "$w/ref-$frames.yuv" \
-        -lavfi "libvmaf=n_threads=$t" -f null -)
-    ot=$(time_cmd target/release/vmaf-rs -q -r "$w/ref-$frames.yuv" -d "$w/dis-$frames.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t")
+        -lavfi "libvmaf=n_threads=$t$fopt" -f null -)
+    ot=$(time_cmd target/release/vmaf-rs -q -r "$w/ref-$frames.yuv" -d "$w/dis-$frames.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t" "${cli_feat[@]}")
     printf '%-34s %8.2f %8s\n' "libvmaf (ffmpeg) n_threads=$t" "$lt" "$(fps "$lt")"
     printf '%-34s %8.2f %8s\n' "vmaf-rs CLI --threads $t" "$ot" "$(fps "$ot")"
     line="threads=$t: vmaf-rs CLI / libvmaf = $(echo "scale=2; $lt / $ot" | bc -l)x"
     if [ -x "$ff" ] && "$ff" -hide_banner -filters 2>/dev/null | grep -q vmaf_rs; then
         ft=$(time_cmd "$ff" -nostdin -hide_banner $raw -i "$w/dis-$frames.yuv" $raw -i "$w/ref-$frames.yuv" \
-            -lavfi "vmaf_rs=n_threads=$t" -f null -)
+            -lavfi "vmaf_rs=n_threads=$t$fopt" -f null -)
         printf '%-34s %8.2f %8s\n' "vmaf_rs (ffmpeg) n_threads=$t" "$ft" "$(fps "$ft")"
         line="$line; -lavfi vmaf_rs / libvmaf = $(echo "scale=2; $lt / $ft" | bc -l)x"
     fi

@@ -89,6 +89,11 @@ impl OptValues {
         }
         let i = self.index(key).ok_or_else(|| {
             let known: Vec<_> = self.specs.iter().map(|s| s.name).collect();
+            if known.is_empty() {
+                return Error::InvalidOption(format!(
+                    "unknown option '{key}' (this feature takes no options)"
+                ));
+            }
             Error::InvalidOption(format!(
                 "unknown option '{key}' (known: {})",
                 known.join(", ")
