@@ -19,6 +19,7 @@ pub mod iqa;
 pub mod motion;
 pub mod names;
 pub mod options;
+pub mod picture_copy;
 pub mod psnr;
 pub mod psnr_hvs;
 pub mod vif;

@@ -2,7 +2,7 @@
 //! detail-loss measure in single precision, `VMAF_feature_adm2_score` (`adm2`), `aim`, `adm3`
 //! and `adm_scale0..3`, with libvmaf's debug values under `debug=true`.
 //!
-//! Per frame, luma becomes `float` as for float VIF ([`super::float_vif::picture_to_float`]),
+//! Per frame, luma becomes `float` as for float VIF ([`super::picture_copy::to_float`]),
 //! then four db2 DWT levels; at each, the distorted detail bands are split into restored detail
 //! and additive impairment (decoupling), weighted by the CSF, masked, and pooled with a p-norm
 //! over the picture less a 10% border.
@@ -21,8 +21,8 @@ pub mod scalar;
 mod x86_64;
 
 use super::adm::{barten_csf, dwt_quant_step};
-use super::float_vif::{float_divisor, picture_to_float};
 use super::options::{OptKind, OptSpec, OptValues};
+use super::picture_copy::{check_depth, to_float};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::error::{Error, Result};
 use crate::picture::PictureFormat;
@@ -291,13 +291,7 @@ fn shows(o: &OptValues, _: &PictureFormat, name: &str) -> bool {
 }
 
 fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
-    if float_divisor(f.bpc).is_none() {
-        return Err(Error::Unsupported(format!(
-            "feature float_adm: {}-bit input (libvmaf's float features take 8, 10, 12 or 16 \
-             bits; convert, e.g. with format=yuv420p10le)",
-            f.bpc
-        )));
-    }
+    check_depth("float_adm", f.bpc)?;
     // libvmaf names its debug value `adm` without the option suffix every other output gets
     // ("adm" is missing from its provided features); the engine names every output alike.
     if o.bool("debug") && o.feature_name(SPATIAL[0]) != SPATIAL[0] {
@@ -359,7 +353,8 @@ fn rfactors(o: &OptValues) -> [[f32; 3]; 4] {
 
 /// One instance: options, per-scale geometry and every band buffer of one frame.
 struct FloatAdm {
-    divisor: f32,
+    /// Bit depth (for the float conversion).
+    bpc: u8,
     w: usize,
     h: usize,
     /// Band stride and rows (`ceil(w/2)`, `ceil(h/2)`).
@@ -395,7 +390,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     let n = bs * h.div_ceil(2);
     let bands = || std::array::from_fn(|_| vec![0f32; n]);
     Ok(Box::new(FloatAdm {
-        divisor: float_divisor(cfg.format.bpc).unwrap_or(1.0),
+        bpc: cfg.format.bpc,
         w,
         h,
         bs,
@@ -541,8 +536,8 @@ impl FloatAdm {
 
 impl Extractor for FloatAdm {
     fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
-        picture_to_float(&input.reference, self.divisor, &mut self.pic[0]);
-        picture_to_float(&input.distorted, self.divisor, &mut self.pic[1]);
+        to_float(&input.reference, self.bpc, -128, &mut self.pic[0]);
+        to_float(&input.distorted, self.bpc, -128, &mut self.pic[1]);
         let s = self.compute();
         let max = |x: f64, y: f64| if x > y { x } else { y };
         out[0] = s.score;

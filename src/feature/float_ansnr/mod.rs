@@ -8,8 +8,9 @@
 //! at the top/left and repeating it at the bottom/right (`-i` and `2n - i - 1`); energies summed
 //! per row in `f32`, then over rows in `f32`.
 
-use super::float_psnr::{check_depth, peak_and_max, to_float};
+use super::float_psnr::peak_and_max;
 use super::options::{OptSpec, OptValues};
+use super::picture_copy::{check_depth, to_float};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::error::Result;
 use crate::picture::PictureFormat;
@@ -28,7 +29,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
 static OPTIONS: &[OptSpec] = &[];
 
 fn check(_: &OptValues, f: &PictureFormat) -> Result<()> {
-    check_depth("float_ansnr", f)
+    check_depth("float_ansnr", f.bpc)
 }
 
 /// The reference's 3×3 filter (libvmaf's `ansnr_filter2d_ref_s`).

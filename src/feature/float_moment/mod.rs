@@ -1,8 +1,8 @@
 //! `float_moment`: libvmaf's first and second moments (mean, mean square) of the reference and
 //! distorted luma, on pictures converted to `f32` as libvmaf's `picture_copy` does.
 
-use super::float_psnr::{check_depth, to_float};
 use super::options::{OptSpec, OptValues};
+use super::picture_copy::{check_depth, to_float};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::error::Result;
 use crate::picture::PictureFormat;
@@ -26,7 +26,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
 static OPTIONS: &[OptSpec] = &[];
 
 fn check(_: &OptValues, f: &PictureFormat) -> Result<()> {
-    check_depth("float_moment", f)
+    check_depth("float_moment", f.bpc)
 }
 
 struct FloatMoment {

@@ -11,8 +11,8 @@
 //! rows in `f32`, and divided in `f32`. With `motion_add_scale1` the blurred frames are also
 //! halved with libvmaf's bilinear scaler and their mean difference added.
 
-use super::float_psnr::{check_depth, to_float};
 use super::options::{OptKind, OptSpec, OptValues};
+use super::picture_copy::{check_depth, to_float};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
 use crate::error::{Error, Result};
 use crate::picture::{PictureFormat, Plane};
@@ -122,7 +122,7 @@ fn shows(o: &OptValues, _: &PictureFormat, name: &str) -> bool {
 const BILINEAR_MAX_WIDTH: usize = 7680;
 
 fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
-    check_depth("float_motion", f)?;
+    check_depth("float_motion", f.bpc)?;
     if o.bool("motion_add_uv") {
         // The engine hands extractors the previous reference's luma only.
         return Err(Error::Unsupported(

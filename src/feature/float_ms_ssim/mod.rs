@@ -98,7 +98,7 @@ const LPF: [f32; LPF_LEN * LPF_LEN] = [
 const MIN_SIDE: usize = iqa::WINDOW << (SCALES - 1);
 
 fn check(_: &super::options::OptValues, f: &PictureFormat) -> Result<()> {
-    iqa::check_depth("float_ms_ssim", f.bpc)?;
+    super::picture_copy::check_depth("float_ms_ssim", f.bpc)?;
     // libvmaf's own test ("scale below 1x1"), which fails the run.
     let (mut w, mut h) = (f.width, f.height);
     for _ in 0..SCALES {
@@ -149,8 +149,8 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
 
 impl Extractor for FloatMsSsim {
     fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
-        iqa::load_luma(&input.reference, self.bpc, &mut self.r[0]);
-        iqa::load_luma(&input.distorted, self.bpc, &mut self.d[0]);
+        super::picture_copy::to_float(&input.reference, self.bpc, 0, &mut self.r[0]);
+        super::picture_copy::to_float(&input.distorted, self.bpc, 0, &mut self.d[0]);
         let mut sizes = [(input.reference.width, input.reference.height); SCALES];
         for i in 1..SCALES {
             let (w, h) = sizes[i - 1];

@@ -1,7 +1,7 @@
 //! `float_ssim`: libvmaf's floating-point SSIM of the luma plane (`float_ssim`, with `enable_lcs`
 //! also its luminance, contrast and structure means `float_ssim_l/_c/_s`).
 //!
-//! As libvmaf: samples on the 8-bit scale (see [`iqa::load_luma`]); a box low-pass and
+//! As libvmaf: samples on the 8-bit scale (see [`super::picture_copy::to_float`]); a box low-pass and
 //! decimation by `scale` first when it is above 1 (`scale=0`, the default, picks
 //! `max(1, round(min(w, h) / 256))`); then the 11x11 Gaussian SSIM over the window's valid
 //! region (shared code in `src/feature/iqa/`). `enable_db` turns the SSIM value (only) into
@@ -87,7 +87,7 @@ fn scaled_size(o: &OptValues, f: &PictureFormat) -> (usize, usize) {
 }
 
 fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
-    iqa::check_depth("float_ssim", f.bpc)?;
+    super::picture_copy::check_depth("float_ssim", f.bpc)?;
     let s = scale(o, f);
     let (w, h) = scaled_size(o, f);
     if w < iqa::WINDOW || h < iqa::WINDOW {
@@ -139,8 +139,8 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
 impl Extractor for FloatSsim {
     fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
         let (mut w, mut h) = (input.reference.width, input.reference.height);
-        iqa::load_luma(&input.reference, self.bpc, &mut self.r);
-        iqa::load_luma(&input.distorted, self.bpc, &mut self.d);
+        super::picture_copy::to_float(&input.reference, self.bpc, 0, &mut self.r);
+        super::picture_copy::to_float(&input.distorted, self.bpc, 0, &mut self.d);
         if self.scale > 1 {
             let s = self.scale;
             iqa::decimate_in_place(&mut self.r, w, h, s, &self.low_pass, s);

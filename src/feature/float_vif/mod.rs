@@ -15,9 +15,10 @@
 pub mod scalar;
 
 use super::options::{OptKind, OptSpec, OptValues};
+use super::picture_copy::{check_depth, to_float};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::error::{Error, Result};
-use crate::picture::{PictureFormat, Plane, Samples};
+use crate::picture::PictureFormat;
 use scalar::{Geom, Source};
 
 /// Options, with libvmaf's names, aliases, defaults, ranges and FEATURE_PARAM flags
@@ -144,46 +145,6 @@ fn shows(o: &OptValues, _: &PictureFormat, name: &str) -> bool {
     o.bool("debug") || SPATIAL[..4].contains(&name)
 }
 
-/// libvmaf's float conversion offset and divisor per bit depth (`picture_copy`); other depths
-/// are read as 8-bit there (garbage), so they are refused.
-pub fn float_divisor(bpc: u8) -> Option<f32> {
-    match bpc {
-        8 => Some(1.0),
-        10 => Some(4.0),
-        12 => Some(16.0),
-        16 => Some(256.0),
-        _ => None,
-    }
-}
-
-/// Converts a luma plane to libvmaf's float picture (`picture_copy(…, -128, bpc, 0)`), tightly
-/// packed (`stride = width`).
-pub fn picture_to_float(p: &Plane<'_>, divisor: f32, out: &mut [f32]) {
-    let (w, h) = (p.width, p.height);
-    match p.samples {
-        Samples::U8(s) => {
-            for i in 0..h {
-                for (o, &v) in out[i * w..(i + 1) * w]
-                    .iter_mut()
-                    .zip(&s[i * p.stride..i * p.stride + w])
-                {
-                    *o = v as f32 + -128.0;
-                }
-            }
-        }
-        Samples::U16(s) => {
-            for i in 0..h {
-                for (o, &v) in out[i * w..(i + 1) * w]
-                    .iter_mut()
-                    .zip(&s[i * p.stride..i * p.stride + w])
-                {
-                    *o = v as f32 / divisor + -128.0;
-                }
-            }
-        }
-    }
-}
-
 /// The picture size VIF works on (`(int)(w * vif_prescale + 0.5)`).
 fn scaled_size(o: &OptValues, f: &PictureFormat) -> (usize, usize) {
     let ps = o.f64("vif_prescale");
@@ -194,13 +155,7 @@ fn scaled_size(o: &OptValues, f: &PictureFormat) -> (usize, usize) {
 }
 
 fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
-    if float_divisor(f.bpc).is_none() {
-        return Err(Error::Unsupported(format!(
-            "feature float_vif: {}-bit input (libvmaf's float features take 8, 10, 12 or 16 \
-             bits; convert, e.g. with format=yuv420p10le)",
-            f.bpc
-        )));
-    }
+    check_depth("float_vif", f.bpc)?;
     let ks = o.f64("vif_kernelscale");
     if !scalar::kernelscale_is_valid(ks) {
         return Err(Error::InvalidOption(format!(
@@ -229,7 +184,8 @@ fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
 
 /// One instance: its options and the float planes and filter outputs of one frame.
 struct FloatVif {
-    divisor: f32,
+    /// Bit depth (for the float conversion).
+    bpc: u8,
     /// Input size and VIF's (rescaled) size.
     w: usize,
     h: usize,
@@ -264,7 +220,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     let rescaled = (sw, sh) != (w, h);
     let full = if rescaled { w * h } else { 0 };
     Ok(Box::new(FloatVif {
-        divisor: float_divisor(cfg.format.bpc).unwrap_or(1.0),
+        bpc: cfg.format.bpc,
         w,
         h,
         sw,
@@ -369,9 +325,9 @@ impl Extractor for FloatVif {
         };
         for (p, plane) in planes.iter().enumerate() {
             if self.full[p].is_empty() {
-                picture_to_float(plane, self.divisor, &mut self.pic[p]);
+                to_float(plane, self.bpc, -128, &mut self.pic[p]);
             } else {
-                picture_to_float(plane, self.divisor, &mut self.full[p]);
+                to_float(plane, self.bpc, -128, &mut self.full[p]);
                 scalar::scale_nearest(&self.full[p], g_full, &mut self.pic[p], g_scaled);
             }
         }

@@ -8,9 +8,6 @@
 //! filter sums accumulate those products in `f64`, `2.0 * …` promotes to `f64`, and the structure
 //! term is divided in `f32`.
 
-use crate::error::{Error, Result};
-use crate::picture::{Plane, Samples};
-
 /// Side of the Gaussian window.
 pub const WINDOW: usize = 11;
 
@@ -19,48 +16,6 @@ const GAUSSIAN: [f32; WINDOW] = [
     0.001028, 0.007599, 0.036001, 0.109361, 0.213006, 0.266012, 0.213006, 0.109361, 0.036001,
     0.007599, 0.001028,
 ];
-
-/// libvmaf's `picture_copy` for luma: samples as `f32`, divided by 4, 16 or 256 at 10, 12 or 16
-/// bits so every depth is on the 8-bit scale SSIM's constants assume. Writes `width * height`
-/// values, row by row, into `out`.
-pub fn load_luma(p: &Plane<'_>, bpc: u8, out: &mut [f32]) {
-    let (w, h) = (p.width, p.height);
-    match p.samples {
-        Samples::U8(s) => {
-            for y in 0..h {
-                let row = &s[y * p.stride..y * p.stride + w];
-                for (o, &v) in out[y * w..(y + 1) * w].iter_mut().zip(row) {
-                    *o = v as f32;
-                }
-            }
-        }
-        Samples::U16(s) => {
-            let div: f32 = match bpc {
-                10 => 4.0,
-                12 => 16.0,
-                _ => 256.0,
-            };
-            for y in 0..h {
-                let row = &s[y * p.stride..y * p.stride + w];
-                for (o, &v) in out[y * w..(y + 1) * w].iter_mut().zip(row) {
-                    *o = v as f32 / div;
-                }
-            }
-        }
-    }
-}
-
-/// Checks the depths libvmaf's float copy knows (others it would misread as 8-bit samples).
-pub fn check_depth(feature: &str, bpc: u8) -> Result<()> {
-    if matches!(bpc, 8 | 10 | 12 | 16) {
-        Ok(())
-    } else {
-        Err(Error::Unsupported(format!(
-            "feature {feature}: {bpc}-bit input (libvmaf's {feature} takes 8, 10, 12 or 16 bits; \
-             convert, e.g. with format=yuv420p10le)"
-        )))
-    }
-}
 
 /// IQA's `KBND_SYMMETRIC`: an out-of-range coordinate mirrored about the border (edge repeated).
 fn mirror(i: isize, n: usize) -> usize {
