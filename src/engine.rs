@@ -799,6 +799,12 @@ impl Engine {
         }
     }
 
+    /// Whether some feature of the plan reads the chroma planes (callers may pass luma only
+    /// otherwise).
+    pub fn reads_chroma(&self) -> bool {
+        self.plan.chroma
+    }
+
     /// Whole-stream values of the extractors that have them (libvmaf's `aggregate_metrics`, e.g.
     /// `apsnr_y`), from every frame extracted so far; complete after [`Engine::flush`].
     pub fn aggregates(&self) -> Vec<(String, f64)> {

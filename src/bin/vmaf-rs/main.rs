@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use vmaf_rs::model::{parse_feature_option, parse_model_option, PoolMethod};
 use vmaf_rs::output::LogFormat;
+use vmaf_rs::picture::Samples;
 use vmaf_rs::video::VideoReader;
 use vmaf_rs::{
     Chroma, ChromaLayout, Engine, EngineConfig, Error, Picture, PictureFormat, Plane, Result,
@@ -126,39 +127,43 @@ fn open(path: &std::path::Path, args: &Args) -> Result<VideoReader> {
     )
 }
 
-/// A picture over one frame's bytes (planar Y, Cb, Cr); 16-bit samples are converted from
+/// A picture over one frame's bytes (planar Y, Cb, Cr), with its chroma planes only if
+/// `chroma` (the engine reads them); 16-bit samples of the planes used are converted from
 /// little-endian into `wide` first.
-fn picture<'a>(fmt: PictureFormat, bytes: &'a [u8], wide: &'a mut Vec<u16>) -> Result<Picture<'a>> {
+fn picture<'a>(
+    fmt: PictureFormat,
+    bytes: &'a [u8],
+    wide: &'a mut Vec<u16>,
+    chroma: bool,
+) -> Result<Picture<'a>> {
     let (w, h) = (fmt.width, fmt.height);
     let (cw, ch) = fmt.layout.chroma_size(w, h);
-    let sizes = [(w, h), (cw, ch), (cw, ch)];
-    let mut planes = Vec::with_capacity(3);
-    if fmt.bpc > 8 {
+    let chroma = chroma && cw > 0;
+    let samples = w * h + if chroma { 2 * cw * ch } else { 0 };
+    let plane = |s: Samples<'a>, at: usize, pw: usize, ph: usize| match s {
+        Samples::U8(b) => Plane::new_u8(&b[at..at + pw * ph], pw, ph, pw),
+        Samples::U16(b) => Plane::new_u16(&b[at..at + pw * ph], pw, ph, pw),
+    };
+    let all = if fmt.bpc > 8 {
         wide.clear();
         wide.extend(
-            bytes
+            bytes[..2 * samples]
                 .chunks_exact(2)
                 .map(|c| u16::from_le_bytes([c[0], c[1]])),
         );
-        let mut rest: &'a [u16] = wide;
-        for (pw, ph) in sizes.into_iter().filter(|s| s.0 > 0) {
-            let (p, r) = rest.split_at(pw * ph);
-            planes.push(Plane::new_u16(p, pw, ph, pw)?);
-            rest = r;
-        }
+        Samples::U16(wide)
     } else {
-        let mut rest = bytes;
-        for (pw, ph) in sizes.into_iter().filter(|s| s.0 > 0) {
-            let (p, r) = rest.split_at(pw * ph);
-            planes.push(Plane::new_u8(p, pw, ph, pw)?);
-            rest = r;
-        }
+        Samples::U8(bytes)
+    };
+    let pic = Picture::new(fmt, plane(all, 0, w, h)?)?;
+    if !chroma {
+        return Ok(pic);
     }
-    let pic = Picture::new(fmt, planes[0])?;
-    match planes[..] {
-        [_, u, v] => pic.with_chroma(Chroma::Planar(u, v)),
-        _ => Ok(pic),
-    }
+    let (u, v) = (
+        plane(all, w * h, cw, ch)?,
+        plane(all, w * h + cw * ch, cw, ch)?,
+    );
+    pic.with_chroma(Chroma::Planar(u, v))
 }
 
 fn run(args: &Args) -> Result<()> {
@@ -229,6 +234,7 @@ fn run(args: &Args) -> Result<()> {
     };
     let (mut wr, mut wd) = (Vec::new(), Vec::new());
     let (rf, df) = (r.format, d.format);
+    let chroma = engine.reads_chroma();
     let mut scores = vmaf_rs::FrameScores::default();
     let mut n = 0u64;
     loop {
@@ -247,8 +253,8 @@ fn run(args: &Args) -> Result<()> {
                 )))
             }
         };
-        let pr = picture(rf, fr, &mut wr)?;
-        let pd = picture(df, fd, &mut wd)?;
+        let pr = picture(rf, fr, &mut wr, chroma)?;
+        let pd = picture(df, fd, &mut wd, chroma)?;
         engine.send(&pr, &pd)?;
         while engine.receive_into(&mut scores) {}
         n += 1;
