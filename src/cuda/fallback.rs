@@ -42,11 +42,6 @@ pub(crate) struct Fallback {
     dist: OwnedPicture,
 }
 
-/// Extractors with a CUDA kernel (`super::plans::Plan::new` builds theirs).
-pub(crate) fn has_kernel(extractor: &str) -> bool {
-    matches!(extractor, "motion" | "vif" | "adm")
-}
-
 impl Fallback {
     /// The fallback for the instances without a CUDA kernel (`None` if every one has one).
     pub(crate) fn new(instances: &[InstanceInfo<'_>], shift: u8) -> Result<Option<Self>> {
@@ -54,7 +49,7 @@ impl Fallback {
         let mut chroma = false;
         let mut format = None;
         for (i, info) in instances.iter().enumerate() {
-            if has_kernel(info.extractor) {
+            if super::plans::find(info.def).is_some() {
                 continue;
             }
             chroma |= (info.def.reads_chroma)(info.opts, &info.format);

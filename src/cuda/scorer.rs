@@ -1,9 +1,9 @@
 //! The CUDA scorer: a bounded pipeline of frames in flight on a borrowed context and stream.
 
 use super::driver::{ensure_driver, CtxGuard, DevBuf, Event, Module, PinnedBytes, PinnedU64};
-use super::fallback::{has_kernel, Fallback};
+use super::fallback::Fallback;
 use super::kernels::{Kernels, SrcPlane};
-use super::plans::{Ctx, FrameIo, Geometry, Plan, Scratch};
+use super::plans::{self, Ctx, FrameIo, FrameMeta, Geometry, GpuPlan, Scratch};
 use super::CudaFrame;
 use crate::engine::{Engine, InstanceInfo};
 use crate::error::{Error, Result};
@@ -57,7 +57,7 @@ pub struct CudaScorer {
     ctx: sys::CUcontext,
     stream: sys::CUstream,
     geom: Geometry,
-    plans: Vec<Plan>,
+    plans: Vec<Box<dyn GpuPlan>>,
     /// Extractors without a CUDA kernel, run on the CPU from downloaded planes.
     fallback: Option<Fallback>,
     row_len: usize,
@@ -142,14 +142,14 @@ impl CudaScorer {
                     info.extractor, info.columns.end
                 )));
             }
-            if !has_kernel(info.extractor) {
-                continue;
-            }
-            let p = Plan::new(info, geom, offset)?;
+            let Some(gpu) = plans::find(info.def) else {
+                continue; // no CUDA kernel: the fallback runs it on the CPU
+            };
+            let p = (gpu.create)(info, geom, offset)?;
             offset += p.results_len();
             plans.push(p);
         }
-        let lag = plans.iter().map(Plan::ref_lag).max().unwrap_or(0);
+        let lag = plans.iter().map(|p| p.ref_lag()).max().unwrap_or(0);
         let fallback = Fallback::new(instances, shift)?;
         Ok(CudaScorer {
             ctx: ctx as sys::CUcontext,
@@ -208,7 +208,7 @@ impl CudaScorer {
 
     /// Where each feature runs, for the verbose log.
     pub fn placement(&self) -> String {
-        let gpu: Vec<&str> = self.plans.iter().map(Plan::name).collect();
+        let gpu: Vec<&str> = self.plans.iter().map(|p| p.name()).collect();
         let mut s = format!("vmaf_rs: on CUDA: {}", gpu.join(", "));
         if let Some(f) = &self.fallback {
             s.push_str(&format!(
@@ -335,8 +335,7 @@ impl CudaScorer {
             distorted: self.plane(&distorted),
             prev: plane_at(1),
             prev_prev: plane_at(2),
-            index,
-            scored,
+            meta: FrameMeta { index, scored },
         };
         let rt = self.rt.as_mut().expect("runtime");
         let slot = rt.free_slots.pop().expect("a slot is free below depth");
@@ -403,8 +402,12 @@ impl CudaScorer {
         row.clear();
         row.resize(self.row_len, f64::NAN);
         let res = slot.pinned.as_slice();
+        let meta = FrameMeta {
+            index: f.index,
+            scored: f.scored,
+        };
         for p in &self.plans {
-            p.finish(res, f.index, f.scored, self.geom, &mut row);
+            p.finish(res, meta, self.geom, &mut row);
         }
         let host = match (&mut self.fallback, &slot.staging) {
             (Some(fb), Some(staging)) if fb.needed(f.scored) => {

@@ -1,0 +1,188 @@
+//! The CUDA backend's half of the (extractor, backend) registry: one [`GpuDef`] per extractor that
+//! has CUDA kernels, found by its CPU definition ([`find`]). A plan ([`GpuPlan`]) is one extractor
+//! instance on the GPU: it sizes its result slots and scratch, queues its kernels for a frame and
+//! turns the integer sums read back into the instance's row slots, with the host-side steps (in
+//! `f32`/`f64`) done exactly as the CPU extractor does them.
+//!
+//! Adding a CUDA kernel for an extractor: its kernels in `kernels/<name>.cu` with an ABI struct and
+//! a launch wrapper in `cuda/kernels.rs`, a file here with its plan, its scratch type and its
+//! `GpuDef`, and one line in [`REGISTRY`]. Everything else (the fallback, the placement log, the
+//! result block) follows from the registry.
+
+mod adm;
+mod motion;
+mod vif;
+
+use super::driver::DevBuf;
+use super::kernels::{Kernels, SrcPlane};
+use crate::engine::InstanceInfo;
+use crate::error::Result;
+use crate::feature::ExtractorDef;
+use cudarc::driver::sys;
+use std::any::{Any, TypeId};
+
+/// Every extractor with CUDA kernels in this build (the CUDA column of the registry).
+static REGISTRY: &[&GpuDef] = &[&adm::GPU, &motion::GPU, &vif::GPU];
+
+/// The CUDA implementation of one extractor.
+pub(crate) struct GpuDef {
+    /// The extractor it computes (its options, outputs and CPU twin).
+    pub extractor: &'static ExtractorDef,
+    /// Builds the plan of an engine instance; `offset` is its first slot in the result block.
+    pub create: fn(&InstanceInfo<'_>, Geometry, usize) -> Result<Box<dyn GpuPlan>>,
+}
+
+/// The CUDA implementation of an extractor, if it has one (looked up by definition, not name).
+pub(crate) fn find(def: &ExtractorDef) -> Option<&'static GpuDef> {
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|g| std::ptr::eq(g.extractor, def))
+}
+
+/// One extractor instance on the GPU.
+pub(crate) trait GpuPlan: Send {
+    /// The extractor it computes.
+    fn name(&self) -> &'static str;
+    /// Number of `u64` result slots it writes in each frame's result block.
+    fn results_len(&self) -> usize;
+    /// Frames back it reads reference frames from (motion: 1, or 2 in five-frame mode).
+    fn ref_lag(&self) -> u64 {
+        0
+    }
+    /// Allocates its scratch in `scratch` unless an instance of the same kind already did
+    /// (instances of one kind share it: the work of one stream runs in order), queuing any table
+    /// uploads on `stream`.
+    fn alloc_scratch(
+        &self,
+        scratch: &mut Scratch,
+        geom: Geometry,
+        stream: sys::CUstream,
+    ) -> Result<()>;
+    /// Queues the frame's kernels.
+    fn enqueue(&self, io: &FrameIo, c: &Ctx<'_>) -> Result<()>;
+    /// Writes the instance's per-frame values into `row` from the frame's result block.
+    fn finish(&self, res: &[u64], io: FrameMeta, geom: Geometry, row: &mut [f64]);
+}
+
+/// Size and sample layout of the stream.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Geometry {
+    pub w: usize,
+    pub h: usize,
+    pub bpc: u8,
+    /// Right shift of every stored sample (MSB-aligned formats).
+    pub shift: u8,
+}
+
+impl Geometry {
+    /// Whether samples are bytes (8-bit) rather than 16-bit words.
+    pub fn eight_bit(&self) -> bool {
+        self.bpc == 8
+    }
+    /// Bytes per stored sample.
+    pub fn bytes_per_sample(&self) -> usize {
+        if self.eight_bit() {
+            1
+        } else {
+            2
+        }
+    }
+}
+
+/// Which frame a result block belongs to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FrameMeta {
+    pub index: u64,
+    /// Whether `n_subsample` scores it (otherwise only every-frame work ran).
+    pub scored: bool,
+}
+
+/// The planes of one frame as the kernels see them.
+pub(crate) struct FrameIo {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub prev: Option<SrcPlane>,
+    pub prev_prev: Option<SrcPlane>,
+    pub meta: FrameMeta,
+}
+
+/// What the plans share while enqueueing one frame.
+pub(crate) struct Ctx<'a> {
+    pub k: &'a Kernels,
+    pub stream: sys::CUstream,
+    /// Device address of the frame's result block (`u64` values).
+    pub results: u64,
+    pub scratch: &'a Scratch,
+    pub geom: Geometry,
+}
+
+impl Ctx<'_> {
+    /// Device address of result slot `slot`.
+    pub fn result(&self, slot: usize) -> u64 {
+        self.results + 8 * slot as u64
+    }
+}
+
+/// Device memory a plan kind keeps between frames.
+pub(crate) trait ScratchBufs: Any + Send {
+    /// Device bytes held.
+    fn bytes(&self) -> usize;
+}
+
+/// Device scratch of every plan kind, one value per type (allocated on the first frame).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    items: Vec<(TypeId, Box<dyn Any + Send>, usize)>,
+}
+
+impl Scratch {
+    /// Allocates what `plans` need and queues the table uploads on `stream`.
+    pub(crate) fn alloc(
+        plans: &[Box<dyn GpuPlan>],
+        geom: Geometry,
+        stream: sys::CUstream,
+    ) -> Result<Self> {
+        let mut s = Scratch::default();
+        for p in plans {
+            p.alloc_scratch(&mut s, geom, stream)?;
+        }
+        Ok(s)
+    }
+
+    /// Stores `make()`'s buffers unless buffers of type `T` are already there.
+    pub(crate) fn get_or_alloc<T: ScratchBufs>(
+        &mut self,
+        make: impl FnOnce() -> Result<T>,
+    ) -> Result<()> {
+        if self.items.iter().all(|(t, _, _)| *t != TypeId::of::<T>()) {
+            let v = make()?;
+            let bytes = v.bytes();
+            self.items.push((TypeId::of::<T>(), Box::new(v), bytes));
+        }
+        Ok(())
+    }
+
+    /// The buffers of type `T` (allocated by the plan's `alloc_scratch` before any frame).
+    pub(crate) fn get<T: ScratchBufs>(&self) -> &T {
+        self.items
+            .iter()
+            .find_map(|(_, b, _)| b.downcast_ref::<T>())
+            .expect("scratch is allocated with the plans, before the first frame")
+    }
+
+    /// Device bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        self.items.iter().map(|(_, _, n)| n).sum()
+    }
+}
+
+/// A tightly packed scratch plane as a kernel source (`bytes_per_sample` per sample).
+pub(crate) fn packed_plane(b: &DevBuf, w: usize, bytes_per_sample: usize) -> SrcPlane {
+    SrcPlane {
+        ptr: b.ptr,
+        pitch: (w * bytes_per_sample) as u64,
+        shift: 0,
+        pad_: 0,
+    }
+}
