@@ -8,6 +8,7 @@
 #       ffmpeg             the patched static ffmpeg, CUDA-enabled (VMAF_RS_CUDA=1 ffmpeg-build.sh)
 #       cuda-tests         tests/cuda.rs        (cargo test --features cuda --no-run)
 #       ffmpeg-cuda-tests  tests/ffmpeg_cuda.rs (cargo test --no-run)
+#       vmaf-rs            the CLI with the cuda feature (tests/cuda.rs runs its --backend cuda)
 #       cuda_reducer       tests/cuda_reducer.c linked against build/ffmpeg/lib/*.a (libcuda dlopen'd)
 #       media/             H.264 8-bit and HEVC 10-bit 1080p pairs (the oracle's libx264/libx265)
 # There (device machine; carry build/gpu), in the repository root:
@@ -44,6 +45,9 @@ if [ "${1:-}" = "--stage" ]; then
     t=$(exe cuda --features cuda)
     [ -x "$t" ] || { echo "gpu-check: no cuda test binary" >&2; exit 1; }
     cp "$t" "$g/cuda-tests"
+    cargo build --release --features cuda --bin vmaf-rs
+    cp target/release/vmaf-rs "$g/vmaf-rs"
+    strip --strip-debug "$g/vmaf-rs"
     t=$(exe ffmpeg_cuda)
     [ -x "$t" ] || { echo "gpu-check: no ffmpeg_cuda test binary" >&2; exit 1; }
     cp "$t" "$g/ffmpeg-cuda-tests"
@@ -85,9 +89,10 @@ export LD_LIBRARY_PATH="/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRA
 export RUST_BACKTRACE=1
 export VMAF_RS_FFMPEG="$dir/ffmpeg" VMAF_RS_CUDA_MEDIA="$dir/media" VMAF_RS_REQUIRE_GPU=1
 export VMAF_RS_WORK="${TMPDIR:-/tmp}/vmaf_rs_gpu_check"
+export VMAF_RS_CLI="$dir/vmaf-rs"
 quick="${GPU_CHECK_QUICK:-0}"
 budget="${GPU_CHECK_BUDGET:-540}"
-for f in ffmpeg cuda-tests ffmpeg-cuda-tests cuda_reducer media/dis_hevc10_1080p.mkv; do
+for f in ffmpeg cuda-tests ffmpeg-cuda-tests vmaf-rs cuda_reducer media/dis_hevc10_1080p.mkv; do
     [ -e "$dir/$f" ] || { echo "missing $dir/$f (scripts/gpu-check.sh --stage)" >&2; exit 1; }
 done
 SAN="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"

@@ -7,6 +7,7 @@
 //! allocated on the first frame, not at configuration, so a configured engine that never sees a
 //! frame (FFmpeg's probe graph) costs nothing.
 
+use crate::backend::{Backend, GpuSide};
 use crate::error::{Error, Result};
 use crate::feature::options::OptValues;
 use crate::feature::{self, names, Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
@@ -34,6 +35,8 @@ pub struct EngineConfig {
     /// The libvmaf kernel family whose host-dependent results to reproduce (`auto`: the one
     /// libvmaf takes on this host).
     pub libvmaf_isa: LibvmafIsaMode,
+    /// Which backend computes features (`cuda`: host pictures are uploaded to the GPU).
+    pub backend: Backend,
 }
 
 impl EngineConfig {
@@ -47,6 +50,7 @@ impl EngineConfig {
             n_subsample: 1,
             pool: PoolMethod::Mean,
             libvmaf_isa: LibvmafIsaMode::Auto,
+            backend: Backend::Auto,
         }
     }
 }
@@ -181,6 +185,8 @@ pub struct Engine {
     elapsed: f64,
     /// Integer totals of extractor instances run by another backend ([`Engine::add_totals`]).
     external_totals: Vec<Vec<u64>>,
+    /// The GPU side (crate::backend), made on the first CUDA frame.
+    pub(crate) gpu: Option<GpuSide>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -352,6 +358,7 @@ impl Engine {
             flushed: false,
             elapsed: 0.0,
             external_totals: Vec::new(),
+            gpu: None,
         })
     }
 
@@ -493,6 +500,14 @@ impl Engine {
     pub fn send(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<()> {
         if self.flushed {
             return Err(Error::State("frame sent after flush".into()));
+        }
+        if self.cfg.backend == Backend::Cuda {
+            return self.send_uploaded(reference, distorted);
+        }
+        if self.gpu.is_some() {
+            return Err(Error::State(
+                "software frames after CUDA frames in one stream".into(),
+            ));
         }
         if reference.format != distorted.format {
             return Err(Error::Mismatch(format!(
@@ -726,6 +741,8 @@ impl Engine {
         if self.flushed {
             return Ok(());
         }
+        // The GPU's frames in flight reach the pending rows first; nothing is sent afterwards.
+        self.release_gpu()?;
         self.flushed = true;
         if self.rt.is_none() {
             return Ok(());

@@ -11,6 +11,7 @@
 #![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 #[cfg(feature = "capi")]
+pub mod backend;
 pub mod capi;
 pub mod cpu;
 pub mod cuda;

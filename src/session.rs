@@ -2,7 +2,9 @@
 //! its option strings straight through), lazy configuration, send/receive, and the end-of-stream
 //! report (log file + "VMAF score" lines).
 
-use crate::cuda::{CudaFrame, CudaScorer};
+pub use crate::backend::Backend;
+use crate::backend::CudaTarget;
+use crate::cuda::CudaFrame;
 use crate::engine::{Engine, EngineConfig, FrameScores};
 use crate::error::{Error, Result};
 use crate::fidelity::LibvmafIsaMode;
@@ -25,17 +27,6 @@ pub enum LogLevel {
     Verbose = 40,
     /// Debugging.
     Debug = 48,
-}
-
-/// Which backend computes features.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// CUDA for CUDA frames, CPU otherwise.
-    Auto,
-    /// Always the CPU (CUDA frames are refused).
-    Cpu,
-    /// Always CUDA (software frames are refused).
-    Cuda,
 }
 
 /// Options of a session, with libvmaf's filter defaults.
@@ -90,10 +81,6 @@ pub struct Session {
     engine: Option<Engine>,
     finished: bool,
     cuda: Option<CudaHandles>,
-    scorer: Option<CudaScorer>,
-    row: Vec<f64>,
-    /// Where each feature runs, set with the scorer, logged once.
-    placement: Option<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -102,7 +89,6 @@ impl std::fmt::Debug for Session {
             .field("opts", &self.opts)
             .field("engine", &self.engine)
             .field("cuda", &self.cuda)
-            .field("scorer", &self.scorer.is_some())
             .finish()
     }
 }
@@ -134,9 +120,6 @@ impl Session {
             engine: None,
             finished: false,
             cuda: None,
-            scorer: None,
-            placement: None,
-            row: Vec::new(),
         }
     }
 
@@ -167,18 +150,7 @@ impl Session {
             "n_threads" => self.opts.n_threads = parse_uint(key, value, 0)? as usize,
             "n_subsample" => self.opts.n_subsample = parse_uint(key, value, 1)? as u32,
             "libvmaf_isa" => self.opts.libvmaf_isa = value.parse()?,
-            "backend" => {
-                self.opts.backend = match value {
-                    "auto" => Backend::Auto,
-                    "cpu" => Backend::Cpu,
-                    "cuda" => Backend::Cuda,
-                    _ => {
-                        return Err(Error::InvalidOption(format!(
-                            "backend='{value}': expected auto, cpu or cuda"
-                        )))
-                    }
-                }
-            }
+            "backend" => self.opts.backend = value.parse()?,
             _ => {
                 return Err(Error::InvalidOption(format!(
                     "unknown option '{key}' (known: model, feature, log_path, log_fmt, pool, \
@@ -199,6 +171,7 @@ impl Session {
         cfg.n_subsample = self.opts.n_subsample;
         cfg.pool = self.opts.pool;
         cfg.libvmaf_isa = self.opts.libvmaf_isa;
+        cfg.backend = self.opts.backend;
         if let Some(p) = &self.opts.log_path {
             check_writable(p)?;
         }
@@ -228,7 +201,14 @@ impl Session {
         if ctx.is_null() {
             return Err(Error::InvalidOption("CUDA context is NULL".into()));
         }
-        if self.scorer.is_some() {
+        if self.opts.backend == Backend::Cpu {
+            return Err(Error::InvalidOption(
+                "backend=cpu but the inputs are CUDA frames: use backend=auto (or cuda), or \
+                 download both inputs first (e.g. hwdownload,format=nv12)"
+                    .into(),
+            ));
+        }
+        if self.engine.as_ref().is_some_and(|e| e.frames_sent() > 0) {
             return Err(Error::State(
                 "CUDA context changed after the first CUDA frame".into(),
             ));
@@ -250,16 +230,6 @@ impl Session {
         reference: CudaFrame,
         distorted: CudaFrame,
     ) -> Result<()> {
-        if self.opts.backend == Backend::Cpu {
-            return Err(Error::Cuda(
-                "backend=cpu was requested but the frames are CUDA frames; download them \
-                 (hwdownload,format=…) or use backend=auto"
-                    .into(),
-            ));
-        }
-        let cuda = self.cuda.ok_or_else(|| {
-            Error::Cuda("CUDA frames arrived but no CUDA context was given".into())
-        })?;
         let engine = self
             .engine
             .as_mut()
@@ -270,61 +240,25 @@ impl Session {
                 engine.config().format
             )));
         }
-        if self.scorer.is_none() {
-            if engine.frames_sent() > 0 {
-                return Err(Error::State(
-                    "CUDA frames after software frames in one stream".into(),
-                ));
+        let cuda = match self.cuda {
+            Some(c) => c,
+            None if engine.config().backend == Backend::Cpu => CudaHandles { ctx: 0, stream: 0 },
+            None => {
+                return Err(Error::Cuda(
+                    "CUDA frames arrived but no CUDA context was given".into(),
+                ))
             }
-            let scorer = CudaScorer::for_engine(
-                cuda.ctx as *mut std::ffi::c_void,
-                cuda.stream as *mut std::ffi::c_void,
-                engine,
-                shift,
-            )?;
-            self.placement = Some(scorer.placement());
-            self.scorer = Some(scorer);
-        }
-        let scorer = self.scorer.as_mut().expect("just made");
-        scorer.submit(reference, distorted)?;
-        while scorer.poll(&mut self.row)? {
-            engine.push_spatial(&self.row)?;
-        }
-        Ok(())
-    }
-
-    /// Waits for the GPU's pending frames and hands their values to the engine.
-    fn drain_cuda(&mut self) -> Result<()> {
-        if let (Some(scorer), Some(engine)) = (self.scorer.as_mut(), self.engine.as_mut()) {
-            let mut err = None;
-            scorer.drain(&mut |row| {
-                if err.is_none() {
-                    if let Err(e) = engine.push_spatial(row) {
-                        err = Some(e);
-                    }
-                }
-            })?;
-            if let Some(e) = err {
-                return Err(e);
-            }
-        }
-        Ok(())
+        };
+        let target = CudaTarget {
+            ctx: cuda.ctx as *mut std::ffi::c_void,
+            stream: cuda.stream as *mut std::ffi::c_void,
+            shift,
+        };
+        engine.send_cuda(target, reference, distorted)
     }
 
     /// Scores one pair.
     pub fn send(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<()> {
-        if self.scorer.is_some() {
-            return Err(Error::State(
-                "software frames after CUDA frames in one stream".into(),
-            ));
-        }
-        if self.opts.backend == Backend::Cuda {
-            return Err(Error::Cuda(
-                "backend=cuda was requested but the frames are in host memory; upload them \
-                 (hwupload_cuda) or use backend=auto"
-                    .into(),
-            ));
-        }
         self.engine()?.send(reference, distorted)
     }
 
@@ -335,26 +269,22 @@ impl Session {
 
     /// End of stream.
     pub fn flush(&mut self) -> Result<()> {
-        self.drain_cuda()?;
         self.engine()?.flush()
     }
 
     /// Releases the GPU side (drains, frees device and pinned memory, unloads kernels, releases
     /// held frames). Idempotent; the session stays usable for its CPU-side results.
     pub fn release_cuda(&mut self) -> Result<()> {
-        let r = self.drain_cuda();
-        if let (Some(scorer), Some(engine)) = (self.scorer.take(), self.engine.as_mut()) {
-            for (i, t) in scorer.fallback_totals() {
-                engine.add_totals(i, &t);
-            }
+        match self.engine.as_mut() {
+            Some(e) => e.release_gpu(),
+            None => Ok(()),
         }
-        r
     }
 
     /// Once, after the first CUDA frame: which features run on CUDA and which on the CPU
     /// fallback (for the verbose log).
     pub fn take_placement(&mut self) -> Option<String> {
-        self.placement.take()
+        self.engine.as_mut().and_then(Engine::take_placement)
     }
 
     /// Flushes and, if at least one frame was scored, hands each model's "VMAF score" line to

@@ -842,6 +842,152 @@ mod gpu {
         drop(planes);
     }
 
+    /// 4:2:0 planes (Y, Cb, Cr) of frame `t`, as `u16` samples (`bpc` > 8) or bytes.
+    fn yuv420(w: usize, h: usize, t: u32, bpc: u8, distorted: bool) -> [Vec<u32>; 3] {
+        let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+        [
+            picture(w, h, t, bpc, distorted),
+            picture(cw, ch, t + 100, bpc, distorted),
+            picture(cw, ch, t + 200, bpc, distorted),
+        ]
+    }
+
+    /// A 4:2:0 picture over planes made by [`yuv420`] (as `u16`).
+    fn pic420(fmt: PictureFormat, p: &[Vec<u16>]) -> Picture<'_> {
+        let (w, h) = (fmt.width, fmt.height);
+        let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+        let y = Plane::new_u16(&p[0], w, h, w).unwrap();
+        let u = Plane::new_u16(&p[1], cw, ch, cw).unwrap();
+        let v = Plane::new_u16(&p[2], cw, ch, cw).unwrap();
+        Picture::new(fmt, y)
+            .unwrap()
+            .with_chroma(vmaf_rs::Chroma::Planar(u, v))
+            .unwrap()
+    }
+
+    /// `backend=cuda` with host pictures (what the CLI's `--backend cuda` does): the engine uploads
+    /// them into device 0's primary context and scores them on the GPU; bit-identical to the CPU,
+    /// psnr (no CUDA kernel, reads chroma) on the CPU fallback from downloaded planes, its
+    /// aggregates included, and the GPU side released by flush.
+    #[test]
+    fn backend_cuda_uploads_host_frames() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        let (w, h, bpc) = (176, 100, 10);
+        let fmt = PictureFormat {
+            width: w,
+            height: h,
+            bpc,
+            layout: ChromaLayout::Yuv420,
+        };
+        let mut cfg = EngineConfig::new(fmt);
+        cfg.features = vec![
+            feat("psnr", &[("enable_apsnr", "true")]),
+            feat("float_ssim", &[]),
+        ];
+        let mut cpu = Engine::new(cfg.clone()).unwrap();
+        cfg.backend = vmaf_rs::backend::Backend::Cuda;
+        let mut eng = Engine::new(cfg).unwrap();
+        let frames = 7;
+        for t in 0..frames {
+            let r: Vec<Vec<u16>> = yuv420(w, h, t, bpc, false)
+                .map(|p| p.into_iter().map(|v| v as u16).collect())
+                .into();
+            let d: Vec<Vec<u16>> = yuv420(w, h, t, bpc, true)
+                .map(|p| p.into_iter().map(|v| v as u16).collect())
+                .into();
+            let (pr, pd) = (pic420(fmt, &r), pic420(fmt, &d));
+            cpu.send(&pr, &pd).unwrap();
+            eng.send(&pr, &pd).unwrap();
+            if t == 0 {
+                let p = eng
+                    .take_placement()
+                    .expect("placement after the first frame");
+                assert!(
+                    p.contains("on CUDA: adm, motion, vif") && p.contains("psnr, float_ssim"),
+                    "{p}"
+                );
+                eprintln!("{p}");
+            }
+        }
+        assert!(eng.gpu_device_bytes() > 0, "scored on the GPU");
+        cpu.flush().unwrap();
+        eng.flush().unwrap();
+        assert_eq!(eng.gpu_device_bytes(), 0, "flush releases the GPU side");
+        assert_eq!(cpu.columns(), eng.columns());
+        let mut n = 0;
+        while let Some(a) = cpu.receive() {
+            let b = eng.receive().expect("as many frames");
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a.values), bits(&b.values), "frame {}", a.index);
+            n += 1;
+        }
+        assert_eq!(n, frames);
+        assert_eq!(cpu.aggregates(), eng.aggregates());
+        assert!(!cpu.aggregates().is_empty(), "apsnr aggregates present");
+        eprintln!(
+            "backend=cuda uploads: {n} frames, {} columns and {} aggregates bit-identical",
+            cpu.columns().len(),
+            cpu.aggregates().len()
+        );
+    }
+
+    /// Writes an 8-bit 4:2:0 y4m of `frames` frames.
+    fn write_y4m(path: &std::path::Path, w: usize, h: usize, frames: u32, distorted: bool) {
+        let mut out = format!("YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 C420jpeg\n").into_bytes();
+        for t in 0..frames {
+            out.extend_from_slice(b"FRAME\n");
+            for p in yuv420(w, h, t, 8, distorted) {
+                out.extend(p.into_iter().map(|v| v as u8));
+            }
+        }
+        std::fs::write(path, out).unwrap();
+    }
+
+    /// The CLI's `--backend cuda` gives the CPU's log, value for value.
+    #[test]
+    fn cli_backend_cuda_matches_cpu() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        let cli = std::env::var_os("VMAF_RS_CLI")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_vmaf-rs").into());
+        let dir = std::env::temp_dir().join(format!("vmaf_rs_cli_cuda_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (r, d) = (dir.join("ref.y4m"), dir.join("dis.y4m"));
+        write_y4m(&r, 160, 90, 6, false);
+        write_y4m(&d, 160, 90, 6, true);
+        let run = |backend: &str| -> serde_json::Value {
+            let log = dir.join(format!("{backend}.json"));
+            let o = std::process::Command::new(&cli)
+                .args(["-r", r.to_str().unwrap(), "-d", d.to_str().unwrap()])
+                .args([
+                    "--feature",
+                    "psnr",
+                    "--feature",
+                    "float_ssim",
+                    "--json",
+                    "-q",
+                    "-v",
+                ])
+                .args(["--backend", backend, "-o", log.to_str().unwrap()])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "vmaf-rs --backend {backend}: {err}");
+            if backend == "cuda" {
+                assert!(err.contains("on CUDA: adm, motion, vif"), "{err}");
+            }
+            serde_json::from_str(&std::fs::read_to_string(log).unwrap()).unwrap()
+        };
+        let (a, b) = (run("cpu"), run("cuda"));
+        assert_eq!(a["frames"], b["frames"]);
+        assert_eq!(a["pooled_metrics"], b["pooled_metrics"]);
+        assert_eq!(a["frames"].as_array().unwrap().len(), 6);
+        eprintln!("vmaf-rs --backend cuda: 6 frames, log identical to --backend cpu");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     #[ignore]
     fn bench_throughput() {

@@ -471,17 +471,45 @@ fn error_mixed_memory_and_formats() {
     );
 }
 
-/// Needs no GPU: host frames with backend=cuda are refused before any frame.
+/// Host frames with backend=cuda: the library uploads them itself and scores them on the GPU,
+/// with the CPU's values; without a GPU (or a CUDA build) a clear error, never a crash.
 #[test]
-fn error_backend_cuda_with_host_frames() {
+fn backend_cuda_with_host_frames_uploads() {
     require_ffmpeg();
-    let g = format!("{SMALL}[m];{SMALL}[r];[m][r]vmaf_rs=backend=cuda");
-    let o = ffmpeg(&["-filter_complex", &g, "-f", "null", "-"]);
-    fails_with(
-        &o,
-        "backend=cuda but the inputs are in host memory",
-        "backend=cuda",
+    let dir = workdir("backend_cuda_host");
+    let (cuda_log, cpu_log) = (dir.join("cuda.json"), dir.join("cpu.json"));
+    let graph = |backend: &str, log: &Path| {
+        format!(
+            "{SMALL},format=yuv420p[m];{SMALL},format=yuv420p,noise=alls=12:allf=t[r];\
+             [m][r]vmaf_rs=backend={backend}:\
+             feature=name=psnr:log_fmt=json:log_path={}",
+            log.display()
+        )
+    };
+    let o = ffmpeg(&[
+        "-filter_complex",
+        &graph("cuda", &cuda_log),
+        "-f",
+        "null",
+        "-",
+    ]);
+    if gpu_missing().is_some() {
+        fails_with(&o, "CUDA", "backend=cuda without a GPU");
+        assert!(skip(), "gpu_missing() said so");
+        return;
+    }
+    let t = ok(&o, "backend=cuda with host frames");
+    assert!(
+        t.contains("on CUDA: adm, motion, vif") && t.contains("psnr"),
+        "the verbose log says where each feature runs:\n{t}"
     );
+    let g = graph("cpu", &cpu_log);
+    ok(
+        &ffmpeg(&["-filter_complex", &g, "-f", "null", "-"]),
+        "backend=cpu",
+    );
+    let n = assert_same_logs(&read_json(&cuda_log), &read_json(&cpu_log), "host upload");
+    println!("bit-identical: backend=cuda, host frames uploaded by vmaf_rs: {n} frames");
 }
 
 /// Seconds for `frames` frames of vmaf_rs on WxH nv12 frames that are already on the GPU (8 of

@@ -590,6 +590,9 @@ pub unsafe extern "C" fn vmaf_rs_send(
             )
         };
         c.session.send(&r, &d)?;
+        if let Some(line) = c.session.take_placement() {
+            c.log(LogLevel::Verbose, &line); // backend=cuda: uploaded to the GPU
+        }
         drop(releases);
         Ok(0)
     })

@@ -116,12 +116,30 @@ mod plans;
 #[cfg(feature = "cuda")]
 mod scorer;
 #[cfg(feature = "cuda")]
+mod upload;
+#[cfg(feature = "cuda")]
 pub use scorer::{CudaScorer, DEFAULT_DEPTH};
+#[cfg(feature = "cuda")]
+pub(crate) use upload::HostUpload;
 
 #[cfg(not(feature = "cuda"))]
 mod stub;
 #[cfg(not(feature = "cuda"))]
+pub(crate) use stub::HostUpload;
+#[cfg(not(feature = "cuda"))]
 pub use stub::{CudaScorer, DEFAULT_DEPTH};
+
+/// Whether this build has CUDA kernels for an extractor (its row in the CUDA column of the
+/// registry; without one it runs on the CPU from downloaded planes).
+pub(crate) fn has_kernel(def: &crate::feature::ExtractorDef) -> bool {
+    #[cfg(feature = "cuda")]
+    return plans::find(def).is_some();
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = def;
+        false
+    }
+}
 
 /// Whether this build has the CUDA backend (feature `cuda`).
 pub const AVAILABLE: bool = cfg!(feature = "cuda");

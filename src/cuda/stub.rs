@@ -94,3 +94,35 @@ impl CudaScorer {
         match self._never {}
     }
 }
+
+/// Placeholder of the host-frame uploader; cannot be constructed in this build.
+#[derive(Debug)]
+pub(crate) struct HostUpload {
+    _never: std::convert::Infallible,
+}
+
+impl HostUpload {
+    /// Always fails: this build has no CUDA backend.
+    pub(crate) fn new(_ordinal: i32) -> Result<Self> {
+        Err(unavailable())
+    }
+
+    /// Unreachable (no value of this type exists).
+    pub(crate) fn context(&self) -> *mut c_void {
+        match self._never {}
+    }
+
+    /// Unreachable (no value of this type exists).
+    pub(crate) fn stream(&self) -> *mut c_void {
+        match self._never {}
+    }
+
+    /// Unreachable (no value of this type exists).
+    pub(crate) fn upload(
+        &mut self,
+        _pic: &crate::picture::Picture<'_>,
+        _chroma: bool,
+    ) -> Result<CudaFrame> {
+        match self._never {}
+    }
+}

@@ -78,6 +78,11 @@ struct Args {
         value_name = "auto|c|avx2|avx512"
     )]
     libvmaf_isa: String,
+    /// Where features are computed: `cpu` (also `auto`: the inputs are host frames) or `cuda`
+    /// (frames uploaded to GPU 0 and scored by the CUDA kernels; features without one run on the
+    /// CPU from downloaded planes). Needs a build with the `cuda` feature.
+    #[arg(long, default_value = "auto", value_name = "auto|cpu|cuda")]
+    backend: String,
     /// No progress, no score on stdout.
     #[arg(short = 'q', long)]
     quiet: bool,
@@ -194,6 +199,7 @@ fn run(args: &Args) -> Result<()> {
     cfg.n_subsample = args.subsample;
     cfg.pool = args.pool.parse::<PoolMethod>()?;
     cfg.libvmaf_isa = args.libvmaf_isa.parse()?;
+    cfg.backend = args.backend.parse()?;
     let fmt = if args.json {
         LogFormat::Json
     } else if args.csv {
@@ -256,6 +262,9 @@ fn run(args: &Args) -> Result<()> {
         let pr = picture(rf, fr, &mut wr, chroma)?;
         let pd = picture(df, fd, &mut wd, chroma)?;
         engine.send(&pr, &pd)?;
+        if let Some(p) = engine.take_placement().filter(|_| args.verbose) {
+            eprintln!("{p}");
+        }
         while engine.receive_into(&mut scores) {}
         n += 1;
         bar.set_position(n);
