@@ -54,8 +54,16 @@ const VMAF_4K_V061: &str = include_str!("builtin/vmaf_4k_v0.6.1.json");
 const VMAF_FLOAT_V061: &str = include_str!("builtin/vmaf_float_v0.6.1.json");
 const VMAF_FLOAT_V061_NEG: &str = include_str!("builtin/vmaf_float_v0.6.1neg.json");
 const VMAF_FLOAT_4K_V061: &str = include_str!("builtin/vmaf_float_4k_v0.6.1.json");
+const VMAF_V1_3D0H: &str = include_str!("builtin/vmaf_v1.0.16_3d0h.json");
+const VMAF_V1_5D0H: &str = include_str!("builtin/vmaf_v1.0.16_5d0h.json");
+const VMAF_V1_1D5H_2160: &str = include_str!("builtin/vmaf_v1.0.16_1d5h_2160.json");
+const VMAF_V1_3D0H_2160: &str = include_str!("builtin/vmaf_v1.0.16_3d0h_2160.json");
+const VMAF_V1_HFR_3D0H: &str = include_str!("builtin/vmaf_v1.0.16_hfr_3d0h.json");
+const VMAF_V1_HFR_5D0H: &str = include_str!("builtin/vmaf_v1.0.16_hfr_5d0h.json");
+const VMAF_V1_HFR_1D5H_2160: &str = include_str!("builtin/vmaf_v1.0.16_hfr_1d5h_2160.json");
+const VMAF_V1_HFR_3D0H_2160: &str = include_str!("builtin/vmaf_v1.0.16_hfr_3d0h_2160.json");
 
-static BUILTIN_VERSIONS: [&str; 7] = [
+static BUILTIN_VERSIONS: [&str; 15] = [
     "vmaf_v0.6.1",
     "vmaf_v0.6.1neg",
     "vmaf_4k_v0.6.1",
@@ -63,6 +71,14 @@ static BUILTIN_VERSIONS: [&str; 7] = [
     "vmaf_float_v0.6.1",
     "vmaf_float_v0.6.1neg",
     "vmaf_float_4k_v0.6.1",
+    "vmaf_v1.0.16_3d0h",
+    "vmaf_v1.0.16_5d0h",
+    "vmaf_v1.0.16_1d5h_2160",
+    "vmaf_v1.0.16_3d0h_2160",
+    "vmaf_v1.0.16_hfr_3d0h",
+    "vmaf_v1.0.16_hfr_5d0h",
+    "vmaf_v1.0.16_hfr_1d5h_2160",
+    "vmaf_v1.0.16_hfr_3d0h_2160",
 ];
 
 /// The versions [`Model::builtin`] knows, default first.
@@ -148,8 +164,10 @@ fn model_err(context: &str, msg: impl std::fmt::Display) -> Error {
 
 impl Model {
     /// A built-in model by version (see [`builtin_versions`]): `vmaf_v0.6.1` (the default),
-    /// `vmaf_v0.6.1neg`, `vmaf_4k_v0.6.1`, `vmaf_4k_v0.6.1neg`, and the float models
-    /// `vmaf_float_v0.6.1`, `vmaf_float_v0.6.1neg`, `vmaf_float_4k_v0.6.1`. Named `vmaf`.
+    /// `vmaf_v0.6.1neg`, `vmaf_4k_v0.6.1`, `vmaf_4k_v0.6.1neg`, the float models
+    /// `vmaf_float_v0.6.1`, `vmaf_float_v0.6.1neg`, `vmaf_float_4k_v0.6.1`, and the eight v1
+    /// models `vmaf_v1.0.16_{3d0h,5d0h,1d5h_2160,3d0h_2160}` and their `_hfr` variants. Named
+    /// `vmaf`.
     pub fn builtin(version: &str) -> Result<Model> {
         let (text, neg) = match version {
             "vmaf_v0.6.1" => (VMAF_V061, false),
@@ -159,6 +177,14 @@ impl Model {
             "vmaf_float_v0.6.1" => (VMAF_FLOAT_V061, false),
             "vmaf_float_v0.6.1neg" => (VMAF_FLOAT_V061_NEG, false),
             "vmaf_float_4k_v0.6.1" => (VMAF_FLOAT_4K_V061, false),
+            "vmaf_v1.0.16_3d0h" => (VMAF_V1_3D0H, false),
+            "vmaf_v1.0.16_5d0h" => (VMAF_V1_5D0H, false),
+            "vmaf_v1.0.16_1d5h_2160" => (VMAF_V1_1D5H_2160, false),
+            "vmaf_v1.0.16_3d0h_2160" => (VMAF_V1_3D0H_2160, false),
+            "vmaf_v1.0.16_hfr_3d0h" => (VMAF_V1_HFR_3D0H, false),
+            "vmaf_v1.0.16_hfr_5d0h" => (VMAF_V1_HFR_5D0H, false),
+            "vmaf_v1.0.16_hfr_1d5h_2160" => (VMAF_V1_HFR_1D5H_2160, false),
+            "vmaf_v1.0.16_hfr_3d0h_2160" => (VMAF_V1_HFR_3D0H_2160, false),
             _ => {
                 return Err(Error::Model(format!(
                     "no such built-in model: '{version}' (built-in versions: {}; use path= for a \

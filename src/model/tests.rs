@@ -128,7 +128,7 @@ fn knots() {
 #[test]
 fn builtin_models() {
     assert_eq!(builtin_versions()[0], DEFAULT_MODEL_VERSION);
-    assert_eq!(builtin_versions().len(), 7);
+    assert_eq!(builtin_versions().len(), 15);
     let names = [
         "VMAF_integer_feature_adm2_score",
         "VMAF_integer_feature_motion2_score",
@@ -137,7 +137,7 @@ fn builtin_models() {
         "VMAF_integer_feature_vif_scale2_score",
         "VMAF_integer_feature_vif_scale3_score",
     ];
-    for v in builtin_versions() {
+    for v in builtin_versions().iter().filter(|v| v.contains("v0.6")) {
         let m = Model::builtin(v).unwrap();
         assert_eq!(m.name(), "vmaf", "{v}");
         let got: Vec<_> = m.features().iter().map(|f| f.name.as_str()).collect();
@@ -182,6 +182,44 @@ fn builtin_models() {
         e.contains("vmaf_v9") && e.contains("vmaf_4k_v0.6.1neg"),
         "{e}"
     );
+}
+
+#[test]
+fn builtin_v1_models() {
+    let v1: Vec<_> = builtin_versions()
+        .iter()
+        .filter(|v| v.starts_with("vmaf_v1.0.16_"))
+        .collect();
+    assert_eq!(v1.len(), 8);
+    for v in v1 {
+        let m = Model::builtin(v).unwrap();
+        assert_eq!(m.name(), "vmaf", "{v}");
+        let got: Vec<_> = m.features().iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            got,
+            [
+                "Cambi_feature_cambi_score",
+                "Speed_chroma_feature_speed_chroma_uv_score",
+                "VMAF_integer_feature_adm3_score",
+                "VMAF_integer_feature_motion3_score"
+            ],
+            "{v}"
+        );
+        assert_eq!(m.chroma_correction, Some(120.0), "{v}");
+        let motion = &m.features()[3].opts;
+        let hfr = motion.iter().any(|(k, _)| k == "motion_moving_average");
+        assert_eq!(hfr, v.contains("_hfr_"), "{v}: HFR motion options");
+        let adm = &m.features()[2].opts;
+        let rdh = adm
+            .iter()
+            .find(|(k, _)| k == "adm_ref_display_height")
+            .unwrap();
+        assert_eq!(
+            rdh.1,
+            json!(if v.ends_with("2160") { 2160 } else { 1080 }),
+            "{v}"
+        );
+    }
 }
 
 #[test]
