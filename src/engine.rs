@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::feature::options::OptValues;
 use crate::feature::{self, names, Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
 use crate::fidelity::{LibvmafIsa, LibvmafIsaMode};
-use crate::model::{FeatureSpec, Model, ModelSpec, PoolMethod, PoolStats};
+use crate::model::{FeatureSpec, Loaded, Model, ModelSpec, PoolMethod, PoolStats};
 use crate::picture::{OwnedPicture, Picture, PictureFormat};
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -112,8 +112,14 @@ struct Plan {
     n_feature_cols: usize,
     n_slots: usize,
     col_slot: Vec<usize>,
-    /// Each model with the row slots of its inputs.
+    /// Each model with the row slots of its inputs: the requested models (a bootstrap
+    /// collection's member "0" among them), then every collection's members.
     models: Vec<(Model, Vec<usize>)>,
+    /// How many of `models` are requested models (the rest are collection members).
+    n_headline: usize,
+    /// Bootstrap collections: their members' range in `models` (each member's column is
+    /// followed, after the last member, by the four statistics columns).
+    collections: Vec<std::ops::Range<usize>>,
     /// Whether any instance reads chroma (then the engine keeps chroma planes).
     chroma: bool,
 }
@@ -166,6 +172,8 @@ struct Runtime {
     batch: Vec<(u64, bool)>,
     spare_rows: Vec<Vec<f64>>,
     model_inputs: Vec<f64>,
+    /// Every model's raw score of the frame being completed (bootstrap statistics).
+    raw_scores: Vec<f64>,
 }
 
 /// The VMAF engine.
@@ -210,8 +218,23 @@ fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
         cfg.models.clone()
     };
     let mut models = Vec::new();
+    let mut members = Vec::new();
     for s in &specs {
-        models.push(s.load()?);
+        match s.load_set()? {
+            Loaded::Model(m) => models.push(m),
+            Loaded::Collection(c) => {
+                let (_, head, ms) = c.into_parts();
+                models.push(head);
+                members.push(ms);
+            }
+        }
+    }
+    let n_headline = models.len();
+    let mut collections = Vec::new();
+    for ms in members {
+        let start = models.len();
+        models.extend(ms);
+        collections.push(start..models.len());
     }
     let mut names_seen = std::collections::HashSet::new();
     for m in &models {
@@ -309,8 +332,22 @@ fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
                 .ok_or_else(|| Error::Internal(format!("slot {want} missing")))?;
             slots.push(slot);
         }
-        columns.push(m.name().to_string());
         out_models.push((m, slots));
+    }
+    // Requested models first, then each collection's members and its statistics (libvmaf's
+    // CLI scores models, then collections).
+    for (m, _) in &out_models[..n_headline] {
+        columns.push(m.name().to_string());
+    }
+    for r in &collections {
+        for (m, _) in &out_models[r.clone()] {
+            columns.push(m.name().to_string());
+        }
+        let prefix = &out_models[r.start].0.name();
+        let prefix = prefix.strip_suffix("_0001").unwrap_or(prefix);
+        for suffix in crate::model::collection::STAT_SUFFIXES {
+            columns.push(format!("{prefix}{suffix}"));
+        }
     }
     let chroma = instances.iter().any(|i| (i.def.reads_chroma)(&i.opts, f));
     Ok(Plan {
@@ -320,6 +357,8 @@ fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
         n_slots: slot_names.len(),
         col_slot,
         models: out_models,
+        n_headline,
+        collections,
         chroma,
     })
 }
@@ -369,7 +408,10 @@ impl Engine {
 
     /// Names of the models, in configuration order.
     pub fn model_names(&self) -> Vec<&str> {
-        self.plan.models.iter().map(|(m, _)| m.name()).collect()
+        self.plan.models[..self.plan.n_headline]
+            .iter()
+            .map(|(m, _)| m.name())
+            .collect()
     }
 
     /// The configuration.
@@ -431,6 +473,7 @@ impl Engine {
                 batch: Vec::new(),
                 spare_rows: Vec::new(),
                 model_inputs: vec![0.0; n_inputs],
+                raw_scores: Vec::with_capacity(self.plan.models.len()),
             });
         }
         Ok(self.rt.as_mut().expect("just created"))
@@ -703,12 +746,29 @@ impl Engine {
             let mut values = rt.spare_rows.pop().unwrap_or_default();
             values.clear();
             values.extend(self.plan.col_slot.iter().map(|&s| row[s]));
-            for (model, slots) in &self.plan.models {
-                let inputs = &mut rt.model_inputs[..slots.len()];
+            let (raw, inputs) = (&mut rt.raw_scores, &mut rt.model_inputs);
+            raw.clear();
+            let models = &self.plan.models;
+            let mut predict = |m: usize, values: &mut Vec<f64>, raw: &mut Vec<f64>| {
+                let (model, slots) = &models[m];
+                let inputs = &mut inputs[..slots.len()];
                 for (dst, &s) in inputs.iter_mut().zip(slots) {
                     *dst = row[s];
                 }
-                values.push(model.predict(inputs));
+                let y = model.predict_raw(inputs);
+                raw.push(y); // index m: models are predicted in plan order
+                values.push(model.finish(y));
+            };
+            for m in 0..self.plan.n_headline {
+                predict(m, &mut values, raw);
+            }
+            // Each collection's members, then its statistics (over those members only).
+            for r in &self.plan.collections {
+                for m in r.clone() {
+                    predict(m, &mut values, raw);
+                }
+                let first = &models[r.start].0;
+                values.extend(crate::model::collection::stats(first, &mut raw[r.clone()]));
             }
             rt.spare_rows.push(row);
             self.history.extend_from_slice(&values);
@@ -846,7 +906,7 @@ impl Engine {
 
     /// The headline score of model `i` with the configured pool method.
     pub fn pooled_model_score(&self, i: usize) -> Option<f64> {
-        if self.history_index.is_empty() || i >= self.plan.models.len() {
+        if self.history_index.is_empty() || i >= self.plan.n_headline {
             return None;
         }
         let col = self.plan.n_feature_cols + i;

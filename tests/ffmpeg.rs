@@ -809,3 +809,39 @@ fn psnr_through_the_filter_matches_libvmaf() {
         }
     }
 }
+
+/// A bootstrap collection through the filter (FFmpeg's own `libvmaf` refuses it with -22): the
+/// same per-frame columns and pooled values as the CLI (itself checked against libvmaf's members
+/// and formulas in tests/golden_bootstrap.rs), one "VMAF score" line for member "0", and the
+/// collection's columns in the per-frame metadata.
+#[test]
+fn bootstrap_collection_in_the_filter() {
+    let case = Case {
+        name: "ff-bootstrap",
+        source: "testsrc2=s=176x144:r=25:d=0.24",
+        pix_fmt: "yuv420p",
+        dist_filter: "noise=alls=24:allf=t+u",
+        encode: &[],
+    };
+    let (dir, r, d) = pair(&case, "boot");
+    let log = dir.join("filter.json");
+    let meta = dir.join("meta.txt");
+    let text = ok(&run_ours(
+        &d,
+        &r,
+        &format!(
+            "vmaf_rs=model=version=vmaf_b_v0.6.3:log_fmt=json:log_path={},metadata=print:file={}",
+            log.display(),
+            meta.display()
+        ),
+    ));
+    assert_eq!(text.matches("VMAF score: ").count(), 1, "{text}");
+    let cli = dir.join("cli.json");
+    vmaf_rs(&r, &d, &["-m", "version=vmaf_b_v0.6.3"], &cli);
+    let (a, b) = (read_json(&log), read_json(&cli));
+    assert_eq!(frames(&a), frames(&b));
+    assert_eq!(a["pooled_metrics"], b["pooled_metrics"]);
+    let m = std::fs::read_to_string(&meta).unwrap();
+    assert_eq!(m.matches("lavfi.vmaf_rs.vmaf_ci_p95_lo=").count(), 6, "{m}");
+    assert_eq!(m.matches("lavfi.vmaf_rs.vmaf_0020=").count(), 6);
+}

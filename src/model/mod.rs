@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 mod cnum;
+pub mod collection;
 mod json;
 mod option;
 pub mod pool;
@@ -37,7 +38,7 @@ use json::Json;
 
 pub use cnum::{c_fmt_g, normalize_numeric};
 pub use option::{
-    parse_feature_option, parse_model_option, FeatureSpec, ModelSource, ModelSpec,
+    parse_feature_option, parse_model_option, FeatureSpec, Loaded, ModelSource, ModelSpec,
     DEFAULT_MODEL_OPTION,
 };
 pub use pool::{pool, PoolMethod, PoolStats};
@@ -187,9 +188,10 @@ impl Model {
             "vmaf_v1.0.16_hfr_3d0h_2160" => (VMAF_V1_HFR_3D0H_2160, false),
             _ => {
                 return Err(Error::Model(format!(
-                    "no such built-in model: '{version}' (built-in versions: {}; use path= for a \
-                     model file)",
-                    BUILTIN_VERSIONS.join(", ")
+                    "no such built-in model: '{version}' (built-in versions: {}, and the bootstrap \
+                     collections {}; use path= for a model file)",
+                    BUILTIN_VERSIONS.join(", "),
+                    collection::BUILTIN_COLLECTIONS.join(", ")
                 )))
             }
         };
@@ -257,6 +259,19 @@ impl Model {
         Self::parse(&text, DEFAULT_MODEL_NAME, &context)
     }
 
+    /// Loads a model file that may also be a bootstrap collection (libvmaf's CLI tries
+    /// `vmaf_model_load_from_path`, then `vmaf_model_collection_load_from_path`).
+    pub fn from_path_any(path: &Path) -> Result<Loaded> {
+        let context = format!("model file '{}'", path.display());
+        let text = read_capped(path, MAX_MODEL_BYTES).map_err(|e| model_err(&context, e))?;
+        let text = String::from_utf8(text).map_err(|_| model_err(&context, "not UTF-8 text"))?;
+        if collection::Bootstrap::is_collection_text(&text) {
+            return collection::Bootstrap::parse(&text, DEFAULT_MODEL_NAME, &context)
+                .map(Loaded::Collection);
+        }
+        Self::from_path(path).map(Loaded::Model)
+    }
+
     /// Parses a libvmaf JSON model from text; `name` becomes its name.
     pub fn from_json_str(text: &str, name: &str) -> Result<Model> {
         Self::parse(text, name, &format!("model '{name}'"))
@@ -267,9 +282,21 @@ impl Model {
         let Json::Obj(top) = doc else {
             return Err(model_err(context, "the model is not a JSON object"));
         };
+        if collection::is_collection(&top) {
+            return Err(model_err(
+                context,
+                "this is a bootstrap model collection; load it with ModelSpec::load_set \
+                 (model=path=… or version=… in the filter and the CLI do)",
+            ));
+        }
+        Self::from_doc(&top, name, context)
+    }
+
+    /// A model from its parsed top-level object (`{"model_dict": …}`).
+    fn from_doc(top: &[(String, Json)], name: &str, context: &str) -> Result<Model> {
         let mut b = Builder::default();
         let mut found = false;
-        for (k, v) in &top {
+        for (k, v) in top {
             if k == "model_dict" {
                 b.model_dict(v).map_err(|e| model_err(context, e))?;
                 found = true;
@@ -350,6 +377,13 @@ impl Model {
     /// The model's score for one frame, from that frame's feature values in [`Model::features`]
     /// order; bit-identical to libvmaf. Panics if `features` has the wrong length (a caller bug).
     pub fn predict(&self, features: &[f64]) -> f64 {
+        self.finish(self.predict_raw(features))
+    }
+
+    /// The score before the score transform and the clip (libvmaf's prediction with
+    /// `VMAF_MODEL_FLAG_DISABLE_CLIP | VMAF_MODEL_FLAG_DISABLE_TRANSFORM`, what bootstrap
+    /// statistics are computed on).
+    pub fn predict_raw(&self, features: &[f64]) -> f64 {
         assert_eq!(
             features.len(),
             self.features.len(),
@@ -377,6 +411,12 @@ impl Model {
         if self.norm == Norm::LinearRescale {
             y = (y - self.intercept) / self.slope;
         }
+        y
+    }
+
+    /// Applies the score transform (when enabled) and the clip (unless disabled) to a raw score,
+    /// as libvmaf's `transform` then `clip` with the model's own flags.
+    pub fn finish(&self, mut y: f64) -> f64 {
         if let Some(t) = &self.transform {
             if (t.enabled || self.enable_transform) && !self.disable_transform {
                 y = t.apply(y);

@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 
 use super::cnum::normalize_numeric;
+use super::collection::Bootstrap;
 use super::Model;
 use crate::error::{Error, Result};
 
@@ -57,19 +58,53 @@ impl ModelSpec {
 
     /// Loads the model and applies the spec: name, flags, then the overloads in order (as
     /// `vmaf_model_load` with the spec's flags followed by `vmaf_model_feature_overload` calls).
+    /// For a bootstrap collection this is its member `"0"` (see [`ModelSpec::load_set`]).
     pub fn load(&self) -> Result<Model> {
-        let mut m = match &self.source {
-            ModelSource::Version(v) => Model::builtin(v)?,
-            ModelSource::Path(p) => Model::from_path(p)?,
-        };
-        m.set_name(self.name.as_deref().unwrap_or(super::DEFAULT_MODEL_NAME));
-        m.set_flag("disable_clip", self.disable_clip)?;
-        m.set_flag("enable_transform", self.enable_transform)?;
-        for (feature, key, value) in &self.overloads {
-            m.overload_feature(feature, key, value)?;
-        }
-        Ok(m)
+        Ok(match self.load_set()? {
+            Loaded::Model(m) => m,
+            Loaded::Collection(c) => c.into_parts().1,
+        })
     }
+
+    /// Loads a model or a bootstrap model collection (libvmaf's `vmaf_model_collection_load`
+    /// fallback) and applies the spec to every model of it.
+    pub fn load_set(&self) -> Result<Loaded> {
+        let mut loaded = match &self.source {
+            ModelSource::Version(v) => match Bootstrap::builtin(v) {
+                Some(c) => Loaded::Collection(c?),
+                None => Loaded::Model(Model::builtin(v)?),
+            },
+            ModelSource::Path(p) => Model::from_path_any(p)?,
+        };
+        let name = self.name.as_deref().unwrap_or(super::DEFAULT_MODEL_NAME);
+        let models: Vec<&mut Model> = match &mut loaded {
+            Loaded::Model(m) => {
+                m.set_name(name);
+                vec![m]
+            }
+            Loaded::Collection(c) => {
+                c.set_name(name);
+                c.models_mut().collect()
+            }
+        };
+        for m in models {
+            m.set_flag("disable_clip", self.disable_clip)?;
+            m.set_flag("enable_transform", self.enable_transform)?;
+            for (feature, key, value) in &self.overloads {
+                m.overload_feature(feature, key, value)?;
+            }
+        }
+        Ok(loaded)
+    }
+}
+
+/// What a model option loads: one model or a bootstrap collection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Loaded {
+    /// An ordinary model.
+    Model(Model),
+    /// A bootstrap model collection.
+    Collection(Bootstrap),
 }
 
 /// One feature of the `feature` option.

@@ -555,3 +555,29 @@ fn spec_load() {
         .unwrap_err();
     assert!(e.to_string().contains("/nonexistent/m.json"));
 }
+
+#[test]
+fn bootstrap_statistics_by_libvmafs_formulas() {
+    let c = super::collection::Bootstrap::builtin("vmaf_b_v0.6.3")
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.members().len(), 20);
+    assert_eq!(c.head().name(), "vmaf");
+    assert_eq!(c.members()[19].name(), "vmaf_0020");
+    // Clip [0, 100], no transform: the statistics of 20 .. 1, the stddev scaled by the
+    // transform's slope measured at mean ± 0.01 (1 up to rounding, as in libvmaf).
+    let mut raw: Vec<f64> = (1..=20).rev().map(f64::from).collect();
+    let s = super::collection::stats(&c.members()[0], &mut raw);
+    let slope = ((10.5 + 0.01) - (10.5 - 0.01)) / (2.0 * 0.01);
+    assert_eq!(s, [10.5, (399.0f64 / 12.0).sqrt() * slope, 1.475, 19.525]);
+    // Near the clip the slope halves the stddev and the interval is clipped.
+    let mut raw: Vec<f64> = (0..20).map(|i| 99.0 + f64::from(i) * 0.1).collect();
+    let s = super::collection::stats(&c.members()[0], &mut raw);
+    assert_eq!(s[0], 99.95);
+    assert_eq!(s[3], 100.0);
+    assert!(s[1] > 0.0 && s[1] < 0.6, "{s:?}");
+    // A file that is a collection is refused by the single-model loader with the way out.
+    let text = include_str!("builtin/vmaf_b_v0.6.3.json");
+    let e = Model::from_json_str(text, "x").unwrap_err().to_string();
+    assert!(e.contains("collection"), "{e}");
+}
