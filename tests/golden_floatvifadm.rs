@@ -108,6 +108,51 @@ fn float_vif_odd_size_and_depths() {
     }
 }
 
+/// `vif_prescale_method`: libvmaf's four scalers, down and up, at 8 and 10 bits, odd sizes, with
+/// the option's `_pm_<word>` suffix (also without a prescale, where libvmaf copies).
+#[test]
+fn float_vif_prescale_methods() {
+    let mut features = Vec::new();
+    for method in ["nearest", "bilinear", "bicubic", "lanczos4"] {
+        for ps in ["0.5", "1.7"] {
+            features.push((
+                format!("name=float_vif:vif_prescale={ps}:vif_prescale_method={method}:debug=true"),
+                format!("vif-pm-{method}-{ps}"),
+            ));
+        }
+    }
+    features.push((
+        "name=float_vif:vif_prescale_method=bilinear".into(),
+        "vif-pm-bilinear-1".into(),
+    ));
+    features.push((
+        "name=float_vif:vif_prescale=0.75:vif_prescale_method=lanczos4:vif_kernelscale=0.5".into(),
+        "vif-pm-lanczos4-ks05".into(),
+    ));
+    let features: Vec<(&str, &str)> = features
+        .iter()
+        .map(|(f, t)| (f.as_str(), t.as_str()))
+        .collect();
+    for case in [
+        Case {
+            name: "fvif-pm-420-noise",
+            source: "testsrc2=s=160x96:r=25:d=0.12",
+            pix_fmt: "yuv420p",
+            dist_filter: NOISE,
+            encode: &[],
+        },
+        Case {
+            name: "fvif-pm-444-10bit-odd",
+            source: "testsrc2=s=97x61:r=25:d=0.12",
+            pix_fmt: "yuv444p10le",
+            dist_filter: "gblur=sigma=1.2",
+            encode: &[],
+        },
+    ] {
+        check_features(&case, &features);
+    }
+}
+
 /// Options and pictures libvmaf cannot take are refused with the feature's name and the fix.
 #[test]
 fn float_vif_refuses_what_libvmaf_cannot_take() {
@@ -127,8 +172,8 @@ fn float_vif_refuses_what_libvmaf_cannot_take() {
         ("name=float_vif:vif_kernelscale=1.3", "vif_kernelscale"),
         ("name=float_vif:vif_prescale=0.2", "filter radius"),
         (
-            "name=float_vif:vif_prescale_method=bicubic",
-            "unknown option",
+            "name=float_vif:vif_prescale_method=cubic",
+            "expected one of nearest, bilinear, bicubic, lanczos4",
         ),
     ] {
         let out = std::process::Command::new(&cli)

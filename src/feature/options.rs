@@ -27,6 +27,14 @@ pub enum OptKind {
         /// Maximum.
         max: f64,
     },
+    /// One of a fixed set of words (libvmaf's string options, e.g. `vif_prescale_method`;
+    /// libvmaf refuses other words in the extractor's `init`, vmaf_rs when the option is set).
+    Choice {
+        /// Default value.
+        default: &'static str,
+        /// The words accepted.
+        choices: &'static [&'static str],
+    },
 }
 
 /// One option of an extractor.
@@ -51,6 +59,8 @@ pub enum OptValue {
     Int(i64),
     /// Double.
     Double(f64),
+    /// A word of a [`OptKind::Choice`] option.
+    Choice(&'static str),
 }
 
 /// The option values of one extractor instance (every option of its table, defaults filled in).
@@ -69,6 +79,7 @@ impl OptValues {
                 OptKind::Bool(b) => OptValue::Bool(b),
                 OptKind::Int { default, .. } => OptValue::Int(default),
                 OptKind::Double { default, .. } => OptValue::Double(default),
+                OptKind::Choice { default, .. } => OptValue::Choice(default),
             })
             .collect();
         OptValues { specs, values }
@@ -123,6 +134,10 @@ impl OptValues {
                 }
                 OptValue::Double(v)
             }
+            OptKind::Choice { choices, .. } => match choices.iter().find(|c| **c == value) {
+                Some(c) => OptValue::Choice(c),
+                None => return Err(bad(&format!("expected one of {}", choices.join(", ")))),
+            },
         };
         Ok(())
     }
@@ -166,10 +181,18 @@ impl OptValues {
         }
     }
 
+    /// A choice option's word. Panics if `key` is not a choice option of this table (a bug).
+    pub fn choice(&self, key: &str) -> &'static str {
+        match self.index(key).map(|i| self.values[i]) {
+            Some(OptValue::Choice(v)) => v,
+            _ => panic!("no choice option {key}"),
+        }
+    }
+
     /// libvmaf's name for a provided feature under these options: the full name when every
     /// feature parameter is at its default; otherwise the short alias followed by
-    /// `_<alias>_<%g value>` (or `_<alias>` for true booleans) per non-default parameter, sorted by
-    /// option name.
+    /// `_<alias>_<%g value>` (`_<alias>` for booleans, `_<alias>_<word>` for choices) per
+    /// non-default parameter, sorted by option name (libvmaf's `vmaf_feature_name_from_options`).
     pub fn feature_name(&self, full_name: &str) -> String {
         let mut changed: Vec<(&OptSpec, OptValue)> = self
             .specs
@@ -192,6 +215,7 @@ impl OptValues {
                 }
                 OptValue::Int(i) => out.push_str(&format!("_{key}_{i}")),
                 OptValue::Double(d) => out.push_str(&format!("_{key}_{}", fmt_g(d))),
+                OptValue::Choice(w) => out.push_str(&format!("_{key}_{w}")),
             }
         }
         out
@@ -203,6 +227,7 @@ fn is_default(spec: &OptSpec, v: OptValue) -> bool {
         (OptKind::Bool(d), OptValue::Bool(b)) => d == b,
         (OptKind::Int { default, .. }, OptValue::Int(i)) => default == i,
         (OptKind::Double { default, .. }, OptValue::Double(x)) => default == x,
+        (OptKind::Choice { default, .. }, OptValue::Choice(w)) => default == w,
         _ => false,
     }
 }
@@ -286,6 +311,15 @@ mod tests {
             kind: OptKind::Bool(false),
             feature_param: false,
         },
+        OptSpec {
+            name: "vif_prescale_method",
+            alias: Some("pm"),
+            kind: OptKind::Choice {
+                default: "nearest",
+                choices: &["nearest", "bilinear"],
+            },
+            feature_param: true,
+        },
     ];
 
     #[test]
@@ -307,6 +341,33 @@ mod tests {
             o.feature_name("VMAF_integer_feature_vif_scale0_score"),
             "integer_vif_scale0_egl_1.5"
         );
+    }
+
+    #[test]
+    fn choices_are_named_by_their_word() {
+        let mut o = OptValues::defaults(SPECS);
+        assert_eq!(o.choice("vif_prescale_method"), "nearest");
+        o.set("vif_prescale_method", "nearest").unwrap();
+        assert_eq!(
+            o.feature_name("VMAF_feature_vif_scale0_score"),
+            "VMAF_feature_vif_scale0_score"
+        );
+        o.set("vif_prescale_method", "bilinear").unwrap();
+        assert_eq!(o.choice("vif_prescale_method"), "bilinear");
+        o.set("vif_enhn_gain_limit", "1").unwrap();
+        // Sorted by option name, as libvmaf's dictionary sort does.
+        assert_eq!(
+            o.feature_name("VMAF_feature_vif_scale0_score"),
+            "vif_scale0_egl_1_pm_bilinear"
+        );
+        let e = o
+            .set("vif_prescale_method", "cubic")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nearest, bilinear"), "{e}");
+        o.set_json("vif_prescale_method", &serde_json::json!("nearest"))
+            .unwrap();
+        assert_eq!(o.choice("vif_prescale_method"), "nearest");
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! rows in `f32`, and divided in `f32`. With `motion_add_scale1` the blurred frames are also
 //! halved with libvmaf's bilinear scaler and their mean difference added.
 
+use super::float_vif::scalar::Geom;
+use super::float_vif::scale::{Method, Scaler, BILINEAR_MAX_WIDTH};
 use super::options::{OptKind, OptSpec, OptValues};
 use super::picture_copy::{check_depth, to_float};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
@@ -116,10 +118,6 @@ pub static DEF: ExtractorDef = ExtractorDef {
 fn shows(o: &OptValues, _: &PictureFormat, name: &str) -> bool {
     name == SPATIAL[0] && o.bool("debug")
 }
-
-/// libvmaf's bilinear scaler keeps its column tables on the stack, for at most this many output
-/// columns (`VIF_BILINEAR_MAX_WIDTH`); its `init` refuses wider halves.
-const BILINEAR_MAX_WIDTH: usize = 7680;
 
 fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
     check_depth("float_motion", f.bpc)?;
@@ -230,52 +228,12 @@ fn mean_abs_diff(a: &[f32], b: &[f32], w: usize, h: usize) -> f32 {
     accum / ((w * h) as i32 as f32)
 }
 
-/// The column (or row) taps of libvmaf's bilinear scaler from `n` to `m` samples: the two
-/// mirrored source indices and the weight of the second.
-fn bilinear_taps(n: usize, m: usize) -> Vec<Tap> {
-    // libvmaf's mirror here works on floats: -i below 0, 2 * right - i above right.
-    let mirror = |i: f32| -> usize {
-        let right = (n - 1) as f32;
-        (if i < 0.0 {
-            -i
-        } else if i > right {
-            2.0 * right - i
-        } else {
-            i
-        }) as usize
-    };
-    let ratio = n as f32 / m as i32 as f32;
-    (0..m)
-        .map(|x| {
-            let xx = ((x as f64 + 0.5) * ratio as f64 - 0.5) as f32;
-            let x1 = mirror((xx as f64).floor() as f32);
-            let x2 = mirror((xx as f64).ceil() as f32);
-            (x1, x2, xx - x1 as i32 as f32)
-        })
-        .collect()
-}
-
-/// Halves a dense `w × h` image with libvmaf's bilinear scaler (`vif_scale_frame_s`).
-fn half(src: &[f32], w: usize, cols: &[Tap], rows: &[Tap], dst: &mut [f32]) {
-    let sw = cols.len();
-    for (y, &(y1, y2, dy)) in rows.iter().enumerate() {
-        let (r1, r2) = (&src[y1 * w..], &src[y2 * w..]);
-        for (x, &(x1, x2, dx)) in cols.iter().enumerate() {
-            dst[y * sw + x] = (1.0 - dy) * (1.0 - dx) * r1[x1]
-                + (1.0 - dy) * dx * r1[x2]
-                + dy * (1.0 - dx) * r2[x1]
-                + dy * dx * r2[x2];
-        }
-    }
-}
-
-/// One bilinear tap: the two mirrored source indices and the weight of the second.
-type Tap = (usize, usize, f32);
-
-/// `motion_add_scale1`: the bilinear taps (columns, rows) and the two halved frames.
+/// `motion_add_scale1`: libvmaf's bilinear halving and the two halved frames.
 struct Scale1 {
-    cols: Vec<Tap>,
-    rows: Vec<Tap>,
+    scaler: Scaler,
+    /// The halved size.
+    w: usize,
+    h: usize,
     halves: [Vec<f32>; 2],
 }
 
@@ -303,8 +261,9 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     let scale1 = cfg.opts.bool("motion_add_scale1").then(|| {
         let (sw, sh) = (scaled(w), scaled(h));
         Scale1 {
-            cols: bilinear_taps(w, sw),
-            rows: bilinear_taps(h, sh),
+            scaler: Scaler::new(Method::Bilinear, (w, h), (sw, sh)),
+            w: sw,
+            h: sh,
             halves: [vec![0.0; sw * sh], vec![0.0; sw * sh]],
         }
     });
@@ -346,13 +305,15 @@ impl FloatMotion {
         match &mut self.scale1 {
             None => scale0 as f64,
             Some(Scale1 {
-                cols,
-                rows,
+                scaler,
+                w: sw,
+                h: sh,
                 halves: [a, b],
             }) => {
-                half(prev, w, cols, rows, a);
-                half(cur, w, cols, rows, b);
-                let scale1 = mean_abs_diff(a, b, cols.len(), rows.len());
+                let dense = |w, h| Geom { w, h, stride: w };
+                scaler.scale(prev, dense(w, h), a, dense(*sw, *sh));
+                scaler.scale(cur, dense(w, h), b, dense(*sw, *sh));
+                let scale1 = mean_abs_diff(a, b, *sw, *sh);
                 (scale0 + scale1) as f64
             }
         }

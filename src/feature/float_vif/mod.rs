@@ -4,7 +4,8 @@
 //!
 //! Per frame, luma becomes `float` as libvmaf's `picture_copy` makes it (`x - 128` at 8 bits,
 //! `x / 4 - 128`, `x / 16 - 128`, `x / 256 - 128` at 10, 12, 16 bits), is optionally rescaled
-//! (`vif_prescale`, nearest neighbour), and every scale after 0 filters the previous one with its
+//! (`vif_prescale`, by `vif_prescale_method`: libvmaf's nearest, bilinear, bicubic or lanczos4
+//! scaler, [`scale`]), and every scale after 0 filters the previous one with its
 //! Gaussian and keeps every other sample. At each scale separable Gaussians give the local means,
 //! variances and covariance, and each pixel contributes libvmaf's approximate-`log2` terms.
 //!
@@ -13,6 +14,7 @@
 //! one scalar implementation equals libvmaf on every host.
 
 pub mod scalar;
+pub mod scale;
 
 use super::options::{OptKind, OptSpec, OptValues};
 use super::picture_copy::{check_depth, to_float};
@@ -20,11 +22,10 @@ use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::error::{Error, Result};
 use crate::picture::PictureFormat;
 use scalar::{Geom, Source};
+use scale::{Method, Scaler};
 
 /// Options, with libvmaf's names, aliases, defaults, ranges and FEATURE_PARAM flags
-/// (`float_vif.c` `options[]`). libvmaf's string option `vif_prescale_method` (nearest, the
-/// default, or bilinear/bicubic/lanczos4) is not offered: the option grammar has no string
-/// values yet, so prescaling is always nearest-neighbour, libvmaf's default.
+/// (`float_vif.c` `options[]`, in its order).
 pub static OPTIONS: &[OptSpec] = &[
     OptSpec {
         name: "debug",
@@ -89,6 +90,15 @@ pub static OPTIONS: &[OptSpec] = &[
             default: 0.0,
             min: 0.0,
             max: 1.0,
+        },
+        feature_param: true,
+    },
+    OptSpec {
+        name: "vif_prescale_method",
+        alias: Some("pm"),
+        kind: OptKind::Choice {
+            default: "nearest",
+            choices: Method::WORDS,
         },
         feature_param: true,
     },
@@ -165,6 +175,15 @@ fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
         )));
     }
     let (mut w, mut h) = scaled_size(o, f);
+    let method = Method::from_word(o.choice("vif_prescale_method"));
+    if method == Method::Bilinear && w > scale::BILINEAR_MAX_WIDTH {
+        return Err(Error::Unsupported(format!(
+            "feature float_vif: vif_prescale_method=bilinear makes a picture {w} wide (libvmaf's \
+             bilinear scaler takes at most {} wide); use a smaller vif_prescale or another \
+             vif_prescale_method",
+            scale::BILINEAR_MAX_WIDTH
+        )));
+    }
     for scale in 0..4 {
         if scale > 0 {
             w /= 2;
@@ -197,6 +216,8 @@ struct FloatVif {
     min_val: [f64; 3],
     debug: bool,
     filters: [Vec<f32>; 4],
+    /// `vif_prescale`'s scaler (used only when the size changes).
+    scaler: Scaler,
     /// Full-size float pictures (reference, distorted), only when rescaled.
     full: [Vec<f32>; 2],
     /// Scale-0 input (reference, distorted).
@@ -235,6 +256,11 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         ],
         debug: o.bool("debug"),
         filters: std::array::from_fn(|s| scalar::filter(s, ks)),
+        scaler: Scaler::new(
+            Method::from_word(o.choice("vif_prescale_method")),
+            (w, h),
+            (sw, sh),
+        ),
         full: [vec![0.0; full], vec![0.0; full]],
         pic: [vec![0.0; n], vec![0.0; n]],
         level: [vec![0.0; n], vec![0.0; n]],
@@ -328,7 +354,8 @@ impl Extractor for FloatVif {
                 to_float(plane, self.bpc, -128, &mut self.pic[p]);
             } else {
                 to_float(plane, self.bpc, -128, &mut self.full[p]);
-                scalar::scale_nearest(&self.full[p], g_full, &mut self.pic[p], g_scaled);
+                self.scaler
+                    .scale(&self.full[p], g_full, &mut self.pic[p], g_scaled);
             }
         }
         let s = self.scores();
@@ -359,6 +386,30 @@ impl Extractor for FloatVif {
 #[cfg(test)]
 mod tests {
     use super::scalar::*;
+    use crate::feature::options::OptValues;
+    use crate::picture::{ChromaLayout, PictureFormat};
+
+    #[test]
+    fn bilinear_prescale_is_refused_past_libvmafs_table_width() {
+        let f = PictureFormat {
+            width: 2000,
+            height: 64,
+            bpc: 8,
+            layout: ChromaLayout::Yuv420,
+        };
+        let mut o = OptValues::defaults(super::OPTIONS);
+        o.set("vif_prescale", "3.84").unwrap();
+        o.set("vif_prescale_method", "bilinear").unwrap();
+        assert!(
+            super::check(&o, &f).is_ok(),
+            "7680 wide is within the table"
+        );
+        o.set("vif_prescale", "3.85").unwrap();
+        let e = super::check(&o, &f).unwrap_err().to_string();
+        assert!(e.contains("7700 wide"), "{e}");
+        o.set("vif_prescale_method", "bicubic").unwrap();
+        assert!(super::check(&o, &f).is_ok(), "only bilinear has the table");
+    }
 
     #[test]
     fn filter_sizes_follow_libvmaf() {

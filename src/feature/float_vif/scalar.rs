@@ -263,23 +263,3 @@ pub fn statistic(
     }
     (acc_num, acc_den)
 }
-
-/// Nearest-neighbour rescaling (`vif_scale_frame_nearest_s`; a copy when the size is unchanged).
-pub fn scale_nearest(src: &[f32], sg: Geom, dst: &mut [f32], dg: Geom) {
-    if sg.w == dg.w && sg.h == dg.h {
-        for i in 0..sg.h {
-            dst[i * dg.stride..i * dg.stride + sg.w]
-                .copy_from_slice(&src[i * sg.stride..i * sg.stride + sg.w]);
-        }
-        return;
-    }
-    let rx = sg.w as f32 / dg.w as f32;
-    let ry = sg.h as f32 / dg.h as f32;
-    for y in 0..dg.h {
-        let sy = (y as f32 * ry) as usize;
-        for x in 0..dg.w {
-            let sx = (x as f32 * rx) as usize;
-            dst[y * dg.stride + x] = src[sy * sg.stride + sx];
-        }
-    }
-}
