@@ -607,6 +607,7 @@ impl Engine {
                 reference: current.luma.as_plane(),
                 distorted: dists[slot_i].luma.as_plane(),
                 prev_reference: at(1).map(|p| p.luma.as_plane()),
+                prev_reference_chroma: at(1).and_then(|p| p.chroma_planes()),
                 prev_prev_reference: at(2).map(|p| p.luma.as_plane()),
                 reference_chroma: current.chroma_planes(),
                 distorted_chroma: dists[slot_i].chroma_planes(),

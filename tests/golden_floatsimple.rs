@@ -133,6 +133,49 @@ fn float_motion_options() {
     );
 }
 
+/// `motion_add_uv`: the chroma planes' motion added to luma's, at every depth and layout (4:2:0,
+/// odd 4:2:0, 4:2:2, 4:4:4); three workers, so most frames read the previous reference's chroma
+/// from the engine's ring rather than from the instance's own last blur; with n_subsample, and
+/// with motion_add_scale1 on 4:4:4 (8 and 10 bits).
+#[test]
+fn float_motion_add_uv() {
+    let feature = "name=float_motion:motion_add_uv=true";
+    for case in cases() {
+        check(
+            &case,
+            &oracle_feature(feature),
+            &["--feature", feature, "--threads", "3"],
+            "mau",
+        );
+    }
+    let feature = "name=float_motion:motion_add_uv=true:motion_filter_size=3:motion_fps_weight=1.5";
+    check(
+        &cases()[0],
+        &format!("n_subsample=2:{}", oracle_feature(feature)),
+        &["--feature", feature, "--threads", "2", "--subsample", "2"],
+        "mau-sub2",
+    );
+    let feature = "name=float_motion:motion_add_uv=true:motion_add_scale1=true";
+    for (name, pix_fmt) in [
+        ("fs-444-mau", "yuv444p"),
+        ("fs-444-10bit-mau", "yuv444p10le"),
+    ] {
+        let case = Case {
+            name,
+            source: "testsrc2=s=97x61:r=25:d=0.24",
+            pix_fmt,
+            dist_filter: NOISE,
+            encode: &[],
+        };
+        check(
+            &case,
+            &oracle_feature(feature),
+            &["--feature", feature, "--threads", "2"],
+            "mau-mdc",
+        );
+    }
+}
+
 /// With n_subsample the motion of every frame is still computed (libvmaf runs float_motion on
 /// every frame) and the scored frames show it; two workers see non-consecutive frames.
 #[test]
@@ -215,7 +258,8 @@ fn same_values_on_every_cpu() {
 }
 
 /// What libvmaf cannot compute is refused at configure time, naming the feature and the fix:
-/// depths other than 8/10/12/16 bits, motion_add_uv (not supported yet), out-of-range options.
+/// depths other than 8/10/12/16 bits, motion_add_uv without chroma or with motion_add_scale1 on
+/// subsampled chroma (where libvmaf reads outside the chroma planes), out-of-range options.
 #[test]
 fn refusals_name_the_feature_and_the_fix() {
     let case = Case {
@@ -262,9 +306,28 @@ fn refusals_name_the_feature_and_the_fix() {
     }
     fails(
         false,
-        "name=float_motion:motion_add_uv=true",
-        &["motion_add_uv", "leave motion_add_uv at false"],
+        "name=float_motion:motion_add_uv=true:motion_add_scale1=true",
+        &["motion_add_uv with motion_add_scale1", "use 4:4:4 input"],
     );
+    let dir_gray = workdir("fs-refusals-gray");
+    let (rg, dg) = make_pair(
+        &Case {
+            pix_fmt: "gray",
+            ..case.clone()
+        },
+        &dir_gray,
+    );
+    let out = std::process::Command::new(&cli)
+        .arg("-r")
+        .arg(&rg)
+        .arg("-d")
+        .arg(&dg)
+        .args(["--feature", "name=float_motion:motion_add_uv=true", "-q"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "motion_add_uv on gray: accepted");
+    assert!(text.contains("gray (4:0:0)"), "{text}");
     fails(
         false,
         "name=float_motion:motion_filter_size=10",

@@ -172,6 +172,9 @@ impl Fallback {
             reference: r.luma.as_plane(),
             distorted: d.luma.as_plane(),
             prev_reference: back(1),
+            prev_reference_chroma: (index >= 1)
+                .then(|| self.refs[slot(index - 1)].chroma_planes())
+                .flatten(),
             prev_prev_reference: back(2),
             reference_chroma: r.chroma_planes(),
             distorted_chroma: d.chroma_planes(),

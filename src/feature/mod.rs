@@ -37,6 +37,9 @@ pub struct FrameInput<'a> {
     pub distorted: Plane<'a>,
     /// Reference luma of the previous frame (`None` for frame 0); only for `needs_prev_ref`.
     pub prev_reference: Option<Plane<'a>>,
+    /// Reference Cb and Cr of the previous frame, for `needs_prev_ref` extractors whose
+    /// `reads_chroma` says so (else `None`).
+    pub prev_reference_chroma: Option<[Plane<'a>; 2]>,
     /// Reference luma two frames back (`None` for frames 0 and 1); only for `needs_prev_ref`.
     pub prev_prev_reference: Option<Plane<'a>>,
     /// Reference Cb and Cr, for extractors whose `reads_chroma` says so (else `None`).

@@ -9,7 +9,9 @@
 //! `2n - i - 2`); libvmaf's AVX2 convolution (what it runs on AVX2 and AVX-512 hosts) computes
 //! every pixel the same way as its C code. The difference is summed per row in `f32`, then over
 //! rows in `f32`, and divided in `f32`. With `motion_add_scale1` the blurred frames are also
-//! halved with libvmaf's bilinear scaler and their mean difference added.
+//! halved with libvmaf's bilinear scaler and their mean difference added. With `motion_add_uv`
+//! the Cb and Cr planes (libvmaf's chroma size) are blurred and differenced the same way and their
+//! `float` differences added to luma's in `double`.
 
 use super::float_vif::scalar::Geom;
 use super::float_vif::scale::{Method, Scaler, BILINEAR_MAX_WIDTH};
@@ -17,7 +19,7 @@ use super::options::{OptKind, OptSpec, OptValues};
 use super::picture_copy::{check_depth, to_float};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
 use crate::error::{Error, Result};
-use crate::picture::{PictureFormat, Plane};
+use crate::picture::{ChromaLayout, PictureFormat, Plane};
 
 /// Options, with libvmaf's names, aliases, defaults and ranges (float_motion.c).
 pub static OPTIONS: &[OptSpec] = &[
@@ -108,6 +110,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
     spatial: SPATIAL,
     temporal: &["VMAF_feature_motion2_score", "VMAF_feature_motion3_score"],
     needs_prev_ref: true,
+    reads_chroma,
     shows: Some(shows),
     check,
     create,
@@ -115,19 +118,34 @@ pub static DEF: ExtractorDef = ExtractorDef {
     ..ExtractorDef::DEFAULTS
 };
 
+/// `motion_add_uv` adds the chroma planes' motion.
+fn reads_chroma(o: &OptValues, _: &PictureFormat) -> bool {
+    o.bool("motion_add_uv")
+}
+
 fn shows(o: &OptValues, _: &PictureFormat, name: &str) -> bool {
     name == SPATIAL[0] && o.bool("debug")
 }
 
 fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
     check_depth("float_motion", f.bpc)?;
-    if o.bool("motion_add_uv") {
-        // The engine hands extractors the previous reference's luma only.
+    if o.bool("motion_add_uv") && f.layout == ChromaLayout::Gray {
         return Err(Error::Unsupported(
-            "feature float_motion: motion_add_uv=true is not supported by vmaf_rs yet (it needs \
-             the previous frames' chroma); leave motion_add_uv at false"
+            "feature float_motion: motion_add_uv=true on gray (4:0:0) input, which has no chroma \
+             (libvmaf's init refuses it); leave motion_add_uv at false or give 4:2:0, 4:2:2 or \
+             4:4:4 input"
                 .into(),
         ));
+    }
+    if o.bool("motion_add_uv") && o.bool("motion_add_scale1") && f.layout != ChromaLayout::Yuv444 {
+        // vmaf_image_sad_c halves with the stride of the width it is given, the chroma width,
+        // but the chroma planes are stored at the luma stride.
+        return Err(Error::Unsupported(format!(
+            "feature float_motion: motion_add_uv with motion_add_scale1 on {f} input (libvmaf \
+             halves the chroma planes reading them with the wrong row stride, i.e. samples \
+             outside them, so its result is not defined); use 4:4:4 input or drop one of the two \
+             options"
+        )));
     }
     if o.bool("motion_add_scale1") && scaled(f.width) > BILINEAR_MAX_WIDTH {
         return Err(Error::Unsupported(format!(
@@ -237,73 +255,59 @@ struct Scale1 {
     halves: [Vec<f32>; 2],
 }
 
-struct FloatMotion {
-    bpc: u8,
-    width: usize,
-    height: usize,
-    filter: &'static [f32],
-    force_zero: bool,
-    fps_weight: f64,
-    max_val: f64,
+/// One plane's blur state (luma, and with `motion_add_uv` each chroma plane at its own size).
+struct PlaneMotion {
+    w: usize,
+    h: usize,
     pic: Vec<f32>,
     tmp: Vec<f32>,
     /// Blurred current and previous reference.
     blurred: [Vec<f32>; 2],
-    /// Frame index `blurred[0]` holds, if any (reused when the next frame arrives in order).
-    blurred_index: Option<u64>,
     /// `motion_add_scale1`'s scaler and buffers.
     scale1: Option<Scale1>,
 }
 
-fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
-    check(&cfg.opts, &cfg.format)?;
-    let (w, h) = (cfg.format.width, cfg.format.height);
-    let scale1 = cfg.opts.bool("motion_add_scale1").then(|| {
-        let (sw, sh) = (scaled(w), scaled(h));
-        Scale1 {
-            scaler: Scaler::new(Method::Bilinear, (w, h), (sw, sh)),
-            w: sw,
-            h: sh,
-            halves: [vec![0.0; sw * sh], vec![0.0; sw * sh]],
+impl PlaneMotion {
+    fn new(w: usize, h: usize, add_scale1: bool) -> Self {
+        let scale1 = add_scale1.then(|| {
+            let (sw, sh) = (scaled(w), scaled(h));
+            Scale1 {
+                scaler: Scaler::new(Method::Bilinear, (w, h), (sw, sh)),
+                w: sw,
+                h: sh,
+                halves: [vec![0.0; sw * sh], vec![0.0; sw * sh]],
+            }
+        });
+        PlaneMotion {
+            w,
+            h,
+            pic: vec![0.0; w * h],
+            tmp: vec![0.0; w * h],
+            blurred: [vec![0.0; w * h], vec![0.0; w * h]],
+            scale1,
         }
-    });
-    Ok(Box::new(FloatMotion {
-        bpc: cfg.format.bpc,
-        width: w,
-        height: h,
-        filter: filter(cfg.opts.int("motion_filter_size")),
-        force_zero: cfg.opts.bool("motion_force_zero"),
-        fps_weight: cfg.opts.f64("motion_fps_weight"),
-        max_val: cfg.opts.f64("motion_max_val"),
-        pic: vec![0.0; w * h],
-        tmp: vec![0.0; w * h],
-        blurred: [vec![0.0; w * h], vec![0.0; w * h]],
-        blurred_index: None,
-        scale1,
-    }))
-}
+    }
 
-impl FloatMotion {
     /// Blurs `plane` into `blurred[slot]`.
-    fn blur_into(&mut self, plane: &Plane<'_>, slot: usize) {
-        to_float(plane, self.bpc, -128, &mut self.pic);
+    fn blur_into(&mut self, filter: &[f32], bpc: u8, plane: &Plane<'_>, slot: usize) {
+        to_float(plane, bpc, -128, &mut self.pic);
         blur(
-            self.filter,
+            filter,
             &self.pic,
             &mut self.tmp,
             &mut self.blurred[slot],
-            self.width,
-            self.height,
+            self.w,
+            self.h,
         );
     }
 
-    /// libvmaf's `compute_motion` of the previous and current blurred frames.
-    fn difference(&mut self) -> f64 {
-        let (w, h) = (self.width, self.height);
+    /// libvmaf's `compute_motion` of the previous and current blurred frames (`float`).
+    fn difference(&mut self) -> f32 {
+        let (w, h) = (self.w, self.h);
         let [cur, prev] = &self.blurred;
         let scale0 = mean_abs_diff(prev, cur, w, h);
         match &mut self.scale1 {
-            None => scale0 as f64,
+            None => scale0,
             Some(Scale1 {
                 scaler,
                 w: sw,
@@ -313,10 +317,76 @@ impl FloatMotion {
                 let dense = |w, h| Geom { w, h, stride: w };
                 scaler.scale(prev, dense(w, h), a, dense(*sw, *sh));
                 scaler.scale(cur, dense(w, h), b, dense(*sw, *sh));
-                let scale1 = mean_abs_diff(a, b, *sw, *sh);
-                (scale0 + scale1) as f64
+                scale0 + mean_abs_diff(a, b, *sw, *sh)
             }
         }
+    }
+}
+
+struct FloatMotion {
+    bpc: u8,
+    filter: &'static [f32],
+    force_zero: bool,
+    fps_weight: f64,
+    max_val: f64,
+    /// Luma, then (with `motion_add_uv`) Cb and Cr.
+    planes: Vec<PlaneMotion>,
+    /// Frame index `blurred[0]` holds, if any (reused when the next frame arrives in order).
+    blurred_index: Option<u64>,
+}
+
+fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    check(&cfg.opts, &cfg.format)?;
+    let f = &cfg.format;
+    let add_scale1 = cfg.opts.bool("motion_add_scale1");
+    let mut planes = vec![PlaneMotion::new(f.width, f.height, add_scale1)];
+    if cfg.opts.bool("motion_add_uv") {
+        // libvmaf's chroma size (`w >> 1`, and `h >> 1` for 4:2:0), as the engine keeps it.
+        let (cw, ch) = chroma_size(f);
+        planes.push(PlaneMotion::new(cw, ch, add_scale1));
+        planes.push(PlaneMotion::new(cw, ch, add_scale1));
+    }
+    Ok(Box::new(FloatMotion {
+        bpc: f.bpc,
+        filter: filter(cfg.opts.int("motion_filter_size")),
+        force_zero: cfg.opts.bool("motion_force_zero"),
+        fps_weight: cfg.opts.f64("motion_fps_weight"),
+        max_val: cfg.opts.f64("motion_max_val"),
+        planes,
+        blurred_index: None,
+    }))
+}
+
+/// libvmaf's chroma plane size (`VmafPicture` `w[1]`, `h[1]`).
+fn chroma_size(f: &PictureFormat) -> (usize, usize) {
+    match f.layout {
+        ChromaLayout::Yuv420 => (f.width >> 1, f.height >> 1),
+        ChromaLayout::Yuv422 => (f.width >> 1, f.height),
+        _ => (f.width, f.height),
+    }
+}
+
+impl FloatMotion {
+    /// Blurs a frame's planes (luma, then the chroma planes this instance reads) into
+    /// `blurred[slot]`.
+    fn blur_frame(
+        &mut self,
+        luma: &Plane<'_>,
+        chroma: Option<[Plane<'_>; 2]>,
+        slot: usize,
+    ) -> Result<()> {
+        let (filter, bpc) = (self.filter, self.bpc);
+        let (y, uv) = self.planes.split_at_mut(1);
+        y[0].blur_into(filter, bpc, luma, slot);
+        if !uv.is_empty() {
+            let chroma = chroma.ok_or_else(|| {
+                Error::Internal("float_motion: motion_add_uv without chroma planes".into())
+            })?;
+            for (p, plane) in uv.iter_mut().zip(&chroma) {
+                p.blur_into(filter, bpc, plane, slot);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -330,21 +400,27 @@ impl Extractor for FloatMotion {
         let index = input.index;
         if index > 0 && self.blurred_index == Some(index - 1) {
             // The previous frame is this instance's last one: its blur is already there.
-            self.blurred.swap(0, 1);
+            for p in &mut self.planes {
+                p.blurred.swap(0, 1);
+            }
         } else if index > 0 {
             let prev = input.prev_reference.ok_or_else(|| {
                 Error::Internal("float_motion: previous reference frame missing".into())
             })?;
-            self.blur_into(&prev, 1);
+            self.blur_frame(&prev, input.prev_reference_chroma, 1)?;
         }
-        self.blur_into(&input.reference, 0);
+        self.blur_frame(&input.reference, input.reference_chroma, 0)?;
         self.blurred_index = Some(index);
         if index == 0 {
             out[0] = 0.0;
             out[1] = 0.0;
             return Ok(());
         }
-        let score = self.difference();
+        // Each plane's `float` difference, added up in `double` (luma, Cb, Cr).
+        let score = self
+            .planes
+            .iter_mut()
+            .fold(0.0f64, |acc, p| acc + p.difference() as f64);
         out[0] = min(score * self.fps_weight, self.max_val);
         out[1] = score;
         Ok(())

@@ -170,6 +170,7 @@ fn extractor_scores_zero_on_first_frame() {
         reference: p,
         distorted: p,
         prev_reference: None,
+        prev_reference_chroma: None,
         prev_prev_reference: None,
         reference_chroma: None,
         distorted_chroma: None,

@@ -337,6 +337,7 @@ fn extractor_options_names_and_skip_scale0() {
             reference: Plane::new_u8(&r, w, h, w).unwrap(),
             distorted: Plane::new_u8(&d, w, h, w).unwrap(),
             prev_reference: None,
+            prev_reference_chroma: None,
             prev_prev_reference: None,
             reference_chroma: None,
             distorted_chroma: None,
