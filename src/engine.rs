@@ -301,7 +301,7 @@ fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
     for inst in instances.iter_mut() {
         inst.spatial_col = slot_names.len();
         for n in inst.def.spatial {
-            let name = names::alias(&inst.opts.feature_name(n)).to_string();
+            let name = inst.def.output_name(&inst.opts, n);
             if inst.def.shows(&inst.opts, f, n) {
                 col_slot.push(slot_names.len());
                 columns.push(name.clone());
@@ -313,7 +313,7 @@ fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
         if inst.def.create_temporal.is_some() {
             inst.temporal_col = Some(slot_names.len());
             for n in inst.def.temporal {
-                let name = names::alias(&inst.opts.feature_name(n)).to_string();
+                let name = inst.def.output_name(&inst.opts, n);
                 col_slot.push(slot_names.len());
                 columns.push(name.clone());
                 slot_names.push(name);
@@ -325,7 +325,9 @@ fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
     for (m, feats) in models.into_iter().zip(model_features) {
         let mut slots = Vec::new();
         for (inst, full) in feats {
-            let want = names::alias(&instances[inst].opts.feature_name(&full)).to_string();
+            let want = instances[inst]
+                .def
+                .output_name(&instances[inst].opts, &full);
             let slot = slot_names
                 .iter()
                 .position(|c| *c == want)

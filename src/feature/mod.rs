@@ -107,6 +107,10 @@ pub struct ExtractorDef {
     pub spatial: &'static [&'static str],
     /// Full names of values written by the temporal stage, in order (empty if none).
     pub temporal: &'static [&'static str],
+    /// Spatial outputs libvmaf logs under their bare name whatever the options: names missing
+    /// from its `provided_features`, which its feature-name dictionary therefore never renames
+    /// (float_adm's `adm`).
+    pub unsuffixed: &'static [&'static str],
     /// Needs the previous reference frames; then it runs on every frame, even with `n_subsample`.
     pub needs_prev_ref: bool,
     /// Runs on every frame, even with `n_subsample` (libvmaf's `VMAF_FEATURE_EXTRACTOR_TEMPORAL`).
@@ -155,6 +159,7 @@ impl ExtractorDef {
         options: &[],
         spatial: &[],
         temporal: &[],
+        unsuffixed: &[],
         needs_prev_ref: false,
         every_frame: false,
         reads_chroma: no_chroma,
@@ -164,6 +169,16 @@ impl ExtractorDef {
         create: not_creatable,
         create_temporal: None,
     };
+
+    /// The log name of output `full_name` under `opts`: libvmaf's alias with a suffix per
+    /// non-default feature parameter ([`OptValues::feature_name`]), or the bare name of an
+    /// [`ExtractorDef::unsuffixed`] output.
+    pub fn output_name(&self, opts: &OptValues, full_name: &str) -> String {
+        if self.unsuffixed.contains(&full_name) {
+            return full_name.to_string();
+        }
+        names::alias(&opts.feature_name(full_name)).to_string()
+    }
 
     /// Whether an instance shows spatial output `full_name`.
     pub fn shows(&self, opts: &OptValues, format: &PictureFormat, full_name: &str) -> bool {

@@ -24,7 +24,7 @@ use super::adm::{barten_csf, dwt_quant_step};
 use super::options::{OptKind, OptSpec, OptValues};
 use super::picture_copy::{check_depth, to_float};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::picture::PictureFormat;
 use scalar::{Bands, Region};
 
@@ -279,6 +279,9 @@ pub static DEF: ExtractorDef = ExtractorDef {
     name: "float_adm",
     options: OPTIONS,
     spatial: SPATIAL,
+    // libvmaf appends its debug value `adm` outside its provided features, so options never
+    // rename it (`adm`, but `adm_num_egl_1`).
+    unsuffixed: &["adm"],
     shows: Some(shows),
     check,
     create,
@@ -290,19 +293,8 @@ fn shows(o: &OptValues, _: &PictureFormat, name: &str) -> bool {
     o.bool("debug") || SPATIAL[..7].contains(&name)
 }
 
-fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
-    check_depth("float_adm", f.bpc)?;
-    // libvmaf names its debug value `adm` without the option suffix every other output gets
-    // ("adm" is missing from its provided features); the engine names every output alike.
-    if o.bool("debug") && o.feature_name(SPATIAL[0]) != SPATIAL[0] {
-        return Err(Error::Unsupported(
-            "feature float_adm: debug=true together with non-default feature options is not \
-             supported (libvmaf leaves its 'adm' debug value unsuffixed); drop debug or the \
-             options"
-                .into(),
-        ));
-    }
-    Ok(())
+fn check(_: &OptValues, f: &PictureFormat) -> Result<()> {
+    check_depth("float_adm", f.bpc)
 }
 
 /// libvmaf's `adm_native_csf` (the DLM paper's CSF), with its float/double conversion points.
