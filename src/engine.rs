@@ -127,7 +127,7 @@ struct Plan {
 impl Instance {
     /// Whether it runs on frames `n_subsample` skips.
     fn runs_every_frame(&self) -> bool {
-        self.def.needs_prev_ref || self.def.every_frame
+        self.def.needs_prev_ref || self.def.needs_prev_dis || self.def.every_frame
     }
 }
 
@@ -143,7 +143,14 @@ impl Plan {
 
     /// Whether some extractor reads the distorted picture of frames `n_subsample` skips.
     fn every_frame(&self) -> bool {
-        self.instances.iter().any(|i| i.def.every_frame)
+        self.instances
+            .iter()
+            .any(|i| i.def.every_frame || i.def.needs_prev_dis)
+    }
+
+    /// Whether some extractor reads previous distorted frames (then the engine keeps them).
+    fn dist_history(&self) -> bool {
+        self.instances.iter().any(|i| i.def.needs_prev_dis)
     }
 }
 
@@ -166,7 +173,8 @@ struct Runtime {
     slots: Vec<Slot>,
     /// Reference pictures by frame index modulo its length (history for motion + batch).
     refs: Vec<OwnedPicture>,
-    /// Distorted pictures of the current batch.
+    /// Distorted pictures by frame index modulo its length: the current batch, and the two
+    /// frames before it when some extractor reads distorted history.
     dists: Vec<OwnedPicture>,
     temporals: Vec<(usize, Box<dyn Temporal>)>,
     batch: Vec<(u64, bool)>,
@@ -522,7 +530,8 @@ impl Engine {
             rt.refs = (0..workers + 2)
                 .map(|_| OwnedPicture::new(f, plan.chroma))
                 .collect();
-            rt.dists = (0..workers)
+            let dist_history = if plan.dist_history() { 2 } else { 0 };
+            rt.dists = (0..workers + dist_history)
                 .map(|_| OwnedPicture::new(f, plan.chroma))
                 .collect();
             rt.batch.reserve(workers);
@@ -569,9 +578,10 @@ impl Engine {
         let rt = self.cpu_runtime()?;
         let nref = rt.refs.len();
         rt.refs[(index as usize) % nref].copy_from(reference)?;
-        let slot = rt.batch.len();
         if scored || every_frame {
-            rt.dists[slot].copy_from(distorted)?;
+            // Batches hold consecutive frames, so a batch's frames have distinct slots.
+            let ndist = rt.dists.len();
+            rt.dists[(index as usize) % ndist].copy_from(distorted)?;
         }
         rt.batch.push((index, scored));
         let full = rt.batch.len() == rt.slots.len();
@@ -593,7 +603,8 @@ impl Engine {
         if rt.batch.is_empty() {
             return Ok(());
         }
-        let nref = rt.refs.len();
+        let (nref, ndist) = (rt.refs.len(), rt.dists.len());
+        let history = plan.dist_history();
         let refs = &rt.refs;
         let dists = &rt.dists;
         let batch = &rt.batch;
@@ -604,15 +615,23 @@ impl Engine {
             let at = |back: u64| -> Option<&OwnedPicture> {
                 (index >= back).then(|| &refs[((index - back) as usize) % nref])
             };
+            let dist_at = |back: u64| -> Option<&OwnedPicture> {
+                (index >= back && (back == 0 || history))
+                    .then(|| &dists[((index - back) as usize) % ndist])
+            };
             let current = at(0).expect("current frame");
+            let dist = dist_at(0).expect("current frame");
             let input = FrameInput {
                 reference: current.luma.as_plane(),
-                distorted: dists[slot_i].luma.as_plane(),
+                distorted: dist.luma.as_plane(),
                 prev_reference: at(1).map(|p| p.luma.as_plane()),
                 prev_reference_chroma: at(1).and_then(|p| p.chroma_planes()),
                 prev_prev_reference: at(2).map(|p| p.luma.as_plane()),
                 reference_chroma: current.chroma_planes(),
-                distorted_chroma: dists[slot_i].chroma_planes(),
+                distorted_chroma: dist.chroma_planes(),
+                prev_distorted: dist_at(1).map(|p| p.luma.as_plane()),
+                prev_prev_distorted: dist_at(2).map(|p| p.luma.as_plane()),
+                prev_distorted_chroma: dist_at(1).and_then(|p| p.chroma_planes()),
                 index,
             };
             for (inst, ex) in plan.instances.iter().zip(slot.extractors.iter_mut()) {
@@ -918,3 +937,6 @@ impl Engine {
         Some(stats.get(self.cfg.pool))
     }
 }
+
+#[cfg(test)]
+mod history_tests;

@@ -38,8 +38,9 @@ pub(crate) struct Fallback {
     /// two before, for extractors that read previous frames), normalised (LSB-aligned, libvmaf
     /// chroma size); every frame passes through [`Fallback::run`] in order when one needs them.
     refs: [OwnedPicture; 3],
-    /// The distorted picture, normalised.
-    dist: OwnedPicture,
+    /// The distorted picture, normalised; by index modulo 3 like `refs` when an extractor reads
+    /// previous distorted frames, else one.
+    dists: Vec<OwnedPicture>,
 }
 
 impl Fallback {
@@ -47,18 +48,22 @@ impl Fallback {
     pub(crate) fn new(instances: &[InstanceInfo<'_>], shift: u8) -> Result<Option<Self>> {
         let mut features = Vec::new();
         let mut chroma = false;
+        let mut dist_history = false;
         let mut format = None;
         for (i, info) in instances.iter().enumerate() {
             if super::plans::find(info.def).is_some() {
                 continue;
             }
             chroma |= (info.def.reads_chroma)(info.opts, &info.format);
+            dist_history |= info.def.needs_prev_dis;
             format = Some(info.format);
             features.push(HostFeature {
                 instance: i,
                 name: info.extractor,
                 columns: info.columns.clone(),
-                every_frame: info.def.every_frame || info.def.needs_prev_ref,
+                every_frame: info.def.every_frame
+                    || info.def.needs_prev_ref
+                    || info.def.needs_prev_dis,
                 extractor: (info.def.create)(&ExtractorConfig {
                     format: info.format,
                     opts: info.opts.clone(),
@@ -81,7 +86,9 @@ impl Fallback {
             chroma_plane: (cw * bps, ch),
             interleaved: false,
             refs: [0, 1, 2].map(|_| OwnedPicture::new(format, chroma)),
-            dist: OwnedPicture::new(format, chroma),
+            dists: (0..if dist_history { 3 } else { 1 })
+                .map(|_| OwnedPicture::new(format, chroma))
+                .collect(),
         }))
     }
 
@@ -165,8 +172,13 @@ impl Fallback {
         let pic = self.picture(&bytes[..lb + cb])?;
         self.refs[slot(index)].copy_from(&pic)?;
         let pic = self.picture(&bytes[lb + cb..2 * (lb + cb)])?;
-        self.dist.copy_from(&pic)?;
-        let (r, d) = (&self.refs[slot(index)], &self.dist);
+        let ndist = self.dists.len() as u64;
+        self.dists[(index % ndist) as usize].copy_from(&pic)?;
+        let (r, d) = (
+            &self.refs[slot(index)],
+            &self.dists[(index % ndist) as usize],
+        );
+        let dist_back = |n: u64| (ndist == 3 && index >= n).then(|| &self.dists[slot(index - n)]);
         let back = |n: u64| (index >= n).then(|| self.refs[slot(index - n)].luma.as_plane());
         let input = FrameInput {
             reference: r.luma.as_plane(),
@@ -178,6 +190,9 @@ impl Fallback {
             prev_prev_reference: back(2),
             reference_chroma: r.chroma_planes(),
             distorted_chroma: d.chroma_planes(),
+            prev_distorted: dist_back(1).map(|p| p.luma.as_plane()),
+            prev_prev_distorted: dist_back(2).map(|p| p.luma.as_plane()),
+            prev_distorted_chroma: dist_back(1).and_then(|p| p.chroma_planes()),
             index,
         };
         for f in &mut self.features {

@@ -46,6 +46,13 @@ pub struct FrameInput<'a> {
     pub reference_chroma: Option<[Plane<'a>; 2]>,
     /// Distorted Cb and Cr, likewise.
     pub distorted_chroma: Option<[Plane<'a>; 2]>,
+    /// Distorted luma of the previous frame (`None` for frame 0); only for `needs_prev_dis`.
+    pub prev_distorted: Option<Plane<'a>>,
+    /// Distorted luma two frames back (`None` for frames 0 and 1); only for `needs_prev_dis`.
+    pub prev_prev_distorted: Option<Plane<'a>>,
+    /// Distorted Cb and Cr of the previous frame, for `needs_prev_dis` extractors whose
+    /// `reads_chroma` says so (else `None`).
+    pub prev_distorted_chroma: Option<[Plane<'a>; 2]>,
     /// Frame index in the stream.
     pub index: u64,
 }
@@ -113,6 +120,10 @@ pub struct ExtractorDef {
     pub unsuffixed: &'static [&'static str],
     /// Needs the previous reference frames; then it runs on every frame, even with `n_subsample`.
     pub needs_prev_ref: bool,
+    /// Needs the previous distorted frames (the same depth as the references: two back); then it
+    /// runs on every frame, even with `n_subsample`, and the engine keeps distorted history,
+    /// which it copies for no other extractor.
+    pub needs_prev_dis: bool,
     /// Runs on every frame, even with `n_subsample` (libvmaf's `VMAF_FEATURE_EXTRACTOR_TEMPORAL`).
     pub every_frame: bool,
     /// Whether an instance reads the chroma planes (then the engine keeps them).
@@ -161,6 +172,7 @@ impl ExtractorDef {
         temporal: &[],
         unsuffixed: &[],
         needs_prev_ref: false,
+        needs_prev_dis: false,
         every_frame: false,
         reads_chroma: no_chroma,
         shows: None,

@@ -68,6 +68,9 @@ fn run(w: usize, h: usize, bpc: u32, noise: i64, opts: &[(&str, &str)]) -> [f64;
             prev_prev_reference: None,
             reference_chroma: None,
             distorted_chroma: None,
+            prev_distorted: None,
+            prev_prev_distorted: None,
+            prev_distorted_chroma: None,
             index: 0,
         };
         ex.extract(&input, &mut out).unwrap();
@@ -80,6 +83,9 @@ fn run(w: usize, h: usize, bpc: u32, noise: i64, opts: &[(&str, &str)]) -> [f64;
             prev_prev_reference: None,
             reference_chroma: None,
             distorted_chroma: None,
+            prev_distorted: None,
+            prev_prev_distorted: None,
+            prev_distorted_chroma: None,
             index: 0,
         };
         ex.extract(&input, &mut out).unwrap();

@@ -174,6 +174,9 @@ fn extractor_scores_zero_on_first_frame() {
         prev_prev_reference: None,
         reference_chroma: None,
         distorted_chroma: None,
+        prev_distorted: None,
+        prev_prev_distorted: None,
+        prev_distorted_chroma: None,
         index: 0,
     };
     ex.extract(&input, &mut out).unwrap();

@@ -341,6 +341,9 @@ fn extractor_options_names_and_skip_scale0() {
             prev_prev_reference: None,
             reference_chroma: None,
             distorted_chroma: None,
+            prev_distorted: None,
+            prev_prev_distorted: None,
+            prev_distorted_chroma: None,
             index: 0,
         };
         let mut out = [f64::NAN; 4];

@@ -1,0 +1,183 @@
+//! The engine's frame history: an extractor that declares `needs_prev_dis` sees the right
+//! previous distorted frames (luma and chroma) for any thread count and `n_subsample`, and the
+//! engine keeps no distorted history when no extractor asks for it.
+
+use super::*;
+use crate::error::Result;
+use crate::feature::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
+use crate::picture::{Chroma, ChromaLayout, Plane};
+
+/// Reports the planes it was given as one number: base-256 digits of the first sample of the
+/// current distorted luma, the previous and the one before, the previous distorted Cb and the
+/// previous reference luma (0: not given).
+struct Probe;
+
+fn first(p: Option<Plane<'_>>) -> f64 {
+    p.map_or(0.0, |p| p.get(0, 0) as f64)
+}
+
+impl Extractor for Probe {
+    fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
+        out[0] = first(Some(input.distorted))
+            + 256.0 * first(input.prev_distorted)
+            + 65536.0 * first(input.prev_prev_distorted)
+            + 16777216.0 * first(input.prev_distorted_chroma.map(|[u, _]| u))
+            + 4294967296.0 * first(input.prev_reference);
+        Ok(())
+    }
+}
+
+fn create_probe(_: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    Ok(Box::new(Probe))
+}
+
+fn reads_chroma(_: &OptValues, _: &PictureFormat) -> bool {
+    true
+}
+
+/// The probe with distorted history, standing in for float_psnr (one spatial output).
+static WITH_HISTORY: ExtractorDef = ExtractorDef {
+    name: "history_probe",
+    spatial: &["float_psnr"],
+    needs_prev_ref: true,
+    needs_prev_dis: true,
+    reads_chroma,
+    create: create_probe,
+    ..ExtractorDef::DEFAULTS
+};
+
+/// The same probe without: it must see no previous distorted frame.
+static WITHOUT_HISTORY: ExtractorDef = ExtractorDef {
+    needs_prev_dis: false,
+    ..WITH_HISTORY
+};
+
+const W: usize = 64;
+const H: usize = 48;
+
+/// Frame `i`: distorted luma 10 + 3i, distorted Cb 100 + i, reference luma 200 - i (flat).
+fn values(i: u64) -> (u8, u8, u8) {
+    (10 + 3 * i as u8, 100 + i as u8, 200 - i as u8)
+}
+
+/// Runs `frames` frames through an engine whose float_psnr instance is replaced by `probe`;
+/// returns (index, probe value) of the scored frames and the number of distorted pictures the
+/// engine kept.
+fn run(probe: &'static ExtractorDef, threads: usize, n_subsample: u32) -> (Vec<(u64, f64)>, usize) {
+    let format = PictureFormat {
+        width: W,
+        height: H,
+        bpc: 8,
+        layout: ChromaLayout::Yuv420,
+    };
+    let mut cfg = EngineConfig::new(format);
+    cfg.features = vec![FeatureSpec {
+        name: "float_psnr".into(),
+        opts: Vec::new(),
+    }];
+    cfg.n_threads = threads;
+    cfg.n_subsample = n_subsample;
+    let mut engine = Engine::new(cfg).unwrap();
+    let col = engine
+        .columns()
+        .iter()
+        .position(|c| c == "float_psnr")
+        .unwrap();
+    let inst = engine
+        .plan
+        .instances
+        .iter_mut()
+        .find(|i| i.def.name == "float_psnr")
+        .unwrap();
+    inst.def = probe;
+    // The plan was built for float_psnr, which reads luma only.
+    engine.plan.chroma = true;
+    let (cw, ch) = (W / 2, H / 2);
+    let mut out = Vec::new();
+    for i in 0..11u64 {
+        let (d, u, r) = values(i);
+        let (dl, du, rl, rc) = (
+            vec![d; W * H],
+            vec![u; cw * ch],
+            vec![r; W * H],
+            vec![128; cw * ch],
+        );
+        engine
+            .send(&pic(format, &rl, &rc, &rc), &pic(format, &dl, &du, &rc))
+            .unwrap();
+        while let Some(s) = engine.receive() {
+            out.push((s.index, s.values[col]));
+        }
+    }
+    engine.flush().unwrap();
+    while let Some(s) = engine.receive() {
+        out.push((s.index, s.values[col]));
+    }
+    let kept = engine.rt.as_ref().unwrap().dists.len();
+    (out, kept)
+}
+
+/// A flat 4:2:0 picture over the planes given.
+fn pic<'a>(format: PictureFormat, luma: &'a [u8], cb: &'a [u8], cr: &'a [u8]) -> Picture<'a> {
+    let (cw, ch) = (W / 2, H / 2);
+    Picture::new(format, Plane::new_u8(luma, W, H, W).unwrap())
+        .unwrap()
+        .with_chroma(Chroma::Planar(
+            Plane::new_u8(cb, cw, ch, cw).unwrap(),
+            Plane::new_u8(cr, cw, ch, cw).unwrap(),
+        ))
+        .unwrap()
+}
+
+/// What the probe should report for frame `i`.
+fn expected(i: u64, history: bool) -> f64 {
+    let (d, _, _) = values(i);
+    let mut v = d as f64;
+    if i >= 1 {
+        let (pd, pu, pr) = values(i - 1);
+        if history {
+            v += 256.0 * pd as f64 + 16777216.0 * pu as f64;
+        }
+        v += 4294967296.0 * pr as f64;
+    }
+    if i >= 2 && history {
+        v += 65536.0 * values(i - 2).0 as f64;
+    }
+    v
+}
+
+#[test]
+fn extractors_see_the_previous_distorted_frames() {
+    for threads in [1, 2, 3] {
+        for n_subsample in [1, 2, 3] {
+            let (got, kept) = run(&WITH_HISTORY, threads, n_subsample);
+            let want: Vec<(u64, f64)> = (0..11u64)
+                .filter(|i| i % n_subsample as u64 == 0)
+                .map(|i| (i, expected(i, true)))
+                .collect();
+            assert_eq!(got, want, "{threads} threads, n_subsample {n_subsample}");
+            assert_eq!(
+                kept,
+                threads.max(1) + 2,
+                "the batch and two frames before it"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_distorted_history_is_kept_unless_asked() {
+    for threads in [1, 3] {
+        let (got, kept) = run(&WITHOUT_HISTORY, threads, 2);
+        let want: Vec<(u64, f64)> = (0..11u64)
+            .filter(|i| i % 2 == 0)
+            .map(|i| (i, expected(i, false)))
+            .collect();
+        assert_eq!(got, want, "{threads} threads");
+        assert_eq!(
+            kept,
+            threads.max(1),
+            "one distorted picture per worker slot"
+        );
+    }
+}
