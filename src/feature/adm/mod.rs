@@ -8,10 +8,15 @@
 //! picture into `i16` bands, scales 1..3 from the previous approximation band into `i32` bands),
 //! decoupling of the distorted detail bands into restored (`r`) and additive (`a`) parts,
 //! contrast-sensitivity weighting, contrast masking, and cube-root pooling. The arithmetic lives
-//! in [`scalar`] (the specification for future SIMD/GPU peers); this file owns the buffers, the
+//! in [`scalar`] (the specification for SIMD/GPU peers); this file owns the buffers, the
 //! per-scale constants and the final score formulas.
+//!
+//! The kernels a SIMD level may replace are dispatched through [`Kernels`], chosen once per
+//! instance from [`crate::cpu::cpu_level`] (the same table shape as `vif::Kernels`); the
+//! `unsafe` of the SIMD peers stays in their arch modules.
 #![deny(unsafe_code)]
 
+mod kernels;
 pub mod scalar;
 pub mod tables;
 #[cfg(test)]
@@ -28,6 +33,10 @@ use crate::cpu::{cpu_level, CpuLevel};
 use crate::error::{Error, Result};
 use crate::fidelity::LibvmafIsa;
 use crate::picture::{Plane, Samples};
+pub use kernels::{
+    CmS0Interior, CmS123Interior, CsfS0, CsfS123, DecoupleS0, DwtS0Horizontal, DwtS0Sample,
+    DwtS0Vertical, DwtS123Horizontal, DwtS123Sample, DwtS123Vertical, Kernels,
+};
 use scalar::{CmShiftsS0, QuadMut, Region};
 use tables::*;
 
@@ -480,7 +489,7 @@ impl Bufs16 {
     /// (libvmaf `adm_csf` + `adm_cm` with `measure_aim`).
     fn csf_cm(
         &mut self,
-        (csf, cm): (scalar::CsfS0, scalar::CmS0Interior),
+        k: &Kernels,
         aim: bool,
         pl: &ScalePlan,
         irf: [u16; 3],
@@ -492,7 +501,7 @@ impl Bufs16 {
             (&self.a, &self.r)
         };
         let st = self.stride;
-        csf(
+        k.csf_s0(
             refs(masker),
             muts(&mut self.csf),
             muts(&mut self.flt),
@@ -500,21 +509,7 @@ impl Bufs16 {
             pl.reg_dec,
             irf,
         );
-        #[cfg(feature = "check_simd")]
-        if csf as usize != scalar::csf_s0 as scalar::CsfS0 as usize {
-            let (mut c, mut f) = (self.csf.clone(), self.flt.clone());
-            scalar::csf_s0(
-                refs(masker),
-                muts(&mut c),
-                muts(&mut f),
-                st,
-                pl.reg_dec,
-                irf,
-            );
-            assert!(c == self.csf && f == self.flt, "check_simd: adm csf_s0");
-        }
-        let acc = scalar::cm_s0_with(
-            cm,
+        k.cm_s0(
             refs(masked),
             refs(&self.csf),
             refs(&self.flt),
@@ -523,22 +518,7 @@ impl Bufs16 {
             pl.h,
             irf,
             sh,
-        );
-        #[cfg(feature = "check_simd")]
-        if cm as usize != scalar::cm_s0_interior as scalar::CmS0Interior as usize {
-            let want = scalar::cm_s0(
-                refs(masked),
-                refs(&self.csf),
-                refs(&self.flt),
-                st,
-                pl.w,
-                pl.h,
-                irf,
-                sh,
-            );
-            assert_eq!(acc, want, "check_simd: adm cm_s0");
-        }
-        acc
+        )
     }
 }
 
@@ -546,7 +526,7 @@ impl Bufs32 {
     /// Scale-1..3 analogue of [`Bufs16::csf_cm`] (libvmaf `i4_adm_csf` + `i4_adm_cm`).
     fn csf_cm(
         &mut self,
-        (csf, cm): (scalar::CsfS123, scalar::CmS123Interior),
+        k: &Kernels,
         aim: bool,
         pl: &ScalePlan,
         irf: [u32; 3],
@@ -558,7 +538,7 @@ impl Bufs32 {
             (&self.a, &self.r)
         };
         let st = self.stride;
-        csf(
+        k.csf_s123(
             refs(masker),
             muts(&mut self.csf),
             muts(&mut self.flt),
@@ -566,21 +546,7 @@ impl Bufs32 {
             pl.reg_dec,
             irf,
         );
-        #[cfg(feature = "check_simd")]
-        if csf as usize != scalar::csf_s123 as scalar::CsfS123 as usize {
-            let (mut c, mut f) = (self.csf.clone(), self.flt.clone());
-            scalar::csf_s123(
-                refs(masker),
-                muts(&mut c),
-                muts(&mut f),
-                st,
-                pl.reg_dec,
-                irf,
-            );
-            assert!(c == self.csf && f == self.flt, "check_simd: adm csf_s123");
-        }
-        let acc = scalar::cm_s123_with(
-            cm,
+        k.cm_s123(
             refs(masked),
             refs(&self.csf),
             refs(&self.flt),
@@ -589,26 +555,11 @@ impl Bufs32 {
             pl.h,
             irf,
             sh,
-        );
-        #[cfg(feature = "check_simd")]
-        if cm as usize != scalar::cm_s123_interior as scalar::CmS123Interior as usize {
-            let want = scalar::cm_s123(
-                refs(masked),
-                refs(&self.csf),
-                refs(&self.flt),
-                st,
-                pl.w,
-                pl.h,
-                irf,
-                sh,
-            );
-            assert_eq!(acc, want, "check_simd: adm cm_s123");
-        }
-        acc
+        )
     }
 }
 
-/// One integer ADM instance: parameters, per-scale plan and all scratch, allocated once.
+/// One integer ADM instance: parameters, per-scale plan, kernels and all scratch, allocated once.
 #[derive(Debug)]
 pub struct Adm {
     params: AdmParams,
@@ -624,52 +575,17 @@ pub struct Adm {
     ind_x: Vec<[usize; 4]>,
     b16: Bufs16,
     b32: Bufs32,
-    /// Interior-column kernel of the scale-0 masking, chosen by [`cm_s0_kernel`].
-    cm_s0: scalar::CmS0Interior,
-    /// Row kernels of the scale-0 DWT, chosen by [`dwt_s0_kernels`].
-    dwt_s0: scalar::DwtS0Kernels,
-    /// Interior-column kernel of the scale-1..3 masking, chosen by [`cm_s123_kernel`].
-    cm_s123: scalar::CmS123Interior,
-    /// Scale-0 decoupling kernel, chosen by [`decouple_s0_kernel`].
-    decouple_s0: scalar::DecoupleS0,
-    /// Row kernels of the scale-1..3 DWT, chosen by [`dwt_s123_kernels`].
-    dwt_s123: scalar::DwtS123Kernels,
-    /// CSF kernels, chosen by [`csf_kernels`].
-    csf: (scalar::CsfS0, scalar::CsfS123),
+    /// The kernels of [`cpu_level`] (or of [`Adm::with_cpu_level`]'s level).
+    kernels: Kernels,
 }
 
-/// The best scale-0 and scale-1..3 CSF kernels at or below `level` that this machine runs.
-pub fn csf_kernels(level: CpuLevel) -> (scalar::CsfS0, scalar::CsfS123) {
-    #[cfg(target_arch = "x86_64")]
-    if level >= CpuLevel::Avx2 {
-        if let (Some(a), Some(b)) = (x86_64_avx2::csf_s0(), x86_64_avx2::csf_s123()) {
-            return (a, b);
-        }
-    }
-    let _ = level;
-    (scalar::csf_s0, scalar::csf_s123)
-}
-
-/// The best scale-1..3 DWT row kernels at or below `level` that this machine runs.
-pub fn dwt_s123_kernels(level: CpuLevel) -> scalar::DwtS123Kernels {
-    #[cfg(target_arch = "x86_64")]
-    if level >= CpuLevel::Avx2 {
-        if let Some(k) = x86_64_avx2::dwt_s123_kernels() {
-            return k;
-        }
-    }
-    let _ = level;
-    scalar::DwtS123Kernels::SCALAR
-}
-
-/// Scale-1..3 DWT of one band into `out` with the row kernels `k` (under `check_simd`, compared
-/// with the scalar DWT over the written part of the bands).
+/// Scale-1..3 DWT of one approximation band (`src`, rows `src_stride` apart) into `out`.
 #[allow(clippy::too_many_arguments)]
-fn dwt_s123<S: scalar::DwtS123Sample>(
-    k: &scalar::DwtS123Kernels,
+fn dwt_s123<S: DwtS123Sample>(
+    k: &Kernels,
     src: &[S],
     src_stride: usize,
-    w: usize,
+    pl: &ScalePlan,
     scale: usize,
     ind_y: &[[usize; 4]],
     ind_x: &[[usize; 4]],
@@ -678,93 +594,10 @@ fn dwt_s123<S: scalar::DwtS123Sample>(
     out: &mut Quad<i32>,
     stride: usize,
 ) {
-    scalar::dwt2_s123_with(
-        k,
-        src,
-        src_stride,
-        w,
-        scale,
-        ind_y,
-        ind_x,
-        tmp_lo,
-        tmp_hi,
-        out.as_mut(),
-        stride,
+    let q = out.as_mut();
+    k.dwt2_s123(
+        src, src_stride, pl.in_w, scale, ind_y, ind_x, tmp_lo, tmp_hi, q, stride,
     );
-    #[cfg(feature = "check_simd")]
-    if k.horizontal as usize != scalar::DwtS123Kernels::SCALAR.horizontal as usize {
-        let mut want = Quad::new(out.a.len());
-        scalar::dwt2_s123(
-            src,
-            src_stride,
-            w,
-            scale,
-            ind_y,
-            ind_x,
-            &mut tmp_lo.to_vec(),
-            &mut tmp_hi.to_vec(),
-            want.as_mut(),
-            stride,
-        );
-        for i in 0..ind_y.len() {
-            let r = i * stride..i * stride + ind_x.len();
-            assert!(
-                want.a[r.clone()] == out.a[r.clone()]
-                    && want.h[r.clone()] == out.h[r.clone()]
-                    && want.v[r.clone()] == out.v[r.clone()]
-                    && want.d[r.clone()] == out.d[r],
-                "check_simd: adm dwt2_s123, scale {scale}, row {i}"
-            );
-        }
-    }
-}
-
-/// The best scale-0 decoupling kernel at or below `level` that this machine runs.
-pub fn decouple_s0_kernel(level: CpuLevel) -> scalar::DecoupleS0 {
-    #[cfg(target_arch = "x86_64")]
-    if level >= CpuLevel::Avx2 {
-        if let Some(k) = x86_64_avx2::decouple_s0() {
-            return k;
-        }
-    }
-    let _ = level;
-    scalar::decouple_s0
-}
-
-/// The best scale-1..3 masking kernel at or below `level` that this machine runs.
-pub fn cm_s123_kernel(level: CpuLevel) -> scalar::CmS123Interior {
-    #[cfg(target_arch = "x86_64")]
-    if level >= CpuLevel::Avx2 {
-        if let Some(k) = x86_64_avx2::cm_s123_interior() {
-            return k;
-        }
-    }
-    let _ = level;
-    scalar::cm_s123_interior
-}
-
-/// The best scale-0 DWT row kernels at or below `level` that this machine runs.
-pub fn dwt_s0_kernels(level: CpuLevel) -> scalar::DwtS0Kernels {
-    #[cfg(target_arch = "x86_64")]
-    if level >= CpuLevel::Avx2 {
-        if let Some(k) = x86_64_avx2::dwt_s0_kernels() {
-            return k;
-        }
-    }
-    let _ = level;
-    scalar::DwtS0Kernels::SCALAR
-}
-
-/// The best scale-0 masking kernel at or below `level` that this machine runs.
-pub fn cm_s0_kernel(level: CpuLevel) -> scalar::CmS0Interior {
-    #[cfg(target_arch = "x86_64")]
-    if level >= CpuLevel::Avx2 {
-        if let Some(k) = x86_64_avx2::cm_s0_interior() {
-            return k;
-        }
-    }
-    let _ = level;
-    scalar::cm_s0_interior
 }
 
 /// Per-frame results of [`Adm::compute`] before they are turned into features.
@@ -861,12 +694,7 @@ impl Adm {
             plan,
             ind_y: vec![[0; 4]; h0],
             ind_x: vec![[0; 4]; w0],
-            cm_s0: cm_s0_kernel(cpu_level()),
-            dwt_s0: dwt_s0_kernels(cpu_level()),
-            cm_s123: cm_s123_kernel(cpu_level()),
-            decouple_s0: decouple_s0_kernel(cpu_level()),
-            dwt_s123: dwt_s123_kernels(cpu_level()),
-            csf: csf_kernels(cpu_level()),
+            kernels: Kernels::for_level(cpu_level()),
             b16: Bufs16 {
                 stride: w0,
                 ref_: Quad::new(n16),
@@ -894,6 +722,13 @@ impl Adm {
         })
     }
 
+    /// Uses the kernels of `level` (at most what this machine runs) instead of
+    /// [`cpu_level`]'s.
+    pub fn with_cpu_level(mut self, level: CpuLevel) -> Self {
+        self.kernels = Kernels::for_level(level.min(cpu_level()));
+        self
+    }
+
     /// The parameters in use.
     pub fn params(&self) -> &AdmParams {
         &self.params
@@ -917,11 +752,10 @@ impl Adm {
         Ok(())
     }
 
-    /// Scale-0 DWT of one plane into `out` (only the approximation band when `lo_only`) with the
-    /// row kernels `k`.
+    /// Scale-0 DWT of one plane into `out` (only the approximation band when `lo_only`).
     #[allow(clippy::too_many_arguments)]
     fn dwt_s0(
-        k: &scalar::DwtS0Kernels,
+        k: &Kernels,
         plane: &Plane<'_>,
         bpc: u32,
         ind_y: &[[usize; 4]],
@@ -933,61 +767,16 @@ impl Adm {
         lo_only: bool,
         isa: LibvmafIsa,
     ) {
-        let w = plane.width;
+        let (w, ps) = (plane.width, plane.stride);
         macro_rules! run {
             ($src:expr) => {
                 if lo_only {
-                    scalar::dwt2_s0_lo(
-                        $src,
-                        plane.stride,
-                        w,
-                        bpc,
-                        ind_y,
-                        ind_x,
-                        tmp_lo,
-                        &mut out.a,
-                        stride,
-                    )
+                    scalar::dwt2_s0_lo($src, ps, w, bpc, ind_y, ind_x, tmp_lo, &mut out.a, stride)
                 } else {
-                    scalar::dwt2_s0_with(
-                        k,
-                        $src,
-                        plane.stride,
-                        w,
-                        bpc,
-                        ind_y,
-                        ind_x,
-                        tmp_lo,
-                        tmp_hi,
-                        out.as_mut(),
-                        stride,
-                        isa,
-                    );
-                    #[cfg(feature = "check_simd")]
-                    if k.horizontal as usize != scalar::DwtS0Kernels::SCALAR.horizontal as usize {
-                        let mut want = Quad::new(out.a.len());
-                        scalar::dwt2_s0(
-                            $src,
-                            plane.stride,
-                            w,
-                            bpc,
-                            ind_y,
-                            ind_x,
-                            &mut tmp_lo.to_vec(),
-                            &mut tmp_hi.to_vec(),
-                            want.as_mut(),
-                            stride,
-                            isa,
-                        );
-                        assert!(
-                            want.a == out.a
-                                && want.h == out.h
-                                && want.v == out.v
-                                && want.d == out.d,
-                            "check_simd: adm dwt2_s0, {w}x{} {bpc}-bit",
-                            plane.height
-                        );
-                    }
+                    let q = out.as_mut();
+                    k.dwt2_s0(
+                        $src, ps, w, bpc, ind_y, ind_x, tmp_lo, tmp_hi, q, stride, isa,
+                    )
                 }
             };
         }
@@ -1002,13 +791,14 @@ impl Adm {
     fn scale0(&mut self, reference: &Plane<'_>, distorted: &Plane<'_>) -> (f32, f32, f32) {
         let pl = self.plan[0];
         let prm = self.params;
+        let k = &self.kernels;
         let (ind_y, ind_x) = (&mut self.ind_y[..pl.h], &mut self.ind_x[..pl.w]);
         scalar::dwt_indices(pl.in_h, ind_y);
         scalar::dwt_indices(pl.in_w, ind_x);
         let b = &mut self.b16;
         for (plane, out) in [(reference, &mut b.ref_), (distorted, &mut b.dis)] {
             Self::dwt_s0(
-                &self.dwt_s0,
+                k,
                 plane,
                 self.bpc,
                 ind_y,
@@ -1027,7 +817,7 @@ impl Adm {
             return (0.0, 1e-10, 0.0);
         }
         let st = b.stride;
-        (self.decouple_s0)(
+        k.decouple_s0(
             b.ref_.hvd(),
             b.dis.hvd(),
             muts(&mut b.r),
@@ -1036,43 +826,17 @@ impl Adm {
             pl.reg_dec,
             prm.enhn_gain_limit,
         );
-        #[cfg(feature = "check_simd")]
-        if self.decouple_s0 as usize != scalar::decouple_s0 as scalar::DecoupleS0 as usize {
-            let (mut r, mut a) = (b.r.clone(), b.a.clone());
-            scalar::decouple_s0(
-                b.ref_.hvd(),
-                b.dis.hvd(),
-                muts(&mut r),
-                muts(&mut a),
-                st,
-                pl.reg_dec,
-                prm.enhn_gain_limit,
-            );
-            assert!(r == b.r && a == b.a, "check_simd: adm decouple_s0");
-        }
         let area = pl.reg_pool.area();
         let shift = scalar::den_s0_shift(area);
         let acc = scalar::csf_den_s0(b.ref_.hvd(), st, pl.reg_pool, shift);
         let den = scalar::csf_den_pool_s0(acc, shift, pl.rfactor, area, prm.noise_weight);
         let shifts = CmShiftsS0::new(pl.w, pl.h, self.isa);
-        let acc = b.csf_cm(
-            (self.csf.0, self.cm_s0),
-            false,
-            &pl,
-            self.i_rfactor_s0,
-            shifts,
-        );
+        let acc = b.csf_cm(k, false, &pl, self.i_rfactor_s0, shifts);
         let num = scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, prm.noise_weight);
         let aim = if prm.skip_aim {
             0.0
         } else {
-            let acc = b.csf_cm(
-                (self.csf.0, self.cm_s0),
-                true,
-                &pl,
-                self.i_rfactor_s0,
-                shifts,
-            );
+            let acc = b.csf_cm(k, true, &pl, self.i_rfactor_s0, shifts);
             scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, 0.0)
         };
         (num, den, aim)
@@ -1083,28 +847,17 @@ impl Adm {
     fn scale123(&mut self, s: usize) -> (f32, f32, f32) {
         let pl = self.plan[s];
         let prm = self.params;
+        let k = &self.kernels;
         let (ind_y, ind_x) = (&mut self.ind_y[..pl.h], &mut self.ind_x[..pl.w]);
         scalar::dwt_indices(pl.in_h, ind_y);
         scalar::dwt_indices(pl.in_w, ind_x);
-        let k = self.dwt_s123;
         let b16 = &self.b16;
         let b = &mut self.b32;
         let st = b.stride;
         if s == 1 {
             for (src, out) in [(&b16.ref_.a, &mut b.ref_), (&b16.dis.a, &mut b.dis)] {
-                dwt_s123(
-                    &k,
-                    src.as_slice(),
-                    b16.stride,
-                    pl.in_w,
-                    s,
-                    ind_y,
-                    ind_x,
-                    &mut b.tmp_lo,
-                    &mut b.tmp_hi,
-                    out,
-                    st,
-                );
+                let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
+                dwt_s123(k, src, b16.stride, &pl, s, ind_y, ind_x, lo, hi, out, st);
             }
         } else {
             // libvmaf filters the approximation band in place; here the previous one moves to
@@ -1112,19 +865,8 @@ impl Adm {
             std::mem::swap(&mut b.ref_.a, &mut b.prev_a_ref);
             std::mem::swap(&mut b.dis.a, &mut b.prev_a_dis);
             for (src, out) in [(&b.prev_a_ref, &mut b.ref_), (&b.prev_a_dis, &mut b.dis)] {
-                dwt_s123(
-                    &k,
-                    src.as_slice(),
-                    st,
-                    pl.in_w,
-                    s,
-                    ind_y,
-                    ind_x,
-                    &mut b.tmp_lo,
-                    &mut b.tmp_hi,
-                    out,
-                    st,
-                );
+                let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
+                dwt_s123(k, src, st, &pl, s, ind_y, ind_x, lo, hi, out, st);
             }
         }
         scalar::decouple_s123(
@@ -1143,12 +885,12 @@ impl Adm {
         let den = scalar::csf_den_pool_s123(acc, s, den_shifts, pl.rfactor, area, prm.noise_weight);
         let irf = self.i_rfactor_s123[s - 1];
         let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
-        let acc = b.csf_cm((self.csf.1, self.cm_s123), false, &pl, irf, shifts);
+        let acc = b.csf_cm(k, false, &pl, irf, shifts);
         let num = scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, prm.noise_weight);
         let aim = if prm.skip_aim {
             0.0
         } else {
-            let acc = b.csf_cm((self.csf.1, self.cm_s123), true, &pl, irf, shifts);
+            let acc = b.csf_cm(k, true, &pl, irf, shifts);
             scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, 0.0)
         };
         (num, den, aim)

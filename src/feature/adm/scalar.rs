@@ -18,6 +18,11 @@
 //! the code reproduces what GCC emits on x86-64. Where libvmaf's x86 AVX2 or AVX-512 kernels give
 //! other values than `integer_adm.c` (the last column of the scale-0 DWT at some widths, see
 //! [`dwt2_s0`]), every variant is specified and a [`LibvmafIsa`] picks one.
+//!
+//! The `*_with` forms take the row kernels a SIMD level may replace as arguments; the ADM
+//! kernel table (`adm::Kernels`) passes its entries through them.
+
+use std::ops::Range;
 
 use crate::fidelity::LibvmafIsa;
 
@@ -295,7 +300,7 @@ pub fn dwt2_s0<S: Copy + Into<i32>>(
     dst_stride: usize,
     isa: LibvmafIsa,
 ) {
-    dwt2_s0_rows(
+    dwt2_s0_with(
         src,
         src_stride,
         w,
@@ -307,93 +312,12 @@ pub fn dwt2_s0<S: Copy + Into<i32>>(
         out,
         dst_stride,
         isa,
-        |rows, bpc, lo, hi| dwt_s0_vertical(rows, bpc, lo, Some(hi)),
+        dwt_s0_vertical_both,
         dwt_s0_horizontal,
     );
 }
 
-/// Samples the scale-0 DWT reads (8-bit or 9..16-bit), selecting their vertical row kernel.
-pub trait DwtS0Sample: Copy + Into<i32> {
-    /// The vertical row kernel of `k` for this sample type.
-    fn vertical(k: &DwtS0Kernels) -> DwtS0Vertical<Self>;
-}
-
-impl DwtS0Sample for u8 {
-    fn vertical(k: &DwtS0Kernels) -> DwtS0Vertical<u8> {
-        k.vertical_u8
-    }
-}
-
-impl DwtS0Sample for u16 {
-    fn vertical(k: &DwtS0Kernels) -> DwtS0Vertical<u16> {
-        k.vertical_u16
-    }
-}
-
-/// Vertical row kernel of the scale-0 DWT: four source rows (at least `tmp_lo.len()` samples
-/// each) and `bpc` into the low-pass and high-pass rows `tmp_lo`, `tmp_hi` (same length).
-pub type DwtS0Vertical<S> = fn([&[S]; 4], u32, &mut [i16], &mut [i16]);
-
-/// Horizontal row kernel of the scale-0 DWT: the vertical-pass row `tmp` (`w` values) filtered
-/// at the columns of `ind_x` (from [`dwt_indices`] for `w`) into `lo` (low-pass, `ind_x.len()`
-/// values) and `hi` (high-pass).
-pub type DwtS0Horizontal = fn(&[i16], &[[usize; 4]], &mut [i16], &mut [i16]);
-
-/// The row kernels of one CPU level's scale-0 DWT.
-#[derive(Debug, Clone, Copy)]
-pub struct DwtS0Kernels {
-    /// Vertical pass of 8-bit samples.
-    pub vertical_u8: DwtS0Vertical<u8>,
-    /// Vertical pass of 9..16-bit samples.
-    pub vertical_u16: DwtS0Vertical<u16>,
-    /// Horizontal pass.
-    pub horizontal: DwtS0Horizontal,
-}
-
-impl DwtS0Kernels {
-    /// The scalar row kernels: the specification.
-    pub const SCALAR: DwtS0Kernels = DwtS0Kernels {
-        vertical_u8: dwt_s0_vertical_both::<u8>,
-        vertical_u16: dwt_s0_vertical_both::<u16>,
-        horizontal: dwt_s0_horizontal,
-    };
-}
-
-/// [`dwt2_s0`] with the row passes done by the kernels `k` (a SIMD level's peers of the scalar
-/// ones); the AVX-512 last column stays here.
-#[allow(clippy::too_many_arguments)]
-pub fn dwt2_s0_with<S: DwtS0Sample>(
-    k: &DwtS0Kernels,
-    src: &[S],
-    src_stride: usize,
-    w: usize,
-    bpc: u32,
-    ind_y: &[[usize; 4]],
-    ind_x: &[[usize; 4]],
-    tmp_lo: &mut [i16],
-    tmp_hi: &mut [i16],
-    out: QuadMut<'_, i16>,
-    dst_stride: usize,
-    isa: LibvmafIsa,
-) {
-    dwt2_s0_rows(
-        src,
-        src_stride,
-        w,
-        bpc,
-        ind_y,
-        ind_x,
-        tmp_lo,
-        tmp_hi,
-        out,
-        dst_stride,
-        isa,
-        S::vertical(k),
-        k.horizontal,
-    );
-}
-
-/// Scalar vertical row kernel ([`DwtS0Vertical`]).
+/// Scalar vertical row kernel (`adm::DwtS0Vertical`).
 pub fn dwt_s0_vertical_both<S: Copy + Into<i32>>(
     rows: [&[S]; 4],
     bpc: u32,
@@ -403,7 +327,7 @@ pub fn dwt_s0_vertical_both<S: Copy + Into<i32>>(
     dwt_s0_vertical(rows, bpc, tmp_lo, Some(tmp_hi));
 }
 
-/// Scalar horizontal row kernel ([`DwtS0Horizontal`]).
+/// Scalar horizontal row kernel (`adm::DwtS0Horizontal`).
 pub fn dwt_s0_horizontal(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi: &mut [i16]) {
     let (lo, hi) = (&mut lo[..ind_x.len()], &mut hi[..ind_x.len()]);
     for (j, ix) in ind_x.iter().enumerate() {
@@ -412,10 +336,12 @@ pub fn dwt_s0_horizontal(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi: 
     }
 }
 
-/// The row loop of [`dwt2_s0`] over given row kernels.
+/// [`dwt2_s0`] with the row passes done by `vertical` (a peer of [`dwt_s0_vertical_both`]) and
+/// `horizontal` (a peer of [`dwt_s0_horizontal`]), as a SIMD level's kernel table passes them;
+/// the row loop and the SIMD last column stay here.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn dwt2_s0_rows<S: Copy + Into<i32>>(
+pub fn dwt2_s0_with<S: Copy + Into<i32>>(
     src: &[S],
     src_stride: usize,
     w: usize,
@@ -428,7 +354,7 @@ fn dwt2_s0_rows<S: Copy + Into<i32>>(
     dst_stride: usize,
     isa: LibvmafIsa,
     vertical: impl Fn([&[S]; 4], u32, &mut [i16], &mut [i16]),
-    horizontal: DwtS0Horizontal,
+    horizontal: impl Fn(&[i16], &[[usize; 4]], &mut [i16], &mut [i16]),
 ) {
     let (tmp_lo, tmp_hi) = (&mut tmp_lo[..w], &mut tmp_hi[..w]);
     let unmirrored = s0_last_column_unmirrored(isa, w, bpc) && ind_x.len() == w.div_ceil(2);
@@ -507,7 +433,7 @@ pub fn dwt2_s123<S: Copy + Into<i64>>(
     out: QuadMut<'_, i32>,
     dst_stride: usize,
 ) {
-    dwt2_s123_rows(
+    dwt2_s123_with(
         src,
         src_stride,
         w,
@@ -528,85 +454,7 @@ pub const DWT_S123_VERTICAL_ROUND: [(i64, u32); 3] = [(0, 0), (32768, 16), (3276
 /// Rounding `(add, shift)` of the scale-1..3 horizontal pass, per scale 1, 2, 3.
 pub const DWT_S123_HORIZONTAL_ROUND: [(i64, u32); 3] = [(16384, 15), (32768, 16), (16384, 15)];
 
-/// Vertical row kernel of the scale-1..3 DWT: four source rows (at least `tmp_lo.len()` values
-/// each) and the scale (1..=3) into the low-pass and high-pass rows `tmp_lo`, `tmp_hi`.
-pub type DwtS123Vertical<S> = fn([&[S]; 4], usize, &mut [i32], &mut [i32]);
-
-/// Horizontal row kernel of the scale-1..3 DWT: the vertical-pass row `tmp` (`w` values)
-/// filtered at the columns of `ind_x` (from [`dwt_indices`] for `w`) with the scale's rounding
-/// into `lo` (low-pass, `ind_x.len()` values) and `hi` (high-pass).
-pub type DwtS123Horizontal = fn(&[i32], &[[usize; 4]], usize, &mut [i32], &mut [i32]);
-
-/// The row kernels of one CPU level's scale-1..3 DWT.
-#[derive(Debug, Clone, Copy)]
-pub struct DwtS123Kernels {
-    /// Vertical pass of the scale-0 approximation band (scale 1).
-    pub vertical_i16: DwtS123Vertical<i16>,
-    /// Vertical pass of a scale-1..2 approximation band (scales 2, 3).
-    pub vertical_i32: DwtS123Vertical<i32>,
-    /// Horizontal pass.
-    pub horizontal: DwtS123Horizontal,
-}
-
-impl DwtS123Kernels {
-    /// The scalar row kernels: the specification.
-    pub const SCALAR: DwtS123Kernels = DwtS123Kernels {
-        vertical_i16: dwt_s123_vertical::<i16>,
-        vertical_i32: dwt_s123_vertical::<i32>,
-        horizontal: dwt_s123_horizontal,
-    };
-}
-
-/// Samples the scale-1..3 DWT reads, selecting their vertical row kernel.
-pub trait DwtS123Sample: Copy + Into<i64> {
-    /// The vertical row kernel of `k` for this sample type.
-    fn vertical(k: &DwtS123Kernels) -> DwtS123Vertical<Self>;
-}
-
-impl DwtS123Sample for i16 {
-    fn vertical(k: &DwtS123Kernels) -> DwtS123Vertical<i16> {
-        k.vertical_i16
-    }
-}
-
-impl DwtS123Sample for i32 {
-    fn vertical(k: &DwtS123Kernels) -> DwtS123Vertical<i32> {
-        k.vertical_i32
-    }
-}
-
-/// [`dwt2_s123`] with the row passes done by the kernels `k`.
-#[allow(clippy::too_many_arguments)]
-pub fn dwt2_s123_with<S: DwtS123Sample>(
-    k: &DwtS123Kernels,
-    src: &[S],
-    src_stride: usize,
-    w: usize,
-    scale: usize,
-    ind_y: &[[usize; 4]],
-    ind_x: &[[usize; 4]],
-    tmp_lo: &mut [i32],
-    tmp_hi: &mut [i32],
-    out: QuadMut<'_, i32>,
-    dst_stride: usize,
-) {
-    dwt2_s123_rows(
-        src,
-        src_stride,
-        w,
-        scale,
-        ind_y,
-        ind_x,
-        tmp_lo,
-        tmp_hi,
-        out,
-        dst_stride,
-        S::vertical(k),
-        k.horizontal,
-    );
-}
-
-/// Scalar vertical row kernel ([`DwtS123Vertical`]).
+/// Scalar vertical row kernel (`adm::DwtS123Vertical`).
 pub fn dwt_s123_vertical<S: Copy + Into<i64>>(
     rows: [&[S]; 4],
     scale: usize,
@@ -624,7 +472,7 @@ pub fn dwt_s123_vertical<S: Copy + Into<i64>>(
     }
 }
 
-/// Scalar horizontal row kernel ([`DwtS123Horizontal`]).
+/// Scalar horizontal row kernel (`adm::DwtS123Horizontal`).
 pub fn dwt_s123_horizontal(
     tmp: &[i32],
     ind_x: &[[usize; 4]],
@@ -641,10 +489,11 @@ pub fn dwt_s123_horizontal(
     }
 }
 
-/// The row loop of [`dwt2_s123`] over given row kernels.
+/// [`dwt2_s123`] with the row passes done by `vertical` (a peer of [`dwt_s123_vertical`]) and
+/// `horizontal` (a peer of [`dwt_s123_horizontal`]), as a SIMD level's kernel table passes them.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn dwt2_s123_rows<S: Copy>(
+pub fn dwt2_s123_with<S: Copy>(
     src: &[S],
     src_stride: usize,
     w: usize,
@@ -655,8 +504,8 @@ fn dwt2_s123_rows<S: Copy>(
     tmp_hi: &mut [i32],
     out: QuadMut<'_, i32>,
     dst_stride: usize,
-    vertical: DwtS123Vertical<S>,
-    horizontal: DwtS123Horizontal,
+    vertical: impl Fn([&[S]; 4], usize, &mut [i32], &mut [i32]),
+    horizontal: impl Fn(&[i32], &[[usize; 4]], usize, &mut [i32], &mut [i32]),
 ) {
     let (tmp_lo, tmp_hi) = (&mut tmp_lo[..w], &mut tmp_hi[..w]);
     for (i, iy) in ind_y.iter().enumerate() {
@@ -759,10 +608,6 @@ pub fn decouple_s0(
     }
 }
 
-/// A scale-0 decoupling kernel: [`decouple_s0`] or a SIMD peer with its signature.
-pub type DecoupleS0 =
-    fn([&[i16]; 3], [&[i16]; 3], [&mut [i16]; 3], [&mut [i16]; 3], usize, Region, f64);
-
 /// libvmaf's `get_best15_from32`: rounds `temp >= 2^15` to its 15 leading bits; returns them and
 /// the shift applied.
 #[inline(always)]
@@ -834,12 +679,6 @@ pub fn decouple_s123(
 // ---------------------------------------------------------------------------------------------
 // CSF
 // ---------------------------------------------------------------------------------------------
-
-/// A scale-0 CSF kernel: [`csf_s0`] or a SIMD peer with its signature.
-pub type CsfS0 = fn([&[i16]; 3], [&mut [i16]; 3], [&mut [i16]; 3], usize, Region, [u16; 3]);
-
-/// A scale-1..3 CSF kernel: [`csf_s123`] or a SIMD peer with its signature.
-pub type CsfS123 = fn([&[i32]; 3], [&mut [i32]; 3], [&mut [i32]; 3], usize, Region, [u32; 3]);
 
 /// Scale-0 CSF (libvmaf `adm_csf`): `csf = src * i_rfactor` rounded to Q16 (`i16`), and the
 /// filter band `flt = |csf| / 30` used by the masking threshold, over `reg`.
@@ -1153,25 +992,22 @@ pub fn cm_s0(
     )
 }
 
-/// The per-row sums of [`cm_s0`] over interior columns (`1 <= j`, `j + 1 < w`) of the row at
-/// offset `rows.1`, whose neighbour rows start at `rows.0` / `rows.2`; `cub` and `cub_add` are
-/// the cube shifts and their rounding constants ([`CmShiftsS0`]).
-pub type CmS0Interior = fn(
-    [&[i16]; 3],
-    [&[i16]; 3],
-    [&[i16]; 3],
-    (usize, usize, usize),
-    std::ops::Range<usize>,
-    [u16; 3],
-    [u32; 3],
-    [i64; 3],
-) -> [i64; 3];
-
-/// [`cm_s0`] with the interior columns of each row computed by `interior` (a SIMD peer of
-/// [`cm_s0_interior`]); the edge columns and the row rounding stay here.
+/// [`cm_s0`] with the interior columns of each row computed by `interior` (a peer of
+/// [`cm_s0_interior`], as a SIMD level's kernel table passes it); the edge columns and the row
+/// rounding stay here.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub fn cm_s0_with(
-    interior: CmS0Interior,
+    interior: impl Fn(
+        [&[i16]; 3],
+        [&[i16]; 3],
+        [&[i16]; 3],
+        (usize, usize, usize),
+        Range<usize>,
+        [u16; 3],
+        [u32; 3],
+        [i64; 3],
+    ) -> [i64; 3],
     x_hvd: [&[i16]; 3],
     csf_hvd: [&[i16]; 3],
     flt_hvd: [&[i16]; 3],
@@ -1226,14 +1062,15 @@ pub fn cm_s0_with(
     accum
 }
 
-/// Scalar [`CmS0Interior`].
+/// Scalar interior-column kernel of [`cm_s0`] (`adm::CmS0Interior`): one row's sums over the
+/// columns `cols`.
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s0_interior(
     x_hvd: [&[i16]; 3],
     csf_hvd: [&[i16]; 3],
     flt_hvd: [&[i16]; 3],
     rows: (usize, usize, usize),
-    cols: std::ops::Range<usize>,
+    cols: Range<usize>,
     i_rfactor: [u16; 3],
     cub: [u32; 3],
     cub_add: [i64; 3],
@@ -1343,24 +1180,21 @@ pub fn cm_s123(
     )
 }
 
-/// The per-row sums of [`cm_s123`] over interior columns (`1 <= j`, `j + 1 < w`) of the row at
-/// offset `rows.1`, whose neighbour rows start at `rows.0` / `rows.2`; the last argument is the
-/// cube shift (`shifts.0`).
-pub type CmS123Interior = fn(
-    [&[i32]; 3],
-    [&[i32]; 3],
-    [&[i32]; 3],
-    (usize, usize, usize),
-    std::ops::Range<usize>,
-    [u32; 3],
-    u32,
-) -> [i64; 3];
-
-/// [`cm_s123`] with the interior columns of each row computed by `interior` (a SIMD peer of
-/// [`cm_s123_interior`]); the edge columns and the row rounding stay here.
+/// [`cm_s123`] with the interior columns of each row computed by `interior` (a peer of
+/// [`cm_s123_interior`], as a SIMD level's kernel table passes it); the edge columns and the row
+/// rounding stay here.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub fn cm_s123_with(
-    interior: CmS123Interior,
+    interior: impl Fn(
+        [&[i32]; 3],
+        [&[i32]; 3],
+        [&[i32]; 3],
+        (usize, usize, usize),
+        Range<usize>,
+        [u32; 3],
+        u32,
+    ) -> [i64; 3],
     x_hvd: [&[i32]; 3],
     csf_hvd: [&[i32]; 3],
     flt_hvd: [&[i32]; 3],
@@ -1415,13 +1249,14 @@ pub fn cm_s123_with(
     accum
 }
 
-/// Scalar [`CmS123Interior`].
+/// Scalar interior-column kernel of [`cm_s123`] (`adm::CmS123Interior`): one row's sums over
+/// the columns `cols`.
 pub fn cm_s123_interior(
     x_hvd: [&[i32]; 3],
     csf_hvd: [&[i32]; 3],
     flt_hvd: [&[i32]; 3],
     rows: (usize, usize, usize),
-    cols: std::ops::Range<usize>,
+    cols: Range<usize>,
     rfactor: [u32; 3],
     shift_cub: u32,
 ) -> [i64; 3] {

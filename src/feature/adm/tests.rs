@@ -6,7 +6,7 @@
 
 use super::scalar::{self, QuadMut};
 use super::tables::{COS_1DEG_SQ, DIV_LOOKUP};
-use super::{Adm, AdmParams, CsfMode, DEF, OPTIONS};
+use super::{Adm, AdmParams, AdmScores, CsfMode, Kernels, DEF, OPTIONS};
 use crate::feature::options::OptValues;
 use crate::feature::{ExtractorConfig, FrameInput};
 use crate::fidelity::LibvmafIsa;
@@ -104,6 +104,22 @@ fn assert_printed(got: [f64; 7], want: [&str; 7]) {
             format!("{g:.6}")
         };
         assert_eq!(g_s, w, "output {} ({}): got {g}", i, DEF.spatial[i]);
+    }
+}
+
+/// One frame of `adm` on the `w x h` luma planes `r`, `d` (`bpc`-bit values; narrowed to `u8`
+/// samples for 8 bits).
+fn compute(adm: &mut Adm, r: &[u16], d: &[u16], w: usize, h: usize, bpc: u32) -> AdmScores {
+    if bpc == 8 {
+        let (r8, d8): (Vec<u8>, Vec<u8>) = (
+            r.iter().map(|&v| v as u8).collect(),
+            d.iter().map(|&v| v as u8).collect(),
+        );
+        let (rp, dp) = (Plane::new_u8(&r8, w, h, w), Plane::new_u8(&d8, w, h, w));
+        adm.compute(&rp.unwrap(), &dp.unwrap()).unwrap()
+    } else {
+        let (rp, dp) = (Plane::new_u16(r, w, h, w), Plane::new_u16(d, w, h, w));
+        adm.compute(&rp.unwrap(), &dp.unwrap()).unwrap()
     }
 }
 
@@ -430,17 +446,7 @@ fn dwt_s0_last_column_follows_each_libvmaf_kernel_family() {
 fn num_den(w: usize, h: usize, bpc: u32, noise: i64) -> Vec<String> {
     let (r, d) = pattern(w, h, bpc, noise);
     let mut adm = Adm::new(w, h, bpc, AdmParams::default(), LibvmafIsa::Avx512).unwrap();
-    let s = if bpc == 8 {
-        let (r8, d8): (Vec<u8>, Vec<u8>) = (
-            r.iter().map(|&v| v as u8).collect(),
-            d.iter().map(|&v| v as u8).collect(),
-        );
-        let (rp, dp) = (Plane::new_u8(&r8, w, h, w), Plane::new_u8(&d8, w, h, w));
-        adm.compute(&rp.unwrap(), &dp.unwrap()).unwrap()
-    } else {
-        let (rp, dp) = (Plane::new_u16(&r, w, h, w), Plane::new_u16(&d, w, h, w));
-        adm.compute(&rp.unwrap(), &dp.unwrap()).unwrap()
-    };
+    let s = compute(&mut adm, &r, &d, w, h, bpc);
     s.num_den.iter().map(|x| format!("{x:.6}")).collect()
 }
 
@@ -739,10 +745,10 @@ fn constants_match_their_c_expressions() {
 /// quirk applies.
 #[test]
 fn cm_s0_kernels_match_scalar_at_every_level() {
+    use crate::cpu::sweep_levels;
     fn tri(v: &[Vec<i16>]) -> [&[i16]; 3] {
         [&v[0], &v[1], &v[2]]
     }
-    use crate::cpu::sweep_levels;
     let mut s = 0x2545_f491_4f6c_dd1du64;
     let mut rnd = move || {
         s ^= s << 13;
@@ -774,8 +780,7 @@ fn cm_s0_kernels_match_scalar_at_every_level() {
                     let shifts = scalar::CmShiftsS0::new(w, h, isa);
                     let want = scalar::cm_s0(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
                     for level in sweep_levels("cm_s0_kernels_match_scalar_at_every_level") {
-                        let got = scalar::cm_s0_with(
-                            super::cm_s0_kernel(level),
+                        let got = Kernels::for_level(level).cm_s0(
                             tri(&x),
                             tri(&c),
                             tri(&f),
@@ -825,7 +830,7 @@ fn dwt_s0_kernels_match_scalar_at_every_level() {
                     let (mut iy, mut ix) = (vec![[0; 4]; hh], vec![[0; 4]; hw]);
                     scalar::dwt_indices(h, &mut iy);
                     scalar::dwt_indices(w, &mut ix);
-                    let run = |k: Option<&scalar::DwtS0Kernels>, e: LibvmafIsa| {
+                    let run = |k: Option<&Kernels>, e: LibvmafIsa| {
                         let n = hw * hh;
                         let mut q = [vec![0i16; n], vec![0; n], vec![0; n], vec![0; n]];
                         let (mut lo, mut hi) = (vec![0i16; w], vec![0i16; w]);
@@ -839,11 +844,11 @@ fn dwt_s0_kernels_match_scalar_at_every_level() {
                             (None, _) => scalar::dwt2_s0(
                                 &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
                             ),
-                            (Some(k), 8) => scalar::dwt2_s0_with(
-                                k, &src8, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
+                            (Some(k), 8) => k.dwt2_s0(
+                                &src8, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
                             ),
-                            (Some(k), _) => scalar::dwt2_s0_with(
-                                k, &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
+                            (Some(k), _) => k.dwt2_s0(
+                                &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
                             ),
                         }
                         q
@@ -851,7 +856,7 @@ fn dwt_s0_kernels_match_scalar_at_every_level() {
                     for edge in LibvmafIsa::ALL {
                         let want = run(None, edge);
                         for level in sweep_levels("dwt_s0_kernels_match_scalar_at_every_level") {
-                            let got = run(Some(&super::dwt_s0_kernels(level)), edge);
+                            let got = run(Some(&Kernels::for_level(level)), edge);
                             assert_eq!(got, want, "{level:?} {w}x{h} {bpc}-bit kind {kind} {edge}");
                         }
                     }
@@ -865,10 +870,10 @@ fn dwt_s0_kernels_match_scalar_at_every_level() {
 /// range and small values) of many widths, with CSF weights on both sides of 2^31.
 #[test]
 fn cm_s123_kernels_match_scalar_at_every_level() {
+    use crate::cpu::sweep_levels;
     fn tri(v: &[Vec<i32>]) -> [&[i32]; 3] {
         [&v[0], &v[1], &v[2]]
     }
-    use crate::cpu::sweep_levels;
     let mut s = 0x2545_f491_4f6c_dd1du64;
     let mut rnd = move || {
         s ^= s << 13;
@@ -899,8 +904,7 @@ fn cm_s123_kernels_match_scalar_at_every_level() {
                 let shifts = scalar::cm_s123_shifts(w, h);
                 let want = scalar::cm_s123(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
                 for level in sweep_levels("cm_s123_kernels_match_scalar_at_every_level") {
-                    let got = scalar::cm_s123_with(
-                        super::cm_s123_kernel(level),
+                    let got = Kernels::for_level(level).cm_s123(
                         tri(&x),
                         tri(&c),
                         tri(&f),
@@ -977,7 +981,7 @@ fn decouple_s0_kernels_match_scalar_at_every_level() {
             ];
             for reg in regs {
                 for egl in [1.0, 1.2, 100.0] {
-                    let run = |k: scalar::DecoupleS0| {
+                    let run = |k: super::DecoupleS0| {
                         let mut r = vec![vec![7i16; n]; 3];
                         let mut a = vec![vec![7i16; n]; 3];
                         {
@@ -1001,7 +1005,7 @@ fn decouple_s0_kernels_match_scalar_at_every_level() {
                     };
                     let want = run(scalar::decouple_s0);
                     for level in sweep_levels("decouple_s0_kernels_match_scalar_at_every_level") {
-                        let got = run(super::decouple_s0_kernel(level));
+                        let got = run(Kernels::for_level(level).decouple_s0);
                         assert!(got == want, "{level:?} w {w} kind {kind} {reg:?} egl {egl}");
                     }
                 }
@@ -1045,7 +1049,7 @@ fn dwt_s123_kernels_match_scalar_at_every_level() {
                 scalar::dwt_indices(w, &mut ix);
                 for scale in 1..=3 {
                     for sixteen in [false, true] {
-                        let run = |k: Option<&scalar::DwtS123Kernels>| {
+                        let run = |k: Option<&Kernels>| {
                             let n = hw * hh;
                             let mut q = [vec![0i32; n], vec![0; n], vec![0; n], vec![0; n]];
                             let (mut lo, mut hi) = (vec![0i32; w], vec![0i32; w]);
@@ -1059,18 +1063,18 @@ fn dwt_s123_kernels_match_scalar_at_every_level() {
                                 (None, false) => scalar::dwt2_s123(
                                     &src, stride, w, scale, &iy, &ix, lo, hi, out, hw,
                                 ),
-                                (Some(k), true) => scalar::dwt2_s123_with(
-                                    k, &src16, stride, w, scale, &iy, &ix, lo, hi, out, hw,
-                                ),
-                                (Some(k), false) => scalar::dwt2_s123_with(
-                                    k, &src, stride, w, scale, &iy, &ix, lo, hi, out, hw,
-                                ),
+                                (Some(k), true) => {
+                                    k.dwt2_s123(&src16, stride, w, scale, &iy, &ix, lo, hi, out, hw)
+                                }
+                                (Some(k), false) => {
+                                    k.dwt2_s123(&src, stride, w, scale, &iy, &ix, lo, hi, out, hw)
+                                }
                             }
                             q
                         };
                         let want = run(None);
                         for level in sweep_levels("dwt_s123_kernels_match_scalar_at_every_level") {
-                            let got = run(Some(&super::dwt_s123_kernels(level)));
+                            let got = run(Some(&Kernels::for_level(level)));
                             assert_eq!(
                                 got, want,
                                 "{level:?} {w}x{h} kind {kind} scale {scale} i16 {sixteen}"
@@ -1144,7 +1148,7 @@ fn csf_kernels_match_scalar_at_every_level() {
             let irf16 = [rnd() as u16 | 0x8000, rnd() as u16 & 0x7fff, u16::MAX];
             let irf32 = [rnd() as u32 | 1 << 31, rnd() as u32 >> 1, u32::MAX];
             for reg in regs {
-                let run16 = |k: scalar::CsfS0| {
+                let run16 = |k: super::CsfS0| {
                     let (mut c, mut f) = (vec![vec![5i16; n]; 3], vec![vec![5i16; n]; 3]);
                     {
                         let [c0, c1, c2] = &mut c[..] else {
@@ -1158,7 +1162,7 @@ fn csf_kernels_match_scalar_at_every_level() {
                     }
                     (c, f)
                 };
-                let run32 = |k: scalar::CsfS123| {
+                let run32 = |k: super::CsfS123| {
                     let (mut c, mut f) = (vec![vec![5i32; n]; 3], vec![vec![5i32; n]; 3]);
                     {
                         let [c0, c1, c2] = &mut c[..] else {
@@ -1174,7 +1178,8 @@ fn csf_kernels_match_scalar_at_every_level() {
                 };
                 let (want16, want32) = (run16(scalar::csf_s0), run32(scalar::csf_s123));
                 for level in sweep_levels("csf_kernels_match_scalar_at_every_level") {
-                    let (k0, k123) = super::csf_kernels(level);
+                    let k = Kernels::for_level(level);
+                    let (k0, k123) = (k.csf_s0, k.csf_s123);
                     assert!(
                         run16(k0) == want16,
                         "{level:?} s0 w {w} kind {kind} {reg:?}"
@@ -1183,6 +1188,44 @@ fn csf_kernels_match_scalar_at_every_level() {
                         run32(k123) == want32,
                         "{level:?} s123 w {w} kind {kind} {reg:?}"
                     );
+                }
+            }
+        }
+    }
+}
+
+/// Whole pictures through the extractor give the scalar kernels' values at every SIMD level, for
+/// every bit depth, libvmaf variant and a few option sets (widths where libvmaf's AVX2 and
+/// AVX-512 last DWT column applies included).
+#[test]
+fn whole_pictures_match_scalar_at_every_level() {
+    use crate::cpu::{sweep_levels, CpuLevel};
+    let sets = [
+        AdmParams::default(),
+        AdmParams {
+            enhn_gain_limit: 1.0,
+            ..AdmParams::default()
+        },
+        AdmParams {
+            skip_scale0: true,
+            skip_aim: true,
+            ..AdmParams::default()
+        },
+    ];
+    for (w, h) in [(16, 16), (37, 23), (65, 48), (130, 36), (321, 35)] {
+        for bpc in [8u32, 10, 12, 16] {
+            let (r, d) = pattern(w, h, bpc, 25);
+            for isa in LibvmafIsa::ALL {
+                for (i, params) in sets.iter().enumerate() {
+                    let run = |level: CpuLevel| {
+                        let adm = Adm::new(w, h, bpc, *params, isa).unwrap();
+                        compute(&mut adm.with_cpu_level(level), &r, &d, w, h, bpc)
+                    };
+                    let want = run(CpuLevel::Scalar);
+                    for level in sweep_levels("whole_pictures_match_scalar_at_every_level") {
+                        let got = run(level);
+                        assert_eq!(got, want, "{level:?} {w}x{h} {bpc}-bit {isa} options {i}");
+                    }
                 }
             }
         }

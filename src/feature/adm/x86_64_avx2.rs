@@ -1,40 +1,60 @@
-//! AVX2 peers of the scalar ADM kernels, equal to them bit for bit:
+//! AVX2 peers of the scalar ADM kernels, equal to them bit for bit, installed into the kernel
+//! table by [`install`]:
 //!
-//! * [`scalar::cm_s123_interior`] (the scale-1..3 masking, libvmaf `i4_adm_cm`), the same
-//!   shape on `i32` bands: see [`cm_s123_interior`];
+//! * the scale-0 DWT row kernels ([`scalar::dwt_s0_vertical_both`],
+//!   [`scalar::dwt_s0_horizontal`]);
+//! * the scale-1..3 DWT row kernels ([`scalar::dwt_s123_vertical`],
+//!   [`scalar::dwt_s123_horizontal`]);
 //! * [`scalar::decouple_s0`]: see [`decouple_s0`];
 //! * [`scalar::csf_s0`] / [`scalar::csf_s123`]: see [`csf_s0`] / [`csf_s123`];
-//! * the scale-1..3 DWT row kernels ([`scalar::DwtS123Kernels`]): see [`dwt_s123_kernels`];
-//! * the scale-0 DWT row kernels ([`scalar::DwtS0Kernels`]): see [`dwt_s0_kernels`];
-//! * [`scalar::cm_s0_interior`] (the scale-0 contrast masking, libvmaf `adm_cm`): 8 samples per
-//!   step in 32-bit lanes, the 64-bit square and cube as even/odd lane pairs
-//!   (`_mm256_mul_epu32` / `_mm256_mul_epi32`), the arithmetic 64-bit shift emulated with the
-//!   sign mask; leftover columns by the scalar kernel.
+//! * [`scalar::cm_s0_interior`] (the scale-0 contrast masking, libvmaf `adm_cm`): see
+//!   [`cm_s0_interior`];
+//! * [`scalar::cm_s123_interior`] (the scale-1..3 masking, libvmaf `i4_adm_cm`), the same
+//!   shape on `i32` bands: see [`cm_s123_interior`].
 //!
-//! The kernels are `#[target_feature(enable = "avx2")]` functions reached only through
-//! [`cm_s0_interior`], [`cm_s123_interior`], [`decouple_s0`], [`csf_s0`], [`csf_s123`], [`dwt_s0_kernels`] and [`dwt_s123_kernels`],
-//! which
-//! check that the CPU has AVX2.
+//! The kernels are `#[target_feature(enable = "avx2")]` functions reached only through safe
+//! entry points that [`install`] puts into the table after checking that the CPU has AVX2; that
+//! check is what every `unsafe` call of them relies on.
 
 use core::arch::x86_64::*;
 use std::ops::Range;
 
 use super::scalar::{
-    self, half_pow2_u32, CmS0Interior, CmS123Interior, CsfS0, CsfS123, DecoupleS0, DwtS0Kernels,
-    DwtS123Kernels, Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND,
+    self, half_pow2_u32, Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND,
 };
 use super::tables::{
     COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, FIX_ONE_BY_30,
     I4_FIX_ONE_BY_30, I4_ONE_BY_15, ONE_BY_15,
 };
+use super::Kernels;
 
-/// The AVX2 kernel, if this CPU has AVX2.
-pub(super) fn cm_s0_interior() -> Option<CmS0Interior> {
-    is_x86_feature_detected!("avx2").then_some(cm_s0_interior_entry as CmS0Interior)
+/// Replaces the entries of `k` that have an AVX2 kernel, if this CPU has AVX2.
+pub(super) fn install(k: &mut Kernels) {
+    if !is_x86_feature_detected!("avx2") {
+        return;
+    }
+    k.dwt_s0_vertical_u8 = dwt_s0_vertical_u8;
+    k.dwt_s0_vertical_u16 = dwt_s0_vertical_u16;
+    k.dwt_s0_horizontal = dwt_s0_horizontal;
+    k.dwt_s123_vertical_i16 = dwt_s123_vertical_i16;
+    k.dwt_s123_vertical_i32 = dwt_s123_vertical_i32;
+    k.dwt_s123_horizontal = dwt_s123_horizontal;
+    k.decouple_s0 = decouple_s0;
+    k.csf_s0 = csf_s0;
+    k.csf_s123 = csf_s123;
+    k.cm_s0_interior = cm_s0_interior;
+    k.cm_s123_interior = cm_s123_interior;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Scale-0 contrast masking
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX2 [`CmS0Interior`](super::CmS0Interior): 8 samples per step in 32-bit lanes, the
+/// 64-bit square and cube as even/odd lane pairs (`_mm256_mul_epu32` / `_mm256_mul_epi32`), the
+/// arithmetic 64-bit shift emulated with the sign mask; leftover columns by the scalar kernel.
 #[allow(clippy::too_many_arguments)]
-fn cm_s0_interior_entry(
+fn cm_s0_interior(
     x_hvd: [&[i16]; 3],
     csf_hvd: [&[i16]; 3],
     flt_hvd: [&[i16]; 3],
@@ -44,7 +64,7 @@ fn cm_s0_interior_entry(
     cub: [u32; 3],
     cub_add: [i64; 3],
 ) -> [i64; 3] {
-    // SAFETY: only reachable through `cm_s0_interior`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
     unsafe { cm_s0_interior_avx2(x_hvd, csf_hvd, flt_hvd, rows, cols, i_rfactor, cub, cub_add) }
 }
 
@@ -177,17 +197,10 @@ fn cm_s0_interior_avx2(
 // Scale-0 DWT
 // ---------------------------------------------------------------------------------------------
 
-/// The AVX2 scale-0 DWT row kernels, if this CPU has AVX2: the vertical pass 8 columns per
-/// `i32` vector (wrapping products and sums as the scalar's `int32`), the horizontal pass 16
-/// outputs per step with `_mm256_madd_epi16` on tap pairs (the taps fit `i16` and no product
-/// pair overflows, so the `i32` sums are the scalar's); edges and leftovers by the scalar kernels.
-pub(super) fn dwt_s0_kernels() -> Option<DwtS0Kernels> {
-    is_x86_feature_detected!("avx2").then_some(DwtS0Kernels {
-        vertical_u8: dwt_s0_vertical_u8,
-        vertical_u16: dwt_s0_vertical_u16,
-        horizontal: dwt_s0_horizontal,
-    })
-}
+// The AVX2 scale-0 DWT row kernels: the vertical pass 8 columns per `i32` vector (wrapping
+// products and sums as the scalar's `int32`), the horizontal pass 16 outputs per step with
+// `_mm256_madd_epi16` on tap pairs (the taps fit `i16` and no product pair overflows, so the
+// `i32` sums are the scalar's); edges and leftovers by the scalar kernels.
 
 /// Truncates the `i32` lanes of `a` then `b` to `i16` (C's narrowing cast), in order.
 #[inline]
@@ -210,7 +223,7 @@ fn store_i16x16(d: &mut [i16], v: __m256i) {
 macro_rules! dwt_s0_vertical_avx2 {
     ($entry:ident, $kernel:ident, $t:ty, $widen:ident, $load:ident) => {
         fn $entry(rows: [&[$t]; 4], bpc: u32, lo: &mut [i16], hi: &mut [i16]) {
-            // SAFETY: only reachable through `dwt_s0_kernels`, which checked that the CPU has
+            // SAFETY: only reachable through `install`, which checked that the CPU has
             // AVX2.
             unsafe { $kernel(rows, bpc, lo, hi) }
         }
@@ -298,7 +311,7 @@ dwt_s0_vertical_avx2!(
 );
 
 fn dwt_s0_horizontal(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi: &mut [i16]) {
-    // SAFETY: only reachable through `dwt_s0_kernels`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
     unsafe { dwt_s0_horizontal_avx2(tmp, ind_x, lo, hi) }
 }
 
@@ -370,16 +383,12 @@ fn dwt_s0_horizontal_avx2(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi:
 // Scale-1..3 contrast masking
 // ---------------------------------------------------------------------------------------------
 
-/// The AVX2 [`CmS123Interior`], if this CPU has AVX2: 8 samples per step in 32-bit lanes, every
+/// The AVX2 [`CmS123Interior`](super::CmS123Interior): 8 samples per step in 32-bit lanes, every
 /// 64-bit product as even/odd lane pairs; `x * rfactor` with the unsigned `rfactor` as a signed
 /// product plus `x << 32` where `rfactor >= 2^31` (equal modulo 2^64, which is all the scalar's
 /// wrapping product keeps); `>> 32` as the high halves, `>> 28` logical (the low 32 bits kept
 /// are the same as the arithmetic shift's).
-pub(super) fn cm_s123_interior() -> Option<CmS123Interior> {
-    is_x86_feature_detected!("avx2").then_some(cm_s123_interior_entry as CmS123Interior)
-}
-
-fn cm_s123_interior_entry(
+fn cm_s123_interior(
     x_hvd: [&[i32]; 3],
     csf_hvd: [&[i32]; 3],
     flt_hvd: [&[i32]; 3],
@@ -388,7 +397,7 @@ fn cm_s123_interior_entry(
     rfactor: [u32; 3],
     shift_cub: u32,
 ) -> [i64; 3] {
-    // SAFETY: only reachable through `cm_s123_interior`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
     unsafe { cm_s123_interior_avx2(x_hvd, csf_hvd, flt_hvd, rows, cols, rfactor, shift_cub) }
 }
 
@@ -515,18 +524,14 @@ fn cm_s123_interior_avx2(
 // Scale-0 decoupling
 // ---------------------------------------------------------------------------------------------
 
-/// The AVX2 [`DecoupleS0`], if this CPU has AVX2: 8 samples per step in 32-bit lanes. The angle
+/// The AVX2 [`DecoupleS0`](super::DecoupleS0): 8 samples per step in 32-bit lanes. The angle
 /// test runs in `double` like the scalar (the `int64` dot products and magnitudes are exact in
 /// `double`, so rounding them to `float` there equals the scalar's direct conversion); the
 /// reciprocal comes from a gather of `DIV_LOOKUP` and its 64-bit product with `t` as even/odd
 /// lane pairs; the gain limit in `double` with `minpd`/`maxpd` (which return the second operand
 /// unless the first is smaller/greater, as the scalar's comparisons) and `cvttpd2dq` (C's
 /// truncation, `INT32_MIN` out of range). Columns left over by the scalar kernel.
-pub(super) fn decouple_s0() -> Option<DecoupleS0> {
-    is_x86_feature_detected!("avx2").then_some(decouple_s0_entry as DecoupleS0)
-}
-
-fn decouple_s0_entry(
+fn decouple_s0(
     ref_hvd: [&[i16]; 3],
     dis_hvd: [&[i16]; 3],
     r_hvd: [&mut [i16]; 3],
@@ -535,7 +540,7 @@ fn decouple_s0_entry(
     reg: Region,
     egl: f64,
 ) {
-    // SAFETY: only reachable through `decouple_s0`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
     unsafe { decouple_s0_avx2(ref_hvd, dis_hvd, r_hvd, a_hvd, stride, reg, egl) }
 }
 
@@ -697,18 +702,11 @@ fn decouple_s0_avx2(
 // Scale-1..3 DWT
 // ---------------------------------------------------------------------------------------------
 
-/// The AVX2 scale-1..3 DWT row kernels, if this CPU has AVX2: every `int64` four-tap sum as
-/// even/odd lane pairs of `_mm256_mul_epi32` products (exact: `i32` samples times `i16` taps),
-/// the rounding shift (at most 16) logical, which keeps the same low 32 bits as the scalar's
-/// arithmetic one; vertical 8 columns per step, horizontal 4 outputs per step from two loads of
-/// the tap run; edges and leftovers by the scalar kernels.
-pub(super) fn dwt_s123_kernels() -> Option<DwtS123Kernels> {
-    is_x86_feature_detected!("avx2").then_some(DwtS123Kernels {
-        vertical_i16: dwt_s123_vertical_i16,
-        vertical_i32: dwt_s123_vertical_i32,
-        horizontal: dwt_s123_horizontal,
-    })
-}
+// The AVX2 scale-1..3 DWT row kernels: every `int64` four-tap sum as even/odd lane pairs of
+// `_mm256_mul_epi32` products (exact: `i32` samples times `i16` taps), the rounding shift (at
+// most 16) logical, which keeps the same low 32 bits as the scalar's arithmetic one; vertical 8
+// columns per step, horizontal 4 outputs per step from two loads of the tap run; edges and
+// leftovers by the scalar kernels.
 
 /// `sum_k c[k] * x[k]` of the low 32-bit halves of the 64-bit lanes, in 64 bits.
 #[inline]
@@ -735,7 +733,7 @@ unsafe fn load_i16x8_i32(p: *const i16) -> __m256i {
 macro_rules! dwt_s123_vertical_avx2 {
     ($entry:ident, $kernel:ident, $t:ty, $load:ident) => {
         fn $entry(rows: [&[$t]; 4], scale: usize, lo: &mut [i32], hi: &mut [i32]) {
-            // SAFETY: only reachable through `dwt_s123_kernels`, which checked that the CPU has
+            // SAFETY: only reachable through `install`, which checked that the CPU has
             // AVX2.
             unsafe { $kernel(rows, scale, lo, hi) }
         }
@@ -807,7 +805,7 @@ fn dwt_s123_horizontal(
     lo: &mut [i32],
     hi: &mut [i32],
 ) {
-    // SAFETY: only reachable through `dwt_s123_kernels`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
     unsafe { dwt_s123_horizontal_avx2(tmp, ind_x, scale, lo, hi) }
 }
 
@@ -867,14 +865,10 @@ fn dwt_s123_horizontal_avx2(
 // CSF
 // ---------------------------------------------------------------------------------------------
 
-/// The AVX2 [`CsfS0`], if this CPU has AVX2: 8 samples per step in 32-bit lanes (the products
+/// The AVX2 [`CsfS0`](super::CsfS0): 8 samples per step in 32-bit lanes (the products
 /// wrap as the scalar's `int32` ones), narrowed to `i16` by truncation; leftover columns by the
 /// scalar kernel.
-pub(super) fn csf_s0() -> Option<CsfS0> {
-    is_x86_feature_detected!("avx2").then_some(csf_s0_entry as CsfS0)
-}
-
-fn csf_s0_entry(
+fn csf_s0(
     src: [&[i16]; 3],
     csf: [&mut [i16]; 3],
     flt: [&mut [i16]; 3],
@@ -882,7 +876,7 @@ fn csf_s0_entry(
     reg: Region,
     i_rfactor: [u16; 3],
 ) {
-    // SAFETY: only reachable through `csf_s0`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
     unsafe { csf_s0_avx2(src, csf, flt, stride, reg, i_rfactor) }
 }
 
@@ -953,15 +947,11 @@ fn csf_s0_avx2(
     }
 }
 
-/// The AVX2 [`CsfS123`], if this CPU has AVX2: 8 samples per step, the 64-bit products as
+/// The AVX2 [`CsfS123`](super::CsfS123): 8 samples per step, the 64-bit products as
 /// even/odd lane pairs as in [`cm_s123_interior`] (the unsigned Q32 weight as a signed product
 /// plus `x << 32`; `>> 28` logical, `>> 32` as the high halves); leftover columns by the scalar
 /// kernel.
-pub(super) fn csf_s123() -> Option<CsfS123> {
-    is_x86_feature_detected!("avx2").then_some(csf_s123_entry as CsfS123)
-}
-
-fn csf_s123_entry(
+fn csf_s123(
     src: [&[i32]; 3],
     csf: [&mut [i32]; 3],
     flt: [&mut [i32]; 3],
@@ -969,7 +959,7 @@ fn csf_s123_entry(
     reg: Region,
     i_rfactor: [u32; 3],
 ) {
-    // SAFETY: only reachable through `csf_s123`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
     unsafe { csf_s123_avx2(src, csf, flt, stride, reg, i_rfactor) }
 }
 
