@@ -1,0 +1,294 @@
+//! One integer ADM instance ([`Adm`]): the per-frame walk over the four scales (DWT, decouple,
+//! denominator, DLM and AIM masking, pooling) through the kernel table and the scratch it owns.
+
+use super::plan::{muts, Bufs16, Bufs32, Quad, ScalePlan};
+use super::scalar::{self, CmShiftsS0};
+use super::tables::{DEFAULT_NORM_VIEW_DIST, DEFAULT_REF_DISPLAY_HEIGHT};
+use super::{AdmParams, AdmScores, DwtS123Sample, Kernels};
+use crate::cpu::{cpu_level, CpuLevel};
+use crate::error::{Error, Result};
+use crate::fidelity::LibvmafIsa;
+use crate::picture::{Plane, Samples};
+
+/// One integer ADM instance: parameters, per-scale plan, kernels and all scratch, allocated once.
+#[derive(Debug)]
+pub struct Adm {
+    params: AdmParams,
+    /// Whose scale-0 DWT last column to compute.
+    isa: LibvmafIsa,
+    width: usize,
+    height: usize,
+    bpc: u32,
+    i_rfactor_s0: [u16; 3],
+    i_rfactor_s123: [[u32; 3]; 3],
+    plan: [ScalePlan; 4],
+    ind_y: Vec<[usize; 4]>,
+    ind_x: Vec<[usize; 4]>,
+    b16: Bufs16,
+    b32: Bufs32,
+    /// The kernels of [`cpu_level`] (or of [`Adm::with_cpu_level`]'s level).
+    kernels: Kernels,
+}
+
+impl Adm {
+    /// Allocates an instance for `width x height` pictures of `bpc` bits (8..=16) computing what
+    /// libvmaf's `isa` kernels compute.
+    pub fn new(
+        width: usize,
+        height: usize,
+        bpc: u32,
+        params: AdmParams,
+        isa: LibvmafIsa,
+    ) -> Result<Self> {
+        if !(8..=16).contains(&bpc) {
+            return Err(Error::Unsupported(format!("adm: bit depth {bpc}")));
+        }
+        if width < 16 || height < 16 {
+            return Err(Error::Unsupported(format!(
+                "adm: picture size {width}x{height} (minimum 16x16)"
+            )));
+        }
+        // libvmaf: "current implementation is limited by the 16-bit data pipeline, thus cannot
+        // handle an angular frequency smaller than 1080p * 3H".
+        if params.norm_view_dist * (params.ref_display_height as f64)
+            < DEFAULT_NORM_VIEW_DIST * DEFAULT_REF_DISPLAY_HEIGHT as f64
+        {
+            return Err(Error::InvalidOption(format!(
+                "adm: adm_norm_view_dist * adm_ref_display_height = {} * {} is below 3 * 1080, \
+                 which libvmaf's integer ADM does not support",
+                params.norm_view_dist, params.ref_display_height
+            )));
+        }
+        let plan = ScalePlan::scales(width, height, &params);
+        Ok(Adm {
+            params,
+            isa,
+            width,
+            height,
+            bpc,
+            i_rfactor_s0: params.i_rfactor_s0(),
+            i_rfactor_s123: [1, 2, 3].map(|s| params.i_rfactor_s123(s)),
+            ind_y: vec![[0; 4]; plan[0].h],
+            ind_x: vec![[0; 4]; plan[0].w],
+            b16: Bufs16::new(width, &plan[0]),
+            b32: Bufs32::new(&plan[0], &plan[1]),
+            plan,
+            kernels: Kernels::for_level(cpu_level()),
+        })
+    }
+
+    /// Uses the kernels of `level` (at most what this machine runs) instead of
+    /// [`cpu_level`]'s.
+    pub fn with_cpu_level(mut self, level: CpuLevel) -> Self {
+        self.kernels = Kernels::for_level(level.min(cpu_level()));
+        self
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> &AdmParams {
+        &self.params
+    }
+
+    fn check_plane(&self, p: &Plane<'_>, what: &str) -> Result<()> {
+        if p.width != self.width || p.height != self.height {
+            return Err(Error::Mismatch(format!(
+                "adm: {what} luma is {}x{}, expected {}x{}",
+                p.width, p.height, self.width, self.height
+            )));
+        }
+        let sixteen = matches!(p.samples, Samples::U16(_));
+        if sixteen != (self.bpc > 8) {
+            return Err(Error::Mismatch(format!(
+                "adm: {what} has {} samples for a {}-bit stream",
+                if sixteen { "16-bit" } else { "8-bit" },
+                self.bpc
+            )));
+        }
+        Ok(())
+    }
+
+    /// Scale-0 DWT of one plane into `out` (only the approximation band when `lo_only`).
+    #[allow(clippy::too_many_arguments)]
+    fn dwt_s0(
+        k: &Kernels,
+        plane: &Plane<'_>,
+        bpc: u32,
+        ind_y: &[[usize; 4]],
+        ind_x: &[[usize; 4]],
+        tmp_lo: &mut [i16],
+        tmp_hi: &mut [i16],
+        out: &mut Quad<i16>,
+        stride: usize,
+        lo_only: bool,
+        isa: LibvmafIsa,
+    ) {
+        let (w, ps) = (plane.width, plane.stride);
+        macro_rules! run {
+            ($src:expr) => {
+                if lo_only {
+                    scalar::dwt2_s0_lo($src, ps, w, bpc, ind_y, ind_x, tmp_lo, &mut out.a, stride)
+                } else {
+                    let q = out.as_mut();
+                    k.dwt2_s0(
+                        $src, ps, w, bpc, ind_y, ind_x, tmp_lo, tmp_hi, q, stride, isa,
+                    )
+                }
+            };
+        }
+        match plane.samples {
+            Samples::U8(s) => run!(s),
+            Samples::U16(s) => run!(s),
+        }
+    }
+
+    /// Scale 0: DWT of the pictures, then (unless skipped) decouple, denominator, DLM and AIM.
+    /// Returns `(num, den, aim_num)` of the scale.
+    fn scale0(&mut self, reference: &Plane<'_>, distorted: &Plane<'_>) -> (f32, f32, f32) {
+        let pl = self.plan[0];
+        let prm = self.params;
+        let k = &self.kernels;
+        let (ind_y, ind_x) = (&mut self.ind_y[..pl.h], &mut self.ind_x[..pl.w]);
+        scalar::dwt_indices(pl.in_h, ind_y);
+        scalar::dwt_indices(pl.in_w, ind_x);
+        let b = &mut self.b16;
+        for (plane, out) in [(reference, &mut b.ref_), (distorted, &mut b.dis)] {
+            Self::dwt_s0(
+                k,
+                plane,
+                self.bpc,
+                ind_y,
+                ind_x,
+                &mut b.tmp_lo,
+                &mut b.tmp_hi,
+                out,
+                b.stride,
+                prm.skip_scale0,
+                self.isa,
+            );
+        }
+        if prm.skip_scale0 {
+            // libvmaf: "skip scale 0 by downsampling by 2 using low-pass filters in DWT2",
+            // with a denominator of 1e-10 to avoid a division by zero.
+            return (0.0, 1e-10, 0.0);
+        }
+        let st = b.stride;
+        k.decouple_s0(
+            b.ref_.hvd(),
+            b.dis.hvd(),
+            muts(&mut b.r),
+            muts(&mut b.a),
+            st,
+            pl.reg_dec,
+            prm.enhn_gain_limit,
+        );
+        let area = pl.reg_pool.area();
+        let shift = scalar::den_s0_shift(area);
+        let acc = scalar::csf_den_s0(b.ref_.hvd(), st, pl.reg_pool, shift);
+        let den = scalar::csf_den_pool_s0(acc, shift, pl.rfactor, area, prm.noise_weight);
+        let shifts = CmShiftsS0::new(pl.w, pl.h, self.isa);
+        let acc = b.csf_cm(k, false, &pl, self.i_rfactor_s0, shifts);
+        let num = scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, prm.noise_weight);
+        let aim = if prm.skip_aim {
+            0.0
+        } else {
+            let acc = b.csf_cm(k, true, &pl, self.i_rfactor_s0, shifts);
+            scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, 0.0)
+        };
+        (num, den, aim)
+    }
+
+    /// Scale 1, 2 or 3: DWT of the previous approximation bands, decouple, denominator, DLM and
+    /// AIM. Returns `(num, den, aim_num)` of the scale.
+    fn scale123(&mut self, s: usize) -> (f32, f32, f32) {
+        let pl = self.plan[s];
+        let prm = self.params;
+        let k = &self.kernels;
+        let (ind_y, ind_x) = (&mut self.ind_y[..pl.h], &mut self.ind_x[..pl.w]);
+        scalar::dwt_indices(pl.in_h, ind_y);
+        scalar::dwt_indices(pl.in_w, ind_x);
+        let b16 = &self.b16;
+        let b = &mut self.b32;
+        let st = b.stride;
+        if s == 1 {
+            for (src, out) in [(&b16.ref_.a, &mut b.ref_), (&b16.dis.a, &mut b.dis)] {
+                let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
+                dwt_s123(k, src, b16.stride, &pl, s, ind_y, ind_x, lo, hi, out, st);
+            }
+        } else {
+            // libvmaf filters the approximation band in place; here the previous one moves to
+            // its ping-pong partner first.
+            std::mem::swap(&mut b.ref_.a, &mut b.prev_a_ref);
+            std::mem::swap(&mut b.dis.a, &mut b.prev_a_dis);
+            for (src, out) in [(&b.prev_a_ref, &mut b.ref_), (&b.prev_a_dis, &mut b.dis)] {
+                let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
+                dwt_s123(k, src, st, &pl, s, ind_y, ind_x, lo, hi, out, st);
+            }
+        }
+        scalar::decouple_s123(
+            b.ref_.hvd(),
+            b.dis.hvd(),
+            muts(&mut b.r),
+            muts(&mut b.a),
+            st,
+            pl.reg_dec,
+            prm.enhn_gain_limit,
+        );
+        let area = pl.reg_pool.area();
+        let den_shifts = scalar::den_s123_shifts(pl.reg_pool);
+        let acc =
+            scalar::csf_den_s123(b.ref_.hvd(), st, pl.reg_pool, s, den_shifts.0, den_shifts.1);
+        let den = scalar::csf_den_pool_s123(acc, s, den_shifts, pl.rfactor, area, prm.noise_weight);
+        let irf = self.i_rfactor_s123[s - 1];
+        let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
+        let acc = b.csf_cm(k, false, &pl, irf, shifts);
+        let num = scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, prm.noise_weight);
+        let aim = if prm.skip_aim {
+            0.0
+        } else {
+            let acc = b.csf_cm(k, true, &pl, irf, shifts);
+            scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, 0.0)
+        };
+        (num, den, aim)
+    }
+
+    /// Computes one frame's ADM values from the reference and distorted luma planes.
+    pub fn compute(&mut self, reference: &Plane<'_>, distorted: &Plane<'_>) -> Result<AdmScores> {
+        self.check_plane(reference, "reference")?;
+        self.check_plane(distorted, "distorted")?;
+        let mut scales = [(0f32, 0f32, 0f32); 4];
+        for (s, out) in scales.iter_mut().enumerate() {
+            *out = if s == 0 {
+                self.scale0(reference, distorted)
+            } else {
+                self.scale123(s)
+            };
+        }
+        Ok(AdmScores::from_scales(
+            scales,
+            self.width,
+            self.height,
+            &self.params,
+        ))
+    }
+}
+
+/// Scale-1..3 DWT of one approximation band (`src`, rows `src_stride` apart) into `out`.
+#[allow(clippy::too_many_arguments)]
+fn dwt_s123<S: DwtS123Sample>(
+    k: &Kernels,
+    src: &[S],
+    src_stride: usize,
+    pl: &ScalePlan,
+    scale: usize,
+    ind_y: &[[usize; 4]],
+    ind_x: &[[usize; 4]],
+    tmp_lo: &mut [i32],
+    tmp_hi: &mut [i32],
+    out: &mut Quad<i32>,
+    stride: usize,
+) {
+    let q = out.as_mut();
+    k.dwt2_s123(
+        src, src_stride, pl.in_w, scale, ind_y, ind_x, tmp_lo, tmp_hi, q, stride,
+    );
+}

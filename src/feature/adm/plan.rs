@@ -1,0 +1,233 @@
+//! The per-scale plan and the scratch bands of one ADM instance, and the CSF + masking step
+//! that runs twice per scale (DLM and AIM) over them.
+
+use super::scalar::{self, CmShiftsS0, QuadMut, Region};
+use super::{AdmParams, Kernels};
+
+/// Per-scale geometry and constants, fixed at creation.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ScalePlan {
+    /// Input width and height of this scale's DWT.
+    pub(super) in_w: usize,
+    pub(super) in_h: usize,
+    /// Band width and height after the DWT.
+    pub(super) w: usize,
+    pub(super) h: usize,
+    /// Decouple / CSF region.
+    pub(super) reg_dec: Region,
+    /// Pooling region.
+    pub(super) reg_pool: Region,
+    /// CSF weights (float).
+    pub(super) rfactor: [f32; 3],
+}
+
+impl ScalePlan {
+    /// The four scales of a `width x height` picture: each DWT halves the previous band (rounding
+    /// up).
+    pub(super) fn scales(width: usize, height: usize, params: &AdmParams) -> [ScalePlan; 4] {
+        let (mut iw, mut ih) = (width, height);
+        std::array::from_fn(|s| {
+            let (w, h) = (iw.div_ceil(2), ih.div_ceil(2));
+            let p = ScalePlan {
+                in_w: iw,
+                in_h: ih,
+                w,
+                h,
+                reg_dec: scalar::region_decouple(w, h),
+                reg_pool: scalar::region_pool(w, h),
+                rfactor: params.rfactor(s),
+            };
+            (iw, ih) = (w, h);
+            p
+        })
+    }
+}
+
+/// Four bands of one DWT level.
+#[derive(Debug)]
+pub(super) struct Quad<T> {
+    pub(super) a: Vec<T>,
+    pub(super) h: Vec<T>,
+    pub(super) v: Vec<T>,
+    pub(super) d: Vec<T>,
+}
+
+impl<T: Copy + Default> Quad<T> {
+    pub(super) fn new(n: usize) -> Self {
+        Quad {
+            a: vec![T::default(); n],
+            h: vec![T::default(); n],
+            v: vec![T::default(); n],
+            d: vec![T::default(); n],
+        }
+    }
+    pub(super) fn hvd(&self) -> [&[T]; 3] {
+        [&self.h, &self.v, &self.d]
+    }
+    pub(super) fn as_mut(&mut self) -> QuadMut<'_, T> {
+        QuadMut {
+            a: &mut self.a,
+            h: &mut self.h,
+            v: &mut self.v,
+            d: &mut self.d,
+        }
+    }
+}
+
+fn tri<T: Copy + Default>(n: usize) -> [Vec<T>; 3] {
+    [
+        vec![T::default(); n],
+        vec![T::default(); n],
+        vec![T::default(); n],
+    ]
+}
+
+pub(super) fn refs<T>(t: &[Vec<T>; 3]) -> [&[T]; 3] {
+    [&t[0], &t[1], &t[2]]
+}
+
+pub(super) fn muts<T>(t: &mut [Vec<T>; 3]) -> [&mut [T]; 3] {
+    let [a, b, c] = t;
+    [a, b, c]
+}
+
+/// Scratch of the scale-0 (`i16`) stages.
+#[derive(Debug)]
+pub(super) struct Bufs16 {
+    pub(super) stride: usize,
+    pub(super) ref_: Quad<i16>,
+    pub(super) dis: Quad<i16>,
+    pub(super) r: [Vec<i16>; 3],
+    pub(super) a: [Vec<i16>; 3],
+    pub(super) csf: [Vec<i16>; 3],
+    pub(super) flt: [Vec<i16>; 3],
+    pub(super) tmp_lo: Vec<i16>,
+    pub(super) tmp_hi: Vec<i16>,
+}
+
+/// Scratch of the scale-1..3 (`i32`) stages.
+#[derive(Debug)]
+pub(super) struct Bufs32 {
+    pub(super) stride: usize,
+    pub(super) ref_: Quad<i32>,
+    pub(super) dis: Quad<i32>,
+    /// Previous approximation bands (ping-pong partners of `ref_.a` / `dis.a`).
+    pub(super) prev_a_ref: Vec<i32>,
+    pub(super) prev_a_dis: Vec<i32>,
+    pub(super) r: [Vec<i32>; 3],
+    pub(super) a: [Vec<i32>; 3],
+    pub(super) csf: [Vec<i32>; 3],
+    pub(super) flt: [Vec<i32>; 3],
+    pub(super) tmp_lo: Vec<i32>,
+    pub(super) tmp_hi: Vec<i32>,
+}
+
+impl Bufs16 {
+    /// Scratch for scale 0 of a `width`-wide picture whose bands are `band` (the scale-0 plan).
+    pub(super) fn new(width: usize, band: &ScalePlan) -> Self {
+        let n = band.w * band.h;
+        Bufs16 {
+            stride: band.w,
+            ref_: Quad::new(n),
+            dis: Quad::new(n),
+            r: tri(n),
+            a: tri(n),
+            csf: tri(n),
+            flt: tri(n),
+            tmp_lo: vec![0; width],
+            tmp_hi: vec![0; width],
+        }
+    }
+
+    /// CSF of the masking signal, then contrast masking of the other decoupled signal: the DLM
+    /// (`aim == false`) masks `r` with the weighted `a`, the AIM masks `a` with the weighted `r`
+    /// (libvmaf `adm_csf` + `adm_cm` with `measure_aim`).
+    pub(super) fn csf_cm(
+        &mut self,
+        k: &Kernels,
+        aim: bool,
+        pl: &ScalePlan,
+        irf: [u16; 3],
+        sh: CmShiftsS0,
+    ) -> [i64; 3] {
+        let (masker, masked) = if aim {
+            (&self.r, &self.a)
+        } else {
+            (&self.a, &self.r)
+        };
+        let st = self.stride;
+        k.csf_s0(
+            refs(masker),
+            muts(&mut self.csf),
+            muts(&mut self.flt),
+            st,
+            pl.reg_dec,
+            irf,
+        );
+        k.cm_s0(
+            refs(masked),
+            refs(&self.csf),
+            refs(&self.flt),
+            st,
+            pl.w,
+            pl.h,
+            irf,
+            sh,
+        )
+    }
+}
+
+impl Bufs32 {
+    /// Scratch for scales 1..3, sized by scale 1 (`band`), fed by scale 0 (`prev`).
+    pub(super) fn new(prev: &ScalePlan, band: &ScalePlan) -> Self {
+        let n = band.w * band.h;
+        Bufs32 {
+            stride: band.w,
+            ref_: Quad::new(n),
+            dis: Quad::new(n),
+            prev_a_ref: vec![0; n],
+            prev_a_dis: vec![0; n],
+            r: tri(n),
+            a: tri(n),
+            csf: tri(n),
+            flt: tri(n),
+            tmp_lo: vec![0; prev.w],
+            tmp_hi: vec![0; prev.w],
+        }
+    }
+
+    /// Scale-1..3 analogue of [`Bufs16::csf_cm`] (libvmaf `i4_adm_csf` + `i4_adm_cm`).
+    pub(super) fn csf_cm(
+        &mut self,
+        k: &Kernels,
+        aim: bool,
+        pl: &ScalePlan,
+        irf: [u32; 3],
+        sh: (u32, u32),
+    ) -> [i64; 3] {
+        let (masker, masked) = if aim {
+            (&self.r, &self.a)
+        } else {
+            (&self.a, &self.r)
+        };
+        let st = self.stride;
+        k.csf_s123(
+            refs(masker),
+            muts(&mut self.csf),
+            muts(&mut self.flt),
+            st,
+            pl.reg_dec,
+            irf,
+        );
+        k.cm_s123(
+            refs(masked),
+            refs(&self.csf),
+            refs(&self.flt),
+            st,
+            pl.w,
+            pl.h,
+            irf,
+            sh,
+        )
+    }
+}

@@ -1,0 +1,392 @@
+//! Contrast masking (libvmaf `adm_cm` / `i4_adm_cm`): the masking threshold of each sample's
+//! 3x3 neighbourhood, subtracted from the masked signal, cubed and reduced to the integer
+//! accumulation that becomes a scale's numerator (pooled in `pool.rs`).
+
+use std::ops::Range;
+
+use super::csf::ADD_SHIFT_32;
+use super::{half_pow2_u32, region_pool, CmShiftsS0};
+use crate::feature::adm::tables::{I4_ONE_BY_15, ONE_BY_15};
+
+/// The rows (or columns) libvmaf's `adm_cm` visits in a band of `n` with pooling bounds
+/// `[lo, hi)`: the edge sample 0 if `lo == 0`, the interior `max(lo, 1) .. min(hi, n - 1)`, and
+/// the edge sample `n - 1` if `hi > n - 1`.
+fn cm_span(lo: usize, hi: usize, n: usize) -> impl Iterator<Item = usize> {
+    let first = (lo == 0).then_some(0);
+    let last = (hi > n - 1).then_some(n - 1);
+    first
+        .into_iter()
+        .chain(lo.max(1)..hi.min(n - 1))
+        .chain(last)
+}
+
+/// Neighbours `(before, after)` of index `i` in a band of `n` as libvmaf's masking threshold
+/// mirrors them: `0 -> (1, 1)`, `n - 1 -> (n - 2, n - 1)`.
+#[inline(always)]
+fn cm_neighbours(i: usize, n: usize) -> (usize, usize) {
+    let m = n - 1;
+    if i == 0 {
+        (1.min(m), 1.min(m))
+    } else if i == m {
+        (i - 1, m)
+    } else {
+        (i - 1, i + 1)
+    }
+}
+
+/// Sum of the eight neighbours of `(i, j)` in a filter band, mirrored at the edges.
+#[inline(always)]
+fn neighbours8<T: Copy + Into<i32>>(
+    flt: &[T],
+    stride: usize,
+    rows: (usize, usize, usize),
+    cols: (usize, usize, usize),
+) -> i32 {
+    let (u, c, d) = (rows.0 * stride, rows.1 * stride, rows.2 * stride);
+    let (l, m, r) = cols;
+    let s = [
+        flt[u + l],
+        flt[u + m],
+        flt[u + r],
+        flt[c + l],
+        flt[c + r],
+        flt[d + l],
+        flt[d + m],
+        flt[d + r],
+    ];
+    s.iter().fold(0i32, |acc, &x| acc.wrapping_add(x.into()))
+}
+
+/// One contrast-masked term: `max(|x| - (thr << sub), 0)` cubed with libvmaf's rounding.
+#[inline(always)]
+fn cm_term(
+    x: i32,
+    thr: i32,
+    sub: u32,
+    sq_add: i64,
+    sq_shift: u32,
+    cub_add: i64,
+    cub_shift: u32,
+) -> i64 {
+    let x = x.wrapping_abs().wrapping_sub(thr.wrapping_shl(sub)).max(0);
+    let x_sq = ((x as i64 * x as i64 + sq_add) >> sq_shift) as i32;
+    (x_sq as i64 * x as i64).wrapping_add(cub_add) >> (cub_shift & 63)
+}
+
+/// Integer part of the scale-0 numerator (libvmaf `adm_cm`): for every visited sample, the
+/// masking threshold from the 3x3 neighbourhood of `flt` (centre replaced by `|csf| / 15`) is
+/// subtracted from `|x * i_rfactor|`, the excess cubed and summed per band, each row's sum rounded
+/// by `shifts.inner` bits.
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s0(
+    x_hvd: [&[i16]; 3],
+    csf_hvd: [&[i16]; 3],
+    flt_hvd: [&[i16]; 3],
+    stride: usize,
+    w: usize,
+    h: usize,
+    i_rfactor: [u16; 3],
+    shifts: CmShiftsS0,
+) -> [i64; 3] {
+    cm_s0_with(
+        cm_s0_interior,
+        x_hvd,
+        csf_hvd,
+        flt_hvd,
+        stride,
+        w,
+        h,
+        i_rfactor,
+        shifts,
+    )
+}
+
+/// [`cm_s0`] with the interior columns of each row computed by `interior` (a peer of
+/// [`cm_s0_interior`], as a SIMD level's kernel table passes it); the edge columns and the row
+/// rounding stay here.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn cm_s0_with(
+    interior: impl Fn(
+        [&[i16]; 3],
+        [&[i16]; 3],
+        [&[i16]; 3],
+        (usize, usize, usize),
+        Range<usize>,
+        [u16; 3],
+        [u32; 3],
+        [i64; 3],
+    ) -> [i64; 3],
+    x_hvd: [&[i16]; 3],
+    csf_hvd: [&[i16]; 3],
+    flt_hvd: [&[i16]; 3],
+    stride: usize,
+    w: usize,
+    h: usize,
+    i_rfactor: [u16; 3],
+    shifts: CmShiftsS0,
+) -> [i64; 3] {
+    let inner_add = half_pow2_u32(shifts.inner) as i64;
+    let inner_shift = shifts.inner & 63;
+    let cub_add = shifts.cub_add;
+    let reg = region_pool(w, h);
+    let mut accum = [0i64; 3];
+    // The visited columns: edge 0, the interior run, edge w - 1 (see `cm_span`).
+    let first = (reg.left == 0).then_some(0);
+    let mid = reg.left.max(1)..reg.right.min(w - 1);
+    let last = (reg.right > w - 1).then_some(w - 1);
+    for i in cm_span(reg.top, reg.bottom, h) {
+        let (up, down) = cm_neighbours(i, h);
+        let rows = (up * stride, i * stride, down * stride);
+        let mut inner = interior(
+            x_hvd,
+            csf_hvd,
+            flt_hvd,
+            rows,
+            mid.clone(),
+            i_rfactor,
+            shifts.cub,
+            cub_add,
+        );
+        for j in first.into_iter().chain(last) {
+            let (l, r) = cm_neighbours(j, w);
+            let t = cm_s0_pixel(
+                x_hvd,
+                csf_hvd,
+                flt_hvd,
+                rows,
+                (l, j, r),
+                i_rfactor,
+                shifts.cub,
+                cub_add,
+            );
+            for b in 0..3 {
+                inner[b] = inner[b].wrapping_add(t[b]);
+            }
+        }
+        for b in 0..3 {
+            accum[b] = accum[b].wrapping_add(inner[b].wrapping_add(inner_add) >> inner_shift);
+        }
+    }
+    accum
+}
+
+/// Scalar interior-column kernel of [`cm_s0`] (`adm::CmS0Interior`): one row's sums over the
+/// columns `cols`.
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s0_interior(
+    x_hvd: [&[i16]; 3],
+    csf_hvd: [&[i16]; 3],
+    flt_hvd: [&[i16]; 3],
+    rows: (usize, usize, usize),
+    cols: Range<usize>,
+    i_rfactor: [u16; 3],
+    cub: [u32; 3],
+    cub_add: [i64; 3],
+) -> [i64; 3] {
+    let mut inner = [0i64; 3];
+    for j in cols {
+        let t = cm_s0_pixel(
+            x_hvd,
+            csf_hvd,
+            flt_hvd,
+            rows,
+            (j - 1, j, j + 1),
+            i_rfactor,
+            cub,
+            cub_add,
+        );
+        for b in 0..3 {
+            inner[b] = inner[b].wrapping_add(t[b]);
+        }
+    }
+    inner
+}
+
+/// One sample's three masked, cubed terms of [`cm_s0`] (before the row rounding): `rows` are the
+/// offsets of the rows above, at and below, `cols` the columns left, at and right.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s0_pixel(
+    x_hvd: [&[i16]; 3],
+    csf_hvd: [&[i16]; 3],
+    flt_hvd: [&[i16]; 3],
+    rows: (usize, usize, usize),
+    cols: (usize, usize, usize),
+    i_rfactor: [u16; 3],
+    cub: [u32; 3],
+    cub_add: [i64; 3],
+) -> [i64; 3] {
+    const SUB: [u32; 3] = [10, 10, 12];
+    const SQ_SHIFT: [u32; 3] = [29, 29, 30];
+    const SQ_ADD: [i64; 3] = [1 << 28, 1 << 28, 1 << 29];
+    let p = rows.1 + cols.1;
+    let mut thr = 0i32;
+    for b in 0..3 {
+        let n = neighbours8(flt_hvd[b], 1, rows, cols);
+        let c = ((ONE_BY_15 * (csf_hvd[b][p] as i32).abs() + 2048) >> 12) as i16;
+        thr = thr.wrapping_add(n.wrapping_add(c as i32));
+    }
+    std::array::from_fn(|b| {
+        let x = (x_hvd[b][p] as i32).wrapping_mul(i_rfactor[b] as i32);
+        cm_term(x, thr, SUB[b], SQ_ADD[b], SQ_SHIFT[b], cub_add[b], cub[b])
+    })
+}
+
+/// Integer part of the scale-1..3 numerator (libvmaf `i4_adm_cm`), the `i32` analogue of
+/// [`cm_s0`]: `x = src * rfactor >> 28`, threshold centre `|csf| / 15` in Q32 with the `-2^31`
+/// rounding term, cube rounded by `shifts.0`, rows by `shifts.1`.
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s123(
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    stride: usize,
+    w: usize,
+    h: usize,
+    rfactor: [u32; 3],
+    shifts: (u32, u32),
+) -> [i64; 3] {
+    cm_s123_with(
+        cm_s123_interior,
+        x_hvd,
+        csf_hvd,
+        flt_hvd,
+        stride,
+        w,
+        h,
+        rfactor,
+        shifts,
+    )
+}
+
+/// [`cm_s123`] with the interior columns of each row computed by `interior` (a peer of
+/// [`cm_s123_interior`], as a SIMD level's kernel table passes it); the edge columns and the row
+/// rounding stay here.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn cm_s123_with(
+    interior: impl Fn(
+        [&[i32]; 3],
+        [&[i32]; 3],
+        [&[i32]; 3],
+        (usize, usize, usize),
+        Range<usize>,
+        [u32; 3],
+        u32,
+    ) -> [i64; 3],
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    stride: usize,
+    w: usize,
+    h: usize,
+    rfactor: [u32; 3],
+    shifts: (u32, u32),
+) -> [i64; 3] {
+    let (shift_cub, shift_inner) = shifts;
+    let cub_add = half_pow2_u32(shift_cub) as i64;
+    let inner_add = half_pow2_u32(shift_inner) as i64;
+    let inner_shift = shift_inner & 63;
+    let reg = region_pool(w, h);
+    let mut accum = [0i64; 3];
+    // The visited columns: edge 0, the interior run, edge w - 1 (see `cm_span`).
+    let first = (reg.left == 0).then_some(0);
+    let mid = reg.left.max(1)..reg.right.min(w - 1);
+    let last = (reg.right > w - 1).then_some(w - 1);
+    for i in cm_span(reg.top, reg.bottom, h) {
+        let (up, down) = cm_neighbours(i, h);
+        let rows = (up * stride, i * stride, down * stride);
+        let mut inner = interior(
+            x_hvd,
+            csf_hvd,
+            flt_hvd,
+            rows,
+            mid.clone(),
+            rfactor,
+            shift_cub,
+        );
+        for j in first.into_iter().chain(last) {
+            let (l, r) = cm_neighbours(j, w);
+            let t = cm_s123_pixel(
+                x_hvd,
+                csf_hvd,
+                flt_hvd,
+                rows,
+                (l, j, r),
+                rfactor,
+                shift_cub,
+                cub_add,
+            );
+            for b in 0..3 {
+                inner[b] = inner[b].wrapping_add(t[b]);
+            }
+        }
+        for b in 0..3 {
+            accum[b] = accum[b].wrapping_add(inner[b].wrapping_add(inner_add) >> inner_shift);
+        }
+    }
+    accum
+}
+
+/// Scalar interior-column kernel of [`cm_s123`] (`adm::CmS123Interior`): one row's sums over
+/// the columns `cols`.
+pub fn cm_s123_interior(
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    rows: (usize, usize, usize),
+    cols: Range<usize>,
+    rfactor: [u32; 3],
+    shift_cub: u32,
+) -> [i64; 3] {
+    let cub_add = half_pow2_u32(shift_cub) as i64;
+    let mut inner = [0i64; 3];
+    for j in cols {
+        let t = cm_s123_pixel(
+            x_hvd,
+            csf_hvd,
+            flt_hvd,
+            rows,
+            (j - 1, j, j + 1),
+            rfactor,
+            shift_cub,
+            cub_add,
+        );
+        for b in 0..3 {
+            inner[b] = inner[b].wrapping_add(t[b]);
+        }
+    }
+    inner
+}
+
+/// One sample's three masked, cubed terms of [`cm_s123`] (before the row rounding): `rows` are
+/// the offsets of the rows above, at and below, `cols` the columns left, at and right.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s123_pixel(
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    rows: (usize, usize, usize),
+    cols: (usize, usize, usize),
+    rfactor: [u32; 3],
+    shift_cub: u32,
+    cub_add: i64,
+) -> [i64; 3] {
+    let p = rows.1 + cols.1;
+    let mut thr = 0i32;
+    for b in 0..3 {
+        let n = neighbours8(flt_hvd[b], 1, rows, cols);
+        let a = csf_hvd[b][p].wrapping_abs() as i64;
+        let c = ((I4_ONE_BY_15 * a + ADD_SHIFT_32) >> 32) as i32;
+        thr = thr.wrapping_add(n.wrapping_add(c));
+    }
+    std::array::from_fn(|b| {
+        let x = ((x_hvd[b][p] as i64)
+            .wrapping_mul(rfactor[b] as i64)
+            .wrapping_add(1 << 27)
+            >> 28) as i32;
+        cm_term(x, thr, 0, 1 << 29, 30, cub_add, shift_cub)
+    })
+}

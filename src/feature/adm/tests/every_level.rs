@@ -1,0 +1,493 @@
+//! Every SIMD level against the scalar kernels, kernel by kernel on random and extreme bands,
+//! and whole pictures through the extractor.
+
+use super::super::scalar::{self, QuadMut};
+use super::{compute, pattern};
+use crate::cpu::{sweep_levels, CpuLevel};
+use crate::feature::adm::{Adm, AdmParams, CsfS0, CsfS123, DecoupleS0, Kernels};
+use crate::fidelity::LibvmafIsa;
+
+/// Every SIMD level's scale-0 masking kernel equals the scalar one on random bands (full `i16`
+/// range and small values) of many widths, including the widths where libvmaf's AVX-512 DWT
+/// quirk applies.
+#[test]
+fn cm_s0_kernels_match_scalar_at_every_level() {
+    fn tri(v: &[Vec<i16>]) -> [&[i16]; 3] {
+        [&v[0], &v[1], &v[2]]
+    }
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for w in (1..=70).chain([129, 321, 960]) {
+        for h in [1usize, 2, 5, 9] {
+            for small in [false, true] {
+                let n = w * h;
+                let mut band = || -> Vec<i16> {
+                    (0..n)
+                        .map(|_| {
+                            let v = rnd() as i16;
+                            if small {
+                                v % 300
+                            } else {
+                                v
+                            }
+                        })
+                        .collect()
+                };
+                let x: Vec<Vec<i16>> = (0..3).map(|_| band()).collect();
+                let c: Vec<Vec<i16>> = (0..3).map(|_| band()).collect();
+                let f: Vec<Vec<i16>> = (0..3).map(|_| band()).collect();
+                let irf = [(rnd() as u16) | 1, rnd() as u16, 40000];
+                for isa in LibvmafIsa::ALL {
+                    let shifts = scalar::CmShiftsS0::new(w, h, isa);
+                    let want = scalar::cm_s0(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
+                    for level in sweep_levels("cm_s0_kernels_match_scalar_at_every_level") {
+                        let got = Kernels::for_level(level).cm_s0(
+                            tri(&x),
+                            tri(&c),
+                            tri(&f),
+                            w,
+                            w,
+                            h,
+                            irf,
+                            shifts,
+                        );
+                        assert_eq!(got, want, "{level:?} {w}x{h} small {small} {isa}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every SIMD level's scale-0 DWT equals the scalar one on random and extreme pictures of many
+/// widths and every bit depth, including the widths where libvmaf's AVX-512 last column applies
+/// (8-bit 65, 66, 129, 130, 321, 322; 9..16-bit 129, 130, 257, 258).
+#[test]
+fn dwt_s0_kernels_match_scalar_at_every_level() {
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let widths = (1..=70).chain([95, 96, 97, 129, 130, 193, 257, 258, 321, 322, 961]);
+    for w in widths {
+        for h in [1usize, 2, 5, 8] {
+            for bpc in [8u32, 10, 12, 16] {
+                let max = (1u32 << bpc) - 1;
+                for kind in 0..4 {
+                    let stride = w + 3;
+                    let src: Vec<u16> = (0..stride * h)
+                        .map(|i| match kind {
+                            0 => (rnd() as u32 & max) as u16,
+                            1 => max as u16,
+                            2 => (if (i + i / stride) % 2 == 0 { max } else { 0 }) as u16,
+                            _ => (if rnd() % 3 == 0 { max } else { 0 }) as u16,
+                        })
+                        .collect();
+                    let (hw, hh) = (w.div_ceil(2), h.div_ceil(2));
+                    let (mut iy, mut ix) = (vec![[0; 4]; hh], vec![[0; 4]; hw]);
+                    scalar::dwt_indices(h, &mut iy);
+                    scalar::dwt_indices(w, &mut ix);
+                    let run = |k: Option<&Kernels>, e: LibvmafIsa| {
+                        let n = hw * hh;
+                        let mut q = [vec![0i16; n], vec![0; n], vec![0; n], vec![0; n]];
+                        let (mut lo, mut hi) = (vec![0i16; w], vec![0i16; w]);
+                        let [a, hb, v, d] = &mut q;
+                        let out = QuadMut { a, h: hb, v, d };
+                        let src8: Vec<u8> = src.iter().map(|&x| x as u8).collect();
+                        match (k, bpc) {
+                            (None, 8) => scalar::dwt2_s0(
+                                &src8, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
+                            ),
+                            (None, _) => scalar::dwt2_s0(
+                                &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
+                            ),
+                            (Some(k), 8) => k.dwt2_s0(
+                                &src8, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
+                            ),
+                            (Some(k), _) => k.dwt2_s0(
+                                &src, stride, w, bpc, &iy, &ix, &mut lo, &mut hi, out, hw, e,
+                            ),
+                        }
+                        q
+                    };
+                    for edge in LibvmafIsa::ALL {
+                        let want = run(None, edge);
+                        for level in sweep_levels("dwt_s0_kernels_match_scalar_at_every_level") {
+                            let got = run(Some(&Kernels::for_level(level)), edge);
+                            assert_eq!(got, want, "{level:?} {w}x{h} {bpc}-bit kind {kind} {edge}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every SIMD level's scale-1..3 masking kernel equals the scalar one on random bands (full `i32`
+/// range and small values) of many widths, with CSF weights on both sides of 2^31.
+#[test]
+fn cm_s123_kernels_match_scalar_at_every_level() {
+    fn tri(v: &[Vec<i32>]) -> [&[i32]; 3] {
+        [&v[0], &v[1], &v[2]]
+    }
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for w in (1..=70).chain([129, 321, 480]) {
+        for h in [1usize, 2, 5, 9] {
+            for range in [0u32, 1, 2] {
+                let n = w * h;
+                let mut band = || -> Vec<i32> {
+                    (0..n)
+                        .map(|_| {
+                            let v = rnd() as i32;
+                            match range {
+                                0 => v,
+                                1 => v % 5000,
+                                _ => [i32::MIN, i32::MAX, 0, -1][(v & 3) as usize],
+                            }
+                        })
+                        .collect()
+                };
+                let x: Vec<Vec<i32>> = (0..3).map(|_| band()).collect();
+                let c: Vec<Vec<i32>> = (0..3).map(|_| band()).collect();
+                let f: Vec<Vec<i32>> = (0..3).map(|_| band()).collect();
+                let irf = [rnd() as u32 | 1 << 31, rnd() as u32 >> 1, 0x3000_0000];
+                let shifts = scalar::cm_s123_shifts(w, h);
+                let want = scalar::cm_s123(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
+                for level in sweep_levels("cm_s123_kernels_match_scalar_at_every_level") {
+                    let got = Kernels::for_level(level).cm_s123(
+                        tri(&x),
+                        tri(&c),
+                        tri(&f),
+                        w,
+                        w,
+                        h,
+                        irf,
+                        shifts,
+                    );
+                    assert_eq!(got, want, "{level:?} {w}x{h} range {range}");
+                }
+            }
+        }
+    }
+}
+
+/// Every SIMD level's scale-0 decoupling equals the scalar one on random bands (full `i16` range,
+/// small values, near-parallel reference/distorted pairs that take the gain limit, extremes) of
+/// many widths and regions, for several enhancement gain limits.
+#[test]
+fn decouple_s0_kernels_match_scalar_at_every_level() {
+    let mut s = 0x1234_5678_9abc_def1u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for w in (1..=40).chain([63, 64, 65, 129, 331]) {
+        let h = 4;
+        let n = w * h;
+        for kind in 0..4 {
+            let mut o: Vec<Vec<i16>> = Vec::new();
+            let mut t: Vec<Vec<i16>> = Vec::new();
+            for _ in 0..3 {
+                let (mut ob, mut tb) = (Vec::with_capacity(n), Vec::with_capacity(n));
+                for idx in 0..n {
+                    let (a, b) = (rnd() as i16, rnd() as i16);
+                    let (x, y) = match kind {
+                        0 => (a, b),
+                        1 => (a % 200, b % 200),
+                        // Distorted = reference scaled, plus a little noise: the gain limit.
+                        2 => {
+                            let x = (a % 3000) as i32;
+                            let f = 1 + (idx % 4) as i32;
+                            (x as i16, (x * f / 2 + (b % 2) as i32) as i16)
+                        }
+                        _ => {
+                            let e = [i16::MIN, i16::MAX, 0, -1, 1];
+                            (e[(a as u16 % 5) as usize], e[(b as u16 % 5) as usize])
+                        }
+                    };
+                    ob.push(x);
+                    tb.push(y);
+                }
+                o.push(ob);
+                t.push(tb);
+            }
+            let regs = [
+                scalar::region_decouple(w, h),
+                scalar::Region {
+                    top: 0,
+                    bottom: h,
+                    left: 0,
+                    right: w,
+                },
+                scalar::Region {
+                    top: 1,
+                    bottom: 3,
+                    left: w.min(3),
+                    right: w,
+                },
+            ];
+            for reg in regs {
+                for egl in [1.0, 1.2, 100.0] {
+                    let run = |k: DecoupleS0| {
+                        let mut r = vec![vec![7i16; n]; 3];
+                        let mut a = vec![vec![7i16; n]; 3];
+                        {
+                            let [r0, r1, r2] = &mut r[..] else {
+                                unreachable!()
+                            };
+                            let [a0, a1, a2] = &mut a[..] else {
+                                unreachable!()
+                            };
+                            k(
+                                [&o[0], &o[1], &o[2]],
+                                [&t[0], &t[1], &t[2]],
+                                [r0, r1, r2],
+                                [a0, a1, a2],
+                                w,
+                                reg,
+                                egl,
+                            );
+                        }
+                        (r, a)
+                    };
+                    let want = run(scalar::decouple_s0);
+                    for level in sweep_levels("decouple_s0_kernels_match_scalar_at_every_level") {
+                        let got = run(Kernels::for_level(level).decouple_s0);
+                        assert!(got == want, "{level:?} w {w} kind {kind} {reg:?} egl {egl}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every SIMD level's scale-1..3 DWT equals the scalar one on random and extreme bands of many
+/// widths, for `i16` (scale 1) and `i32` (scales 1..3) sources.
+#[test]
+fn dwt_s123_kernels_match_scalar_at_every_level() {
+    let mut s = 0x0bad_cafe_dead_beefu64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for w in (1..=40).chain([63, 64, 65, 66, 129, 241]) {
+        for h in [1usize, 2, 5, 8] {
+            for kind in 0..3 {
+                let stride = w + 2;
+                let src: Vec<i32> = (0..stride * h)
+                    .map(|_| {
+                        let v = rnd() as i32;
+                        match kind {
+                            0 => v,
+                            1 => v % 70000,
+                            _ => {
+                                [i32::MIN, i32::MAX, 0, -1, 32767, -32768][(v as u32 % 6) as usize]
+                            }
+                        }
+                    })
+                    .collect();
+                let src16: Vec<i16> = src.iter().map(|&x| x as i16).collect();
+                let (hw, hh) = (w.div_ceil(2), h.div_ceil(2));
+                let (mut iy, mut ix) = (vec![[0; 4]; hh], vec![[0; 4]; hw]);
+                scalar::dwt_indices(h, &mut iy);
+                scalar::dwt_indices(w, &mut ix);
+                for scale in 1..=3 {
+                    for sixteen in [false, true] {
+                        let run = |k: Option<&Kernels>| {
+                            let n = hw * hh;
+                            let mut q = [vec![0i32; n], vec![0; n], vec![0; n], vec![0; n]];
+                            let (mut lo, mut hi) = (vec![0i32; w], vec![0i32; w]);
+                            let [a, hb, v, d] = &mut q;
+                            let out = QuadMut { a, h: hb, v, d };
+                            let (lo, hi) = (&mut lo, &mut hi);
+                            match (k, sixteen) {
+                                (None, true) => scalar::dwt2_s123(
+                                    &src16, stride, w, scale, &iy, &ix, lo, hi, out, hw,
+                                ),
+                                (None, false) => scalar::dwt2_s123(
+                                    &src, stride, w, scale, &iy, &ix, lo, hi, out, hw,
+                                ),
+                                (Some(k), true) => {
+                                    k.dwt2_s123(&src16, stride, w, scale, &iy, &ix, lo, hi, out, hw)
+                                }
+                                (Some(k), false) => {
+                                    k.dwt2_s123(&src, stride, w, scale, &iy, &ix, lo, hi, out, hw)
+                                }
+                            }
+                            q
+                        };
+                        let want = run(None);
+                        for level in sweep_levels("dwt_s123_kernels_match_scalar_at_every_level") {
+                            let got = run(Some(&Kernels::for_level(level)));
+                            assert_eq!(
+                                got, want,
+                                "{level:?} {w}x{h} kind {kind} scale {scale} i16 {sixteen}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every SIMD level's CSF kernels equal the scalar ones on random and extreme bands of many
+/// widths and regions, with weights on both sides of 2^15 / 2^31.
+#[test]
+fn csf_kernels_match_scalar_at_every_level() {
+    let mut s = 0x5151_f00d_1234_4321u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for w in (1..=40).chain([63, 64, 65, 331]) {
+        let h = 3;
+        let n = w * h;
+        let regs = [
+            scalar::Region {
+                top: 0,
+                bottom: h,
+                left: 0,
+                right: w,
+            },
+            scalar::Region {
+                top: 1,
+                bottom: 2,
+                left: w.min(3),
+                right: w - w / 5,
+            },
+        ];
+        for kind in 0..2 {
+            let src16: Vec<Vec<i16>> = (0..3)
+                .map(|_| {
+                    (0..n)
+                        .map(|_| {
+                            let v = rnd() as i16;
+                            if kind == 0 {
+                                v
+                            } else {
+                                [i16::MIN, i16::MAX, 0, -1][(v & 3) as usize]
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let src32: Vec<Vec<i32>> = (0..3)
+                .map(|_| {
+                    (0..n)
+                        .map(|_| {
+                            let v = rnd() as i32;
+                            if kind == 0 {
+                                v
+                            } else {
+                                [i32::MIN, i32::MAX, 0, -1][(v & 3) as usize]
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let irf16 = [rnd() as u16 | 0x8000, rnd() as u16 & 0x7fff, u16::MAX];
+            let irf32 = [rnd() as u32 | 1 << 31, rnd() as u32 >> 1, u32::MAX];
+            for reg in regs {
+                let run16 = |k: CsfS0| {
+                    let (mut c, mut f) = (vec![vec![5i16; n]; 3], vec![vec![5i16; n]; 3]);
+                    {
+                        let [c0, c1, c2] = &mut c[..] else {
+                            unreachable!()
+                        };
+                        let [f0, f1, f2] = &mut f[..] else {
+                            unreachable!()
+                        };
+                        let src = [&src16[0][..], &src16[1][..], &src16[2][..]];
+                        k(src, [c0, c1, c2], [f0, f1, f2], w, reg, irf16);
+                    }
+                    (c, f)
+                };
+                let run32 = |k: CsfS123| {
+                    let (mut c, mut f) = (vec![vec![5i32; n]; 3], vec![vec![5i32; n]; 3]);
+                    {
+                        let [c0, c1, c2] = &mut c[..] else {
+                            unreachable!()
+                        };
+                        let [f0, f1, f2] = &mut f[..] else {
+                            unreachable!()
+                        };
+                        let src = [&src32[0][..], &src32[1][..], &src32[2][..]];
+                        k(src, [c0, c1, c2], [f0, f1, f2], w, reg, irf32);
+                    }
+                    (c, f)
+                };
+                let (want16, want32) = (run16(scalar::csf_s0), run32(scalar::csf_s123));
+                for level in sweep_levels("csf_kernels_match_scalar_at_every_level") {
+                    let k = Kernels::for_level(level);
+                    let (k0, k123) = (k.csf_s0, k.csf_s123);
+                    assert!(
+                        run16(k0) == want16,
+                        "{level:?} s0 w {w} kind {kind} {reg:?}"
+                    );
+                    assert!(
+                        run32(k123) == want32,
+                        "{level:?} s123 w {w} kind {kind} {reg:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Whole pictures through the extractor give the scalar kernels' values at every SIMD level, for
+/// every bit depth, libvmaf variant and a few option sets (widths where libvmaf's AVX2 and
+/// AVX-512 last DWT column applies included).
+#[test]
+fn whole_pictures_match_scalar_at_every_level() {
+    let sets = [
+        AdmParams::default(),
+        AdmParams {
+            enhn_gain_limit: 1.0,
+            ..AdmParams::default()
+        },
+        AdmParams {
+            skip_scale0: true,
+            skip_aim: true,
+            ..AdmParams::default()
+        },
+    ];
+    for (w, h) in [(16, 16), (37, 23), (65, 48), (130, 36), (321, 35)] {
+        for bpc in [8u32, 10, 12, 16] {
+            let (r, d) = pattern(w, h, bpc, 25);
+            for isa in LibvmafIsa::ALL {
+                for (i, params) in sets.iter().enumerate() {
+                    let run = |level: CpuLevel| {
+                        let adm = Adm::new(w, h, bpc, *params, isa).unwrap();
+                        compute(&mut adm.with_cpu_level(level), &r, &d, w, h, bpc)
+                    };
+                    let want = run(CpuLevel::Scalar);
+                    for level in sweep_levels("whole_pictures_match_scalar_at_every_level") {
+                        let got = run(level);
+                        assert_eq!(got, want, "{level:?} {w}x{h} {bpc}-bit {isa} options {i}");
+                    }
+                }
+            }
+        }
+    }
+}
