@@ -1,4 +1,4 @@
-// Integer ADM at four scales. Specification: src/feature/adm/scalar.rs (dwt2_s0, dwt2_s123,
+// Integer ADM at four scales. Specification: src/feature/adm/scalar/ (dwt2_s0, dwt2_s123,
 // decouple_s0/_s123, csf_s0/_s123, csf_den_s0/_s123, cm_s0/_s123), itself a port of libvmaf's
 // integer_adm.c.
 //
