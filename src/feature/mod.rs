@@ -57,6 +57,26 @@ pub struct FrameInput<'a> {
     pub index: u64,
 }
 
+impl<'a> FrameInput<'a> {
+    /// Frame `index` with luma planes only and no history (what a luma-only extractor without
+    /// temporal needs sees; tests build inputs with it).
+    pub fn luma(reference: Plane<'a>, distorted: Plane<'a>, index: u64) -> Self {
+        FrameInput {
+            reference,
+            distorted,
+            prev_reference: None,
+            prev_reference_chroma: None,
+            prev_prev_reference: None,
+            reference_chroma: None,
+            distorted_chroma: None,
+            prev_distorted: None,
+            prev_prev_distorted: None,
+            prev_distorted_chroma: None,
+            index,
+        }
+    }
+}
+
 /// A per-frame feature extractor instance. One instance per worker: it owns its scratch buffers,
 /// allocated in `create`, so `extract` allocates nothing.
 pub trait Extractor: Send {

@@ -166,19 +166,7 @@ fn extractor_scores_zero_on_first_frame() {
     let d = vec![9u8; 256];
     let p = Plane::new_u8(&d, 16, 16, 16).unwrap();
     let mut out = [f64::NAN];
-    let input = crate::feature::FrameInput {
-        reference: p,
-        distorted: p,
-        prev_reference: None,
-        prev_reference_chroma: None,
-        prev_prev_reference: None,
-        reference_chroma: None,
-        distorted_chroma: None,
-        prev_distorted: None,
-        prev_prev_distorted: None,
-        prev_distorted_chroma: None,
-        index: 0,
-    };
+    let input = crate::feature::FrameInput::luma(p, p, 0);
     ex.extract(&input, &mut out).unwrap();
     assert_eq!(out[0], 0.0);
 }

@@ -333,19 +333,11 @@ fn extractor_options_names_and_skip_scale0() {
             libvmaf_isa: crate::fidelity::LibvmafIsa::C,
         })
         .unwrap();
-        let input = FrameInput {
-            reference: Plane::new_u8(&r, w, h, w).unwrap(),
-            distorted: Plane::new_u8(&d, w, h, w).unwrap(),
-            prev_reference: None,
-            prev_reference_chroma: None,
-            prev_prev_reference: None,
-            reference_chroma: None,
-            distorted_chroma: None,
-            prev_distorted: None,
-            prev_prev_distorted: None,
-            prev_distorted_chroma: None,
-            index: 0,
-        };
+        let input = FrameInput::luma(
+            Plane::new_u8(&r, w, h, w).unwrap(),
+            Plane::new_u8(&d, w, h, w).unwrap(),
+            0,
+        );
         let mut out = [f64::NAN; 4];
         ex.extract(&input, &mut out).unwrap();
         out

@@ -63,34 +63,18 @@ fn run(w: usize, h: usize, bpc: u32, noise: i64, opts: &[(&str, &str)]) -> [f64;
             r.iter().map(|&v| v as u8).collect(),
             d.iter().map(|&v| v as u8).collect(),
         );
-        let input = FrameInput {
-            reference: Plane::new_u8(&r8, w, h, w).unwrap(),
-            distorted: Plane::new_u8(&d8, w, h, w).unwrap(),
-            prev_reference: None,
-            prev_reference_chroma: None,
-            prev_prev_reference: None,
-            reference_chroma: None,
-            distorted_chroma: None,
-            prev_distorted: None,
-            prev_prev_distorted: None,
-            prev_distorted_chroma: None,
-            index: 0,
-        };
+        let input = FrameInput::luma(
+            Plane::new_u8(&r8, w, h, w).unwrap(),
+            Plane::new_u8(&d8, w, h, w).unwrap(),
+            0,
+        );
         ex.extract(&input, &mut out).unwrap();
     } else {
-        let input = FrameInput {
-            reference: Plane::new_u16(&r, w, h, w).unwrap(),
-            distorted: Plane::new_u16(&d, w, h, w).unwrap(),
-            prev_reference: None,
-            prev_reference_chroma: None,
-            prev_prev_reference: None,
-            reference_chroma: None,
-            distorted_chroma: None,
-            prev_distorted: None,
-            prev_prev_distorted: None,
-            prev_distorted_chroma: None,
-            index: 0,
-        };
+        let input = FrameInput::luma(
+            Plane::new_u16(&r, w, h, w).unwrap(),
+            Plane::new_u16(&d, w, h, w).unwrap(),
+            0,
+        );
         ex.extract(&input, &mut out).unwrap();
     }
     out
