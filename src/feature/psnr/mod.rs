@@ -7,9 +7,22 @@
 //! counts the plane's pixels with chroma sizes rounded down; chroma planes are libvmaf's, i.e.
 //! `w >> 1` (and `h >> 1` for 4:2:0) samples, rounded down. libvmaf takes 8, 10, 12 and 16 bits
 //! only.
+//!
+//! The sum of squared differences, the one hot loop, is dispatched through [`Kernels`], chosen
+//! once per instance from [`crate::cpu::cpu_level`]; the `unsafe` of the SIMD peers stays in
+//! their arch modules.
+#![deny(unsafe_code)]
+
+pub mod scalar;
+#[cfg(test)]
+mod tests;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx2;
 
 use super::options::{OptKind, OptSpec, OptValues};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
+use crate::cpu::{cpu_level, CpuLevel};
 use crate::error::{Error, Result};
 use crate::picture::{ChromaLayout, PictureFormat, Plane, Samples};
 
@@ -135,6 +148,7 @@ struct Psnr {
     max: [f64; 3],
     /// (sse, pixels) per plane, summed over the frames extracted (the aggregate's totals).
     totals: [u64; 6],
+    kernels: Kernels,
 }
 
 fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
@@ -146,39 +160,78 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         frame_peak: if cfg.format.bpc == 8 { 255 } else { peak },
         max,
         totals: [0; 6],
+        kernels: Kernels::for_level(cpu_level()),
     }))
 }
 
-/// Sum of squared differences (u64, as libvmaf's accumulator; every term fits 32 bits).
-fn sse(r: &Plane<'_>, d: &Plane<'_>) -> u64 {
-    fn rows<T: Copy + Into<u32>>(
-        r: &[T],
-        rs: usize,
-        d: &[T],
-        ds: usize,
-        w: usize,
-        h: usize,
-    ) -> u64 {
-        let mut total = 0u64;
-        for y in 0..h {
-            let (rr, dr) = (&r[y * rs..y * rs + w], &d[y * ds..y * ds + w]);
-            let row: u64 = rr
-                .iter()
-                .zip(dr)
-                .map(|(&a, &b)| {
-                    let e = a.into().abs_diff(b.into()) as u64;
-                    e * e
-                })
-                .sum();
-            total = total.wrapping_add(row);
+/// Sum of squared differences of a `w`x`h` plane pair, strides in samples ([`scalar::sse`]).
+pub type Sse<T> = fn(&[T], usize, &[T], usize, usize, usize) -> u64;
+
+/// The PSNR kernels of one CPU level: the scalar specification, with the entries a SIMD level
+/// provides replaced (a level without its own kernel keeps the best lower one's).
+///
+/// With the `check_simd` feature every call through a SIMD entry is recomputed with the scalar
+/// kernel and the results asserted equal.
+#[derive(Clone, Copy)]
+pub struct Kernels {
+    level: CpuLevel,
+    /// 8-bit samples.
+    pub sse_u8: Sse<u8>,
+    /// 9- to 16-bit samples.
+    pub sse_u16: Sse<u16>,
+}
+
+impl Kernels {
+    /// The scalar specification kernels.
+    pub const SCALAR: Kernels = Kernels {
+        level: CpuLevel::Scalar,
+        sse_u8: scalar::sse::<u8>,
+        sse_u16: scalar::sse::<u16>,
+    };
+
+    /// The best kernels at or below `level` that this machine runs.
+    pub fn for_level(level: CpuLevel) -> Self {
+        #[allow(unused_mut)]
+        let mut k = Self::SCALAR;
+        #[cfg(target_arch = "x86_64")]
+        if level >= CpuLevel::Avx2 {
+            x86_64_avx2::install(&mut k);
         }
-        total
+        k.level = level;
+        k
     }
-    let (w, h) = (r.width, r.height);
-    match (r.samples, d.samples) {
-        (Samples::U8(a), Samples::U8(b)) => rows(a, r.stride, b, d.stride, w, h),
-        (Samples::U16(a), Samples::U16(b)) => rows(a, r.stride, b, d.stride, w, h),
-        _ => unreachable!("the engine gives both inputs one sample size"),
+
+    /// The level these kernels were chosen for.
+    pub fn level(&self) -> CpuLevel {
+        self.level
+    }
+
+    /// Sum of squared differences of two planes of one size and sample width (`u64`, wrapping
+    /// as libvmaf's accumulator).
+    pub fn sse(&self, r: &Plane<'_>, d: &Plane<'_>) -> u64 {
+        let (w, h) = (r.width, r.height);
+        let (rs, ds) = (r.stride, d.stride);
+        match (r.samples, d.samples) {
+            (Samples::U8(a), Samples::U8(b)) => {
+                let sse = (self.sse_u8)(a, rs, b, ds, w, h);
+                #[cfg(feature = "check_simd")]
+                if self.level > CpuLevel::Scalar {
+                    let want = scalar::sse(a, rs, b, ds, w, h);
+                    assert_eq!(sse, want, "check_simd: psnr sse_u8, {w}x{h}");
+                }
+                sse
+            }
+            (Samples::U16(a), Samples::U16(b)) => {
+                let sse = (self.sse_u16)(a, rs, b, ds, w, h);
+                #[cfg(feature = "check_simd")]
+                if self.level > CpuLevel::Scalar {
+                    let want = scalar::sse(a, rs, b, ds, w, h);
+                    assert_eq!(sse, want, "check_simd: psnr sse_u16, {w}x{h}");
+                }
+                sse
+            }
+            _ => unreachable!("the engine gives both inputs one sample size"),
+        }
     }
 }
 
@@ -198,7 +251,7 @@ impl Extractor for Psnr {
         }
         let peak2 = self.frame_peak.wrapping_mul(self.frame_peak) as f64;
         for (p, (r, d)) in pairs.iter().take(self.planes).enumerate() {
-            let sse = sse(r, d);
+            let sse = self.kernels.sse(r, d);
             let n = (r.width * r.height) as u64;
             self.totals[2 * p] = self.totals[2 * p].wrapping_add(sse);
             self.totals[2 * p + 1] = self.totals[2 * p + 1].wrapping_add(n);
