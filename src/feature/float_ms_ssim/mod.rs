@@ -154,9 +154,10 @@ impl Extractor for FloatMsSsim {
         let mut sizes = [(input.reference.width, input.reference.height); SCALES];
         for i in 1..SCALES {
             let (w, h) = sizes[i - 1];
+            let k = self.ssim.kernels();
             for pics in [&mut self.r, &mut self.d] {
                 let (done, rest) = pics.split_at_mut(i);
-                sizes[i] = iqa::decimate(&done[i - 1], w, h, 2, &LPF, LPF_LEN, &mut rest[0]);
+                sizes[i] = k.decimate(&done[i - 1], w, h, 2, &LPF, LPF_LEN, &mut rest[0]);
             }
         }
         let mut score = 1.0f64;

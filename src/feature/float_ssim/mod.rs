@@ -143,8 +143,9 @@ impl Extractor for FloatSsim {
         super::picture_copy::to_float(&input.distorted, self.bpc, 0, &mut self.d);
         if self.scale > 1 {
             let s = self.scale;
-            iqa::decimate_in_place(&mut self.r, w, h, s, &self.low_pass, s);
-            (w, h) = iqa::decimate_in_place(&mut self.d, w, h, s, &self.low_pass, s);
+            let k = self.ssim.kernels();
+            k.decimate_in_place(&mut self.r, w, h, s, &self.low_pass, s);
+            (w, h) = k.decimate_in_place(&mut self.d, w, h, s, &self.low_pass, s);
         }
         let v = self.ssim.compute(&self.r, &self.d, w, h);
         let score = v.ssim as f64;

@@ -3,93 +3,228 @@
 //! 1-D passes over the "valid" region only, low-pass decimation with mirrored borders, and the
 //! per-pixel SSIM terms with their means.
 //!
-//! libvmaf has no SIMD code for these; its C runs everywhere, so this is the only path. The
-//! arithmetic types follow libvmaf's C operation by operation: products of two `float`s are `f32`,
-//! filter sums accumulate those products in `f64`, `2.0 * …` promotes to `f64`, and the structure
-//! term is divided in `f32`.
+//! libvmaf has no SIMD code for these; its C is the specification, reproduced operation by
+//! operation in [`scalar`] (see there for the `f32`/`f64` types). The kernels are dispatched
+//! through [`Kernels`], chosen once per instance from [`crate::cpu::cpu_level`]; SIMD peers
+//! vectorise across output pixels only, so every pixel sees the scalar operations in the scalar
+//! order, and the sums over the SSIM map stay sequential. The `unsafe` of the SIMD peers stays
+//! in their arch modules.
+#![deny(unsafe_code)]
+
+pub mod scalar;
+#[cfg(test)]
+mod tests;
+
+use crate::cpu::{cpu_level, CpuLevel};
 
 /// Side of the Gaussian window.
 pub const WINDOW: usize = 11;
-
-/// The separable 11-tap Gaussian (sigma 1.5), as libvmaf's `g_gaussian_window_h/_v`.
-const GAUSSIAN: [f32; WINDOW] = [
-    0.001028, 0.007599, 0.036001, 0.109361, 0.213006, 0.266012, 0.213006, 0.109361, 0.036001,
-    0.007599, 0.001028,
-];
-
-/// IQA's `KBND_SYMMETRIC`: an out-of-range coordinate mirrored about the border (edge repeated).
-fn mirror(i: isize, n: usize) -> usize {
-    let n = n as isize;
-    let m = if i < 0 {
-        -1 - i
-    } else if i >= n {
-        n - (i - n) - 1
-    } else {
-        i
-    };
-    m as usize
-}
-
-/// IQA's `_iqa_filter_pixel`: the `kw`x`kw` kernel `k` (row-major) centred on (`x`, `y`) of the
-/// `w`x`h` image, borders mirrored; `f32` products summed in `f64`, rows outer.
-fn filter_pixel(img: &[f32], w: usize, h: usize, x: usize, y: usize, k: &[f32], kw: usize) -> f32 {
-    let c = (kw / 2) as isize;
-    let even = kw.is_multiple_of(2) as isize;
-    let mut sum = 0.0f64;
-    let mut taps = k.iter();
-    for v in -c..=c - even {
-        let row = mirror(y as isize + v, h) * w;
-        for u in -c..=c - even {
-            let kv = *taps.next().expect("kernel has kw*kw taps");
-            sum += (img[row + mirror(x as isize + u, w)] * kv) as f64;
-        }
-    }
-    sum as f32
-}
 
 /// IQA's decimated size: `n / factor`, plus one when `n` is odd (whatever the factor).
 pub fn decimated(n: usize, factor: usize) -> usize {
     n / factor + (n & 1)
 }
 
-/// IQA's `_iqa_decimate` into its own buffer: every `factor`-th pixel of the low-passed image.
-/// Returns the new size.
-pub fn decimate(
-    src: &[f32],
-    w: usize,
-    h: usize,
-    factor: usize,
-    k: &[f32],
-    kw: usize,
-    dst: &mut [f32],
-) -> (usize, usize) {
-    let (sw, sh) = (decimated(w, factor), decimated(h, factor));
-    for y in 0..sh {
-        for x in 0..sw {
-            dst[y * sw + x] = filter_pixel(src, w, h, x * factor, y * factor, k, kw);
-        }
-    }
-    (sw, sh)
+/// One output row of the decimation ([`scalar::decimate_row`]):
+/// `(src, w, h, factor, kernel, kw, y, out)`.
+pub type DecimateRow = fn(&[f32], usize, usize, usize, &[f32], usize, usize, &mut [f32]);
+/// Horizontal Gaussian pass ([`scalar::convolve_rows`]): `(img, w, h, cache)`.
+pub type ConvolveRows = fn(&[f32], usize, usize, &mut [f32]);
+/// Vertical Gaussian pass ([`scalar::convolve_cols`]): `(cache, w, h, dst)`.
+pub type ConvolveCols = fn(&[f32], usize, usize, &mut [f32]);
+/// Second-moment maps ([`scalar::squares`]): `(r, d, rr, dd, rd)`.
+pub type Squares = fn(&[f32], &[f32], &mut [f32], &mut [f32], &mut [f32]);
+/// The SSIM map's sums ([`scalar::ssim_sums`]): `(mu_r, mu_d, rr, dd, rd)`.
+pub type SsimSums = fn(&[f32], &[f32], &[f32], &[f32], &[f32]) -> [f64; 4];
+
+/// The IQA kernels of one CPU level: the scalar specification, with the entries a SIMD level
+/// provides replaced (a level without its own kernel keeps the best lower one's).
+///
+/// With the `check_simd` feature every call through a SIMD entry is recomputed with the scalar
+/// kernel and the outputs asserted equal, bit for bit.
+#[derive(Clone, Copy, Debug)]
+pub struct Kernels {
+    level: CpuLevel,
+    /// See [`DecimateRow`].
+    pub decimate_row: DecimateRow,
+    /// See [`ConvolveRows`].
+    pub convolve_rows: ConvolveRows,
+    /// See [`ConvolveCols`].
+    pub convolve_cols: ConvolveCols,
+    /// See [`Squares`].
+    pub squares: Squares,
+    /// See [`SsimSums`].
+    pub ssim_sums: SsimSums,
 }
 
-/// [`decimate`] in place, as libvmaf's `float_ssim` calls it: each result overwrites the buffer
-/// while later pixels are still read from it, in the same order as libvmaf.
-pub fn decimate_in_place(
-    img: &mut [f32],
-    w: usize,
-    h: usize,
-    factor: usize,
-    k: &[f32],
-    kw: usize,
-) -> (usize, usize) {
-    let (sw, sh) = (decimated(w, factor), decimated(h, factor));
-    for y in 0..sh {
-        for x in 0..sw {
-            let v = filter_pixel(img, w, h, x * factor, y * factor, k, kw);
-            img[y * sw + x] = v;
+impl Kernels {
+    /// The scalar specification kernels.
+    pub const SCALAR: Kernels = Kernels {
+        level: CpuLevel::Scalar,
+        decimate_row: scalar::decimate_row,
+        convolve_rows: scalar::convolve_rows,
+        convolve_cols: scalar::convolve_cols,
+        squares: scalar::squares,
+        ssim_sums: scalar::ssim_sums,
+    };
+
+    /// The best kernels at or below `level` that this machine runs.
+    pub fn for_level(level: CpuLevel) -> Self {
+        let mut k = Self::SCALAR;
+        k.level = level;
+        k
+    }
+
+    /// The level these kernels were chosen for.
+    pub fn level(&self) -> CpuLevel {
+        self.level
+    }
+
+    /// IQA's `_iqa_decimate` into its own buffer: every `factor`-th pixel of the `w`x`h` image
+    /// low-passed by the `kw`x`kw` kernel `k` (row-major), borders mirrored. Returns the new
+    /// size.
+    #[allow(clippy::too_many_arguments)]
+    pub fn decimate(
+        &self,
+        src: &[f32],
+        w: usize,
+        h: usize,
+        factor: usize,
+        k: &[f32],
+        kw: usize,
+        dst: &mut [f32],
+    ) -> (usize, usize) {
+        let (sw, sh) = (decimated(w, factor), decimated(h, factor));
+        for y in 0..sh {
+            let out = &mut dst[y * sw..(y + 1) * sw];
+            self.decimate_row(src, w, h, factor, k, kw, y, out);
+        }
+        (sw, sh)
+    }
+
+    /// [`Kernels::decimate`] in place, as libvmaf's `float_ssim` calls it: each result overwrites
+    /// the buffer while later pixels are still read from it, in libvmaf's order. A row whose
+    /// reads all lie outside the part of the buffer it writes is computed whole and then stored
+    /// (the same values, as nothing it reads changes meanwhile); the others run in place.
+    pub fn decimate_in_place(
+        &self,
+        img: &mut [f32],
+        w: usize,
+        h: usize,
+        factor: usize,
+        k: &[f32],
+        kw: usize,
+    ) -> (usize, usize) {
+        let (sw, sh) = (decimated(w, factor), decimated(h, factor));
+        let mut row = vec![0.0f32; sw];
+        let c = (kw / 2) as isize;
+        for y in 0..sh {
+            let written = y * sw..(y + 1) * sw;
+            let clear = (0..kw as isize).all(|v| {
+                let r = scalar::mirror((y * factor) as isize + v - c, h) * w;
+                r >= written.end || r + w <= written.start
+            });
+            if clear {
+                self.decimate_row(img, w, h, factor, k, kw, y, &mut row);
+                img[written].copy_from_slice(&row);
+            } else {
+                scalar::decimate_row_in_place(img, w, h, factor, k, kw, y);
+            }
+        }
+        (sw, sh)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn decimate_row(
+        &self,
+        src: &[f32],
+        w: usize,
+        h: usize,
+        factor: usize,
+        k: &[f32],
+        kw: usize,
+        y: usize,
+        out: &mut [f32],
+    ) {
+        (self.decimate_row)(src, w, h, factor, k, kw, y, out);
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            let mut want = vec![0.0f32; out.len()];
+            scalar::decimate_row(src, w, h, factor, k, kw, y, &mut want);
+            assert_bits_eq(out, &want, "decimate_row");
         }
     }
-    (sw, sh)
+
+    fn convolve_rows(&self, img: &[f32], w: usize, h: usize, cache: &mut [f32]) {
+        (self.convolve_rows)(img, w, h, cache);
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            let mut want = vec![0.0f32; w * h];
+            scalar::convolve_rows(img, w, h, &mut want);
+            let c = WINDOW / 2;
+            for y in 0..h {
+                let cols = y * w + c..(y + 1) * w - c;
+                assert_bits_eq(&cache[cols.clone()], &want[cols], "convolve_rows");
+            }
+        }
+    }
+
+    fn convolve_cols(&self, cache: &[f32], w: usize, h: usize, dst: &mut [f32]) {
+        (self.convolve_cols)(cache, w, h, dst);
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            let n = (w + 1 - WINDOW) * (h + 1 - WINDOW);
+            let mut want = vec![0.0f32; n];
+            scalar::convolve_cols(cache, w, h, &mut want);
+            assert_bits_eq(&dst[..n], &want, "convolve_cols");
+        }
+    }
+
+    fn squares(&self, r: &[f32], d: &[f32], rr: &mut [f32], dd: &mut [f32], rd: &mut [f32]) {
+        (self.squares)(r, d, rr, dd, rd);
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            let n = r.len();
+            let (mut wr, mut wd, mut wx) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+            scalar::squares(r, d, &mut wr, &mut wd, &mut wx);
+            assert_bits_eq(&rr[..n], &wr, "squares rr");
+            assert_bits_eq(&dd[..n], &wd, "squares dd");
+            assert_bits_eq(&rd[..n], &wx, "squares rd");
+        }
+    }
+
+    fn ssim_sums(
+        &self,
+        mu_r: &[f32],
+        mu_d: &[f32],
+        rr: &[f32],
+        dd: &[f32],
+        rd: &[f32],
+    ) -> [f64; 4] {
+        let sums = (self.ssim_sums)(mu_r, mu_d, rr, dd, rd);
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            let want = scalar::ssim_sums(mu_r, mu_d, rr, dd, rd);
+            assert_eq!(
+                sums.map(f64::to_bits),
+                want.map(f64::to_bits),
+                "check_simd: iqa ssim_sums ({sums:?} against {want:?})"
+            );
+        }
+        sums
+    }
+}
+
+/// Asserts two float slices equal bit for bit (NaNs and signed zeros included).
+#[cfg(feature = "check_simd")]
+fn assert_bits_eq(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "check_simd: iqa {what} length");
+    if let Some(i) = (0..got.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+        panic!(
+            "check_simd: iqa {what} at {i}: {} against scalar {}",
+            got[i], want[i]
+        );
+    }
 }
 
 /// SSIM of one picture pair: the mean SSIM and its luminance, contrast and structure means, each
@@ -106,7 +241,7 @@ pub struct Lcs {
     pub s: f32,
 }
 
-/// Scratch for [`Ssim::compute`] on pictures up to a given size.
+/// Scratch for [`Ssim::compute`] on pictures up to a given size, and the kernels it uses.
 #[derive(Debug)]
 pub struct Ssim {
     mu_r: Vec<f32>,
@@ -115,41 +250,11 @@ pub struct Ssim {
     dd: Vec<f32>,
     rd: Vec<f32>,
     cache: Vec<f32>,
-}
-
-/// Horizontal pass of IQA's separable convolution: for every row, the window's valid columns,
-/// written at the window centre's position (stride `w`).
-fn convolve_rows(img: &[f32], w: usize, h: usize, cache: &mut [f32]) {
-    let c = WINDOW / 2;
-    for y in 0..h {
-        let row = &img[y * w..(y + 1) * w];
-        for (x, win) in row.windows(WINDOW).enumerate() {
-            let mut sum = 0.0f64;
-            for (p, k) in win.iter().zip(&GAUSSIAN) {
-                sum += (p * k) as f64;
-            }
-            cache[y * w + x + c] = sum as f32;
-        }
-    }
-}
-
-/// Vertical pass: the valid `(w - 10) x (h - 10)` region, compact (stride `w - 10`).
-fn convolve_cols(cache: &[f32], w: usize, h: usize, dst: &mut [f32]) {
-    let c = WINDOW / 2;
-    let (dw, dh) = (w + 1 - WINDOW, h + 1 - WINDOW);
-    for y in 0..dh {
-        for x in 0..dw {
-            let mut sum = 0.0f64;
-            for (v, k) in GAUSSIAN.iter().enumerate() {
-                sum += (cache[(y + v) * w + x + c] * k) as f64;
-            }
-            dst[y * dw + x] = sum as f32;
-        }
-    }
+    kernels: Kernels,
 }
 
 impl Ssim {
-    /// Scratch for pictures of at most `w * h` pixels.
+    /// Scratch for pictures of at most `w * h` pixels, with [`cpu_level`]'s kernels.
     pub fn new(w: usize, h: usize) -> Self {
         let n = w * h;
         Ssim {
@@ -159,7 +264,20 @@ impl Ssim {
             dd: vec![0.0; n],
             rd: vec![0.0; n],
             cache: vec![0.0; n],
+            kernels: Kernels::for_level(cpu_level()),
         }
+    }
+
+    /// Uses the kernels of `level` (at most what this machine runs) instead of
+    /// [`cpu_level`]'s.
+    pub fn with_cpu_level(mut self, level: CpuLevel) -> Self {
+        self.kernels = Kernels::for_level(level.min(cpu_level()));
+        self
+    }
+
+    /// The kernels in use (also for the callers' decimation).
+    pub fn kernels(&self) -> &Kernels {
+        &self.kernels
     }
 
     /// IQA's `_iqa_ssim` with libvmaf's default arguments (Gaussian window, K1 0.01, K2 0.03,
@@ -167,47 +285,32 @@ impl Ssim {
     pub fn compute(&mut self, r: &[f32], d: &[f32], w: usize, h: usize) -> Lcs {
         let n = w * h;
         let (r, d) = (&r[..n], &d[..n]);
+        let k = &self.kernels;
         let cache = &mut self.cache;
-        convolve_rows(r, w, h, cache);
-        convolve_cols(cache, w, h, &mut self.mu_r);
-        convolve_rows(d, w, h, cache);
-        convolve_cols(cache, w, h, &mut self.mu_d);
-        for i in 0..n {
-            self.rr[i] = r[i] * r[i];
-            self.dd[i] = d[i] * d[i];
-            self.rd[i] = r[i] * d[i];
-        }
+        k.convolve_rows(r, w, h, cache);
+        k.convolve_cols(cache, w, h, &mut self.mu_r);
+        k.convolve_rows(d, w, h, cache);
+        k.convolve_cols(cache, w, h, &mut self.mu_d);
+        k.squares(
+            r,
+            d,
+            &mut self.rr[..n],
+            &mut self.dd[..n],
+            &mut self.rd[..n],
+        );
         // In place, as libvmaf: the row pass reads the whole map before the column pass writes.
         for map in [&mut self.rr, &mut self.dd, &mut self.rd] {
-            convolve_rows(map, w, h, cache);
-            convolve_cols(cache, w, h, map);
+            k.convolve_rows(map, w, h, cache);
+            k.convolve_cols(cache, w, h, map);
         }
-        let (w, h) = (w + 1 - WINDOW, h + 1 - WINDOW);
-        let n = w * h;
-
-        let l = 255.0f32;
-        let c1 = (0.01f32 * l) * (0.01f32 * l);
-        let c2 = (0.03f32 * l) * (0.03f32 * l);
-        let c3 = c2 / 2.0f32;
-        // libvmaf's MAX(0.0, x): a double comparison, so NaN stays NaN.
-        let floor0 = |x: f32| if 0.0f64 > x as f64 { 0.0f32 } else { x };
-        let (mut ssim_sum, mut l_sum, mut c_sum, mut s_sum) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-        for i in 0..n {
-            let (mr, md) = (self.mu_r[i], self.mu_d[i]);
-            let rr = floor0(self.rr[i] - mr * mr);
-            let dd = floor0(self.dd[i] - md * md);
-            let rd = self.rd[i] - mr * md;
-            let sigma = ((rr * dd) as f64).sqrt() as f32;
-            let lum = (2.0 * mr as f64 * md as f64 + c1 as f64) / ((mr * mr + md * md + c1) as f64);
-            let con = (2.0 * sigma as f64 + c2 as f64) / ((rr + dd + c2) as f64);
-            // A flat, identical region can leave a tiny negative covariance: libvmaf clamps it.
-            let rd = if rd < 0.0 && sigma <= 0.0 { 0.0 } else { rd };
-            let st = ((rd + c3) / (sigma + c3)) as f64;
-            ssim_sum += lum * con * st;
-            l_sum += lum;
-            c_sum += con;
-            s_sum += st;
-        }
+        let n = (w + 1 - WINDOW) * (h + 1 - WINDOW);
+        let [ssim_sum, l_sum, c_sum, s_sum] = k.ssim_sums(
+            &self.mu_r[..n],
+            &self.mu_d[..n],
+            &self.rr[..n],
+            &self.dd[..n],
+            &self.rd[..n],
+        );
         let n = n as f64;
         Lcs {
             ssim: (ssim_sum / n) as f32,
