@@ -14,6 +14,9 @@
 pub mod scalar;
 #[cfg(test)]
 mod tests;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx2;
 
 use crate::cpu::{cpu_level, CpuLevel};
 
@@ -70,7 +73,12 @@ impl Kernels {
 
     /// The best kernels at or below `level` that this machine runs.
     pub fn for_level(level: CpuLevel) -> Self {
+        #[allow(unused_mut)]
         let mut k = Self::SCALAR;
+        #[cfg(target_arch = "x86_64")]
+        if level >= CpuLevel::Avx2 {
+            x86_64_avx2::install(&mut k);
+        }
         k.level = level;
         k
     }
