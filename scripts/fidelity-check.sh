@@ -14,6 +14,8 @@
 #   scripts/fidelity-check.sh --unpack-oracle      (carry build/fidelity-oracle)
 #   scripts/fidelity-check.sh [build/fidelity]     (carry build/fidelity; logs to $OUT)
 set -euo pipefail
+# The golden suites besides tests/golden.rs, each one test binary.
+suites=(golden_ssim golden_ciede golden_floatsimple golden_floatvifadm golden_bootstrap)
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 oracle_xz=build/fidelity-oracle/ffmpeg.xz
@@ -29,7 +31,7 @@ case "${1:-}" in
     scripts/ffmpeg-build.sh >/dev/null
     cargo build --release --bin vmaf-rs
     cp target/release/vmaf-rs build/ffmpeg/bin/ffmpeg build/ffmpeg/bin/ffprobe "$g/"
-    for t in golden golden_ssim golden_ciede golden_floatsimple golden_floatvifadm ffmpeg lib; do
+    for t in golden "${suites[@]}" ffmpeg lib; do
         cp "$(scripts/test-exe.sh "$t")" "$g/$t-tests"
     done
     strip --strip-debug "$g"/*
@@ -72,7 +74,7 @@ run() {  # NAME CMD...: runs a test executable, log to $OUT/NAME.log
 }
 run lib "$dir/lib-tests" --test-threads=8
 run golden "$dir/golden-tests" --test-threads=8 --nocapture
-for t in golden_ssim golden_ciede golden_floatsimple golden_floatvifadm; do
+for t in "${suites[@]}"; do
     run "$t" "$dir/$t-tests" --test-threads=8 --nocapture
 done
 VMAF_RS_CPU=scalar run golden-scalar "$dir/golden-tests" --test-threads=8 --nocapture \
