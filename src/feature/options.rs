@@ -35,6 +35,9 @@ pub enum OptKind {
         /// The words accepted.
         choices: &'static [&'static str],
     },
+    /// Free text, unset by default (libvmaf's string options with a `NULL` default, e.g. cambi's
+    /// `heatmaps_path`).
+    Text,
 }
 
 /// One option of an extractor.
@@ -51,7 +54,7 @@ pub struct OptSpec {
 }
 
 /// A resolved option value.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum OptValue {
     /// Boolean.
     Bool(bool),
@@ -61,6 +64,8 @@ pub enum OptValue {
     Double(f64),
     /// A word of a [`OptKind::Choice`] option.
     Choice(&'static str),
+    /// A [`OptKind::Text`] option's text (`None`: not set).
+    Text(Option<String>),
 }
 
 /// The option values of one extractor instance (every option of its table, defaults filled in).
@@ -80,6 +85,7 @@ impl OptValues {
                 OptKind::Int { default, .. } => OptValue::Int(default),
                 OptKind::Double { default, .. } => OptValue::Double(default),
                 OptKind::Choice { default, .. } => OptValue::Choice(default),
+                OptKind::Text => OptValue::Text(None),
             })
             .collect();
         OptValues { specs, values }
@@ -138,6 +144,7 @@ impl OptValues {
                 Some(c) => OptValue::Choice(c),
                 None => return Err(bad(&format!("expected one of {}", choices.join(", ")))),
             },
+            OptKind::Text => OptValue::Text(Some(value.to_string())),
         };
         Ok(())
     }
@@ -159,33 +166,42 @@ impl OptValues {
 
     /// A double option's value. Panics if `key` is not a double option of this table (a bug).
     pub fn f64(&self, key: &str) -> f64 {
-        match self.index(key).map(|i| self.values[i]) {
-            Some(OptValue::Double(v)) => v,
+        match self.index(key).map(|i| &self.values[i]) {
+            Some(OptValue::Double(v)) => *v,
             _ => panic!("no double option {key}"),
         }
     }
 
     /// A boolean option's value. Panics if `key` is not a bool option of this table (a bug).
     pub fn bool(&self, key: &str) -> bool {
-        match self.index(key).map(|i| self.values[i]) {
-            Some(OptValue::Bool(v)) => v,
+        match self.index(key).map(|i| &self.values[i]) {
+            Some(OptValue::Bool(v)) => *v,
             _ => panic!("no bool option {key}"),
         }
     }
 
     /// An integer option's value. Panics if `key` is not an int option of this table (a bug).
     pub fn int(&self, key: &str) -> i64 {
-        match self.index(key).map(|i| self.values[i]) {
-            Some(OptValue::Int(v)) => v,
+        match self.index(key).map(|i| &self.values[i]) {
+            Some(OptValue::Int(v)) => *v,
             _ => panic!("no int option {key}"),
         }
     }
 
     /// A choice option's word. Panics if `key` is not a choice option of this table (a bug).
     pub fn choice(&self, key: &str) -> &'static str {
-        match self.index(key).map(|i| self.values[i]) {
+        match self.index(key).map(|i| &self.values[i]) {
             Some(OptValue::Choice(v)) => v,
             _ => panic!("no choice option {key}"),
+        }
+    }
+
+    /// A text option's value (`None`: not set). Panics if `key` is not a text option of this
+    /// table (a bug).
+    pub fn text(&self, key: &str) -> Option<&str> {
+        match self.index(key).map(|i| &self.values[i]) {
+            Some(OptValue::Text(v)) => v.as_deref(),
+            _ => panic!("no text option {key}"),
         }
     }
 
@@ -194,12 +210,11 @@ impl OptValues {
     /// `_<alias>_<%g value>` (`_<alias>` for booleans, `_<alias>_<word>` for choices) per
     /// non-default parameter, sorted by option name (libvmaf's `vmaf_feature_name_from_options`).
     pub fn feature_name(&self, full_name: &str) -> String {
-        let mut changed: Vec<(&OptSpec, OptValue)> = self
+        let mut changed: Vec<(&OptSpec, &OptValue)> = self
             .specs
             .iter()
             .zip(&self.values)
-            .filter(|(s, v)| s.feature_param && !is_default(s, **v))
-            .map(|(s, v)| (s, *v))
+            .filter(|(s, v)| s.feature_param && !is_default(s, v))
             .collect();
         if changed.is_empty() {
             return full_name.to_string();
@@ -214,20 +229,24 @@ impl OptValues {
                     out.push_str(key);
                 }
                 OptValue::Int(i) => out.push_str(&format!("_{key}_{i}")),
-                OptValue::Double(d) => out.push_str(&format!("_{key}_{}", fmt_g(d))),
+                OptValue::Double(d) => out.push_str(&format!("_{key}_{}", fmt_g(*d))),
                 OptValue::Choice(w) => out.push_str(&format!("_{key}_{w}")),
+                OptValue::Text(t) => {
+                    out.push_str(&format!("_{key}_{}", t.as_deref().unwrap_or("")))
+                }
             }
         }
         out
     }
 }
 
-fn is_default(spec: &OptSpec, v: OptValue) -> bool {
+fn is_default(spec: &OptSpec, v: &OptValue) -> bool {
     match (spec.kind, v) {
-        (OptKind::Bool(d), OptValue::Bool(b)) => d == b,
-        (OptKind::Int { default, .. }, OptValue::Int(i)) => default == i,
-        (OptKind::Double { default, .. }, OptValue::Double(x)) => default == x,
-        (OptKind::Choice { default, .. }, OptValue::Choice(w)) => default == w,
+        (OptKind::Bool(d), OptValue::Bool(b)) => d == *b,
+        (OptKind::Int { default, .. }, OptValue::Int(i)) => default == *i,
+        (OptKind::Double { default, .. }, OptValue::Double(x)) => default == *x,
+        (OptKind::Choice { default, .. }, OptValue::Choice(w)) => default == *w,
+        (OptKind::Text, OptValue::Text(t)) => t.is_none(),
         _ => false,
     }
 }
@@ -368,6 +387,27 @@ mod tests {
         o.set_json("vif_prescale_method", &serde_json::json!("nearest"))
             .unwrap();
         assert_eq!(o.choice("vif_prescale_method"), "nearest");
+    }
+
+    #[test]
+    fn text_is_unset_until_set_and_taken_verbatim() {
+        static TEXT: &[OptSpec] = &[OptSpec {
+            name: "heatmaps_path",
+            alias: None,
+            kind: OptKind::Text,
+            feature_param: false,
+        }];
+        let mut o = OptValues::defaults(TEXT);
+        assert_eq!(o.text("heatmaps_path"), None);
+        assert_eq!(o, OptValues::defaults(TEXT));
+        o.set("heatmaps_path", "/tmp/a b:c").unwrap();
+        assert_eq!(o.text("heatmaps_path"), Some("/tmp/a b:c"));
+        assert_ne!(o, OptValues::defaults(TEXT));
+        // Not a feature parameter: the name stays.
+        assert_eq!(o.feature_name("x"), "x");
+        o.set_json("heatmaps_path", &serde_json::json!("d"))
+            .unwrap();
+        assert_eq!(o.text("heatmaps_path"), Some("d"));
     }
 
     #[test]
