@@ -6,6 +6,7 @@
 //! into values that depend on neighbouring frames (motion2/motion3), emitted with a small lag.
 
 pub mod adm;
+pub mod cambi;
 pub mod ciede;
 pub mod float_adm;
 pub mod float_ansnr;
@@ -226,6 +227,7 @@ impl ExtractorDef {
 /// Every extractor this build knows, in registry order.
 pub static REGISTRY: &[&ExtractorDef] = &[
     &adm::DEF,
+    &cambi::DEF,
     &ciede::DEF,
     &float_adm::DEF,
     &float_ansnr::DEF,

@@ -2,6 +2,7 @@
 
 /// (full name, log alias) pairs, as libvmaf's alias table defines them.
 static ALIASES: &[(&str, &str)] = &[
+    ("Cambi_feature_cambi_score", "cambi"),
     ("VMAF_feature_adm2_score", "adm2"),
     ("VMAF_feature_adm3_score", "adm3"),
     ("VMAF_feature_adm_scale0_score", "adm_scale0"),
