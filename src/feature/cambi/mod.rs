@@ -207,7 +207,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
     name: "cambi",
     options: OPTIONS,
     spatial: SPATIAL,
-    plain_names: &SPATIAL_PLAIN,
+    unsuffixed: &SPATIAL_PLAIN,
     shows: Some(|o, _, name| name == SPATIAL[0] || o.bool("full_ref")),
     check,
     create,

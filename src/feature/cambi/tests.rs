@@ -447,7 +447,7 @@ fn outputs_are_named_as_libvmaf_names_them() {
         ("full_ref", "true"),
         ("heatmaps_path", "/nonexistent"),
     ]);
-    let names: Vec<String> = DEF.spatial.iter().map(|n| DEF.column_name(&o, n)).collect();
+    let names: Vec<String> = DEF.spatial.iter().map(|n| DEF.output_name(&o, n)).collect();
     assert_eq!(
         names,
         [
@@ -456,7 +456,7 @@ fn outputs_are_named_as_libvmaf_names_them() {
             "cambi_full_reference"
         ]
     );
-    assert_eq!(DEF.column_name(&opts(&[]), DEF.spatial[0]), "cambi");
+    assert_eq!(DEF.output_name(&opts(&[]), DEF.spatial[0]), "cambi");
     assert!(DEF.shows(&o, &f, "cambi_source"));
     assert!(!DEF.shows(&opts(&[]), &f, "cambi_full_reference"));
     let o = opts(&[
@@ -466,7 +466,7 @@ fn outputs_are_named_as_libvmaf_names_them() {
         ("cambi_topk", "0.3"),
     ]);
     assert_eq!(
-        DEF.column_name(&o, DEF.spatial[0]),
+        DEF.output_name(&o, DEF.spatial[0]),
         "cambi_ceot_pq_ctpk_0.3_eotf_pq_topk_0.5"
     );
 }
