@@ -23,6 +23,7 @@ pub mod options;
 pub mod picture_copy;
 pub mod psnr;
 pub mod psnr_hvs;
+pub mod scale;
 pub mod vif;
 
 use crate::error::{Error, Result};

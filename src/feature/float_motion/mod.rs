@@ -13,10 +13,9 @@
 //! the Cb and Cr planes (libvmaf's chroma size) are blurred and differenced the same way and their
 //! `float` differences added to luma's in `double`.
 
-use super::float_vif::scalar::Geom;
-use super::float_vif::scale::{Method, Scaler, BILINEAR_MAX_WIDTH};
 use super::options::{OptKind, OptSpec, OptValues};
 use super::picture_copy::{check_depth, to_float};
+use super::scale::{Geom, Method, Scaler, BILINEAR_MAX_WIDTH};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
 use crate::error::{Error, Result};
 use crate::picture::{ChromaLayout, PictureFormat, Plane};

@@ -5,7 +5,7 @@
 //! Per frame, luma becomes `float` as libvmaf's `picture_copy` makes it (`x - 128` at 8 bits,
 //! `x / 4 - 128`, `x / 16 - 128`, `x / 256 - 128` at 10, 12, 16 bits), is optionally rescaled
 //! (`vif_prescale`, by `vif_prescale_method`: libvmaf's nearest, bilinear, bicubic or lanczos4
-//! scaler, [`scale`]), and every scale after 0 filters the previous one with its
+//! scaler, [`super::scale`]), and every scale after 0 filters the previous one with its
 //! Gaussian and keeps every other sample. At each scale separable Gaussians give the local means,
 //! variances and covariance, and each pixel contributes libvmaf's approximate-`log2` terms.
 //!
@@ -14,15 +14,14 @@
 //! one scalar implementation equals libvmaf on every host.
 
 pub mod scalar;
-pub mod scale;
 
 use super::options::{OptKind, OptSpec, OptValues};
 use super::picture_copy::{check_depth, to_float};
+use super::scale::{self, Method, Scaler};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::error::{Error, Result};
 use crate::picture::PictureFormat;
 use scalar::{Geom, Source};
-use scale::{Method, Scaler};
 
 /// Options, with libvmaf's names, aliases, defaults, ranges and FEATURE_PARAM flags
 /// (`float_vif.c` `options[]`, in its order).

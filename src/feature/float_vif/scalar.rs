@@ -65,7 +65,12 @@ fn gaussian_pdf(x: f32, mean: f32, stdev: f32) -> f32 {
 /// The normalised Gaussian of a scale (`vif_get_filter`: sigma = width / 5).
 pub fn filter(scale: usize, kernelscale: f32) -> Vec<f32> {
     let size = filter_size(scale, kernelscale);
-    let stdev = size as f32 / 5.0;
+    gaussian(size, size as f32 / 5.0)
+}
+
+/// A normalised Gaussian of `size` (odd) taps (`get_1d_gaussian_kernel`): each tap's density in
+/// `float`, divided by their `float` sum.
+pub fn gaussian(size: usize, stdev: f32) -> Vec<f32> {
     let k = (size as i32 - 1) / 2;
     let mut out: Vec<f32> = (0..size as i32)
         .map(|i| gaussian_pdf((i - k) as f32, 0.0, stdev))
@@ -104,16 +109,7 @@ pub enum Source<'a> {
     Product(&'a [f32], &'a [f32]),
 }
 
-/// A plane geometry: width, height, stride.
-#[derive(Clone, Copy, Debug)]
-pub struct Geom {
-    /// Width.
-    pub w: usize,
-    /// Height.
-    pub h: usize,
-    /// Row stride in samples.
-    pub stride: usize,
-}
+pub use crate::feature::scale::Geom;
 
 /// Separable filter (`vif_filter1d_s`, `_sq_s`, `_xy_s`): vertical pass into `tmp` (one row),
 /// then horizontal into `dst`, both with mirrored borders. The caller guarantees every scale is

@@ -1,6 +1,7 @@
 //! libvmaf's frame scalers (`vif_tools.c` `vif_scale_frame_s`): float VIF's `vif_prescale` with
-//! `vif_prescale_method` nearest, bilinear, bicubic or lanczos4, and float motion's
-//! `motion_add_scale1` halving (bilinear).
+//! `vif_prescale_method` nearest, bilinear, bicubic or lanczos4, SpEED's `speed_prescale` with
+//! `speed_prescale_method` (the same scalers), and float motion's `motion_add_scale1` halving
+//! (bilinear).
 //!
 //! Every method maps output sample `x` to source position `(x + 0.5) · (src / dst) - 0.5`
 //! (nearest: `x · (src / dst)`, truncated), with the ratio in `f32` and the position computed in
@@ -10,7 +11,16 @@
 //! and each pixel then sums its taps in libvmaf's order. A picture whose size does not change is
 //! copied, as libvmaf does.
 
-use super::scalar::Geom;
+/// A plane geometry: width, height, stride.
+#[derive(Clone, Copy, Debug)]
+pub struct Geom {
+    /// Width.
+    pub w: usize,
+    /// Height.
+    pub h: usize,
+    /// Row stride in samples.
+    pub stride: usize,
+}
 
 /// A scaling method, by libvmaf's name (`vif_get_scaling_method`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
