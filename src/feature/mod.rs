@@ -24,6 +24,7 @@ pub mod picture_copy;
 pub mod psnr;
 pub mod psnr_hvs;
 pub mod scale;
+pub mod speed;
 pub mod vif;
 
 use crate::error::{Error, Result};
@@ -241,6 +242,7 @@ pub static REGISTRY: &[&ExtractorDef] = &[
     &motion::DEF,
     &psnr::DEF,
     &psnr_hvs::DEF,
+    &speed::chroma::DEF,
     &vif::DEF,
 ];
 
