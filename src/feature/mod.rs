@@ -243,6 +243,7 @@ pub static REGISTRY: &[&ExtractorDef] = &[
     &psnr::DEF,
     &psnr_hvs::DEF,
     &speed::chroma::DEF,
+    &speed::temporal::DEF,
     &vif::DEF,
 ];
 

@@ -28,6 +28,7 @@
 pub mod chroma;
 pub mod cov;
 pub mod linalg;
+pub mod temporal;
 #[cfg(test)]
 mod tests;
 #[cfg(target_arch = "x86_64")]
