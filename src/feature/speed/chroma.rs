@@ -69,7 +69,8 @@ fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
     if f.layout == ChromaLayout::Gray {
         return Err(Error::Unsupported(
             "feature speed_chroma: 4:0:0 input, which has no chroma (libvmaf's speed_chroma \
-             refuses it too); give 4:2:0, 4:2:2 or 4:4:4 input, e.g. with format=yuv420p"
+             refuses it too; its FFmpeg filter first makes it 4:2:0 with flat chroma, where \
+             every score is 0); give 4:2:0, 4:2:2 or 4:4:4 input, e.g. with format=yuv420p"
                 .into(),
         ));
     }

@@ -248,3 +248,32 @@ fn log2_2pie_is_the_correctly_rounded_constant() {
     assert_eq!(LOG2_2PIE.to_bits(), 0x4010_6073_a671_183d);
     assert!((x.log2() - LOG2_2PIE).abs() <= f64::EPSILON * 4.0);
 }
+
+#[test]
+fn temporal_refuses_upscaling_and_names_its_options() {
+    let f = PictureFormat {
+        width: 320,
+        height: 240,
+        bpc: 10,
+        layout: ChromaLayout::Gray,
+    };
+    let mut o = OptValues::defaults(temporal::OPTIONS);
+    assert!((temporal::DEF.check)(&o, &f).is_ok(), "luma only");
+    o.set("speed_prescale", "0.5").unwrap();
+    assert!((temporal::DEF.check)(&o, &f).is_ok());
+    // 1.002 keeps 240 rows (and makes 321 columns, which libvmaf's stride holds).
+    o.set("speed_prescale", "1.002").unwrap();
+    assert!((temporal::DEF.check)(&o, &f).is_ok());
+    o.set("speed_prescale", "1.5").unwrap();
+    let e = (temporal::DEF.check)(&o, &f).unwrap_err().to_string();
+    assert!(e.contains("360 rows") && e.contains("at most 1"), "{e}");
+    let mut o = OptValues::defaults(temporal::OPTIONS);
+    o.set("speed_use_ref_diff", "true").unwrap();
+    o.set("speed_max_val", "45").unwrap();
+    let full = temporal::DEF.spatial[0];
+    assert_eq!(
+        crate::feature::names::alias(&o.feature_name(full)),
+        "speed_temporal_mxv_45_urd"
+    );
+    assert!(temporal::DEF.needs_prev_ref && temporal::DEF.needs_prev_dis);
+}
