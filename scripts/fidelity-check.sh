@@ -15,7 +15,7 @@
 #   scripts/fidelity-check.sh [build/fidelity]     (carry build/fidelity; logs to $OUT)
 set -euo pipefail
 # The golden suites besides tests/golden.rs, each one test binary.
-suites=(golden_ssim golden_ciede golden_floatsimple golden_floatvifadm golden_bootstrap golden_cambi)
+suites=(golden_ssim golden_ciede golden_floatsimple golden_floatvifadm golden_bootstrap golden_cambi golden_speed golden_v1)
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 oracle_xz=build/fidelity-oracle/ffmpeg.xz
