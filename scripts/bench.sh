@@ -3,7 +3,9 @@
 # Prints fps for each and the ratio (ours / libvmaf) last. Not a test: numbers go to
 # docs/BENCHMARKS.md.
 #   scripts/bench.sh [--frames N] [--threads "1 2"] [--runs R] [--features "psnr|float_ssim"]
-# (--features: extra features for both sides, beside the default model)
+#                    [--model vmaf_v1.0.16_3d0h]
+# (--features: extra features for both sides, beside the model; --model: a built-in model version
+#  for both sides instead of vmaf_v0.6.1)
 #
 # --cuda (on the GPU machine; needs only the patched ffmpeg, no cargo or oracle): the vmaf_rs
 # filter at 1080p and 4K (nv12) with the frames already on the GPU (8 frames of each input
@@ -15,7 +17,7 @@ set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $(...) stops the script
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-frames=120; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""
+frames=120; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --frames) frames=$2; shift 2;;
@@ -23,7 +25,8 @@ while [ $# -gt 0 ]; do
         --runs) runs=$2; runs_set=1; shift 2;;
         --cuda) cuda=1; shift;;
         --features) features=$2; shift 2;;
-        *) echo "usage: $0 [--frames N] [--threads \"1 2\"] [--runs R] | --cuda [--runs R]" >&2; exit 2;;
+        --model) model=$2; shift 2;;
+        *) echo "usage: $0 [--frames N] [--threads \"1 2\"] [--runs R] [--features F] [--model V] | --cuda [--runs R]" >&2; exit 2;;
     esac
 done
 
@@ -96,7 +99,12 @@ if [ -n "$features" ]; then
     fopt=":feature='name=${features//|/|name=}'"
     IFS='|' read -ra fl <<<"$features"
     for f in "${fl[@]}"; do cli_feat+=(--feature "$f"); done
-    echo "bench: features $features beside vmaf_v0.6.1 on both sides"
+    echo "bench: features $features beside ${model:-vmaf_v0.6.1} on both sides"
+fi
+if [ -n "$model" ]; then
+    fopt="$fopt:model=version=$model"
+    cli_feat+=(-m "version=$model")
+    echo "bench: model $model on both sides"
 fi
 
 printf '%-34s %8s %8s\n' "what (1080p, $frames frames)" "seconds" "fps"
