@@ -570,16 +570,7 @@ fn whole_pictures_match_scalar_at_every_level() {
                 Plane::new_u16(&d, w, h, w).unwrap(),
             )
         };
-        let input = FrameInput {
-            reference: rp,
-            distorted: dp,
-            prev_reference: None,
-            prev_reference_chroma: None,
-            prev_prev_reference: None,
-            reference_chroma: None,
-            distorted_chroma: None,
-            index: 0,
-        };
+        let input = FrameInput::luma(rp, dp, 0);
         let cfg = ExtractorConfig {
             format: format(w, h, bpc),
             opts: opts(kv),
