@@ -845,3 +845,26 @@ fn bootstrap_collection_in_the_filter() {
     assert_eq!(m.matches("lavfi.vmaf_rs.vmaf_ci_p95_lo=").count(), 6, "{m}");
     assert_eq!(m.matches("lavfi.vmaf_rs.vmaf_0020=").count(), 6);
 }
+
+/// The v1.0.16 models through the filter (CAMBI, SpEED, adm3, motion3, HFR motion options), two
+/// at once with an overload, against libvmaf's filter on the same options.
+#[test]
+fn v1_models_match_libvmaf() {
+    let case = Case {
+        name: "ff-v1",
+        source: "testsrc2=s=352x320:r=25:d=0.28,eq=brightness=-0.25",
+        pix_fmt: "yuv420p",
+        dist_filter: "gblur=sigma=1,noise=alls=8:allf=t",
+        encode: &[],
+    };
+    let (dir, r, d) = pair(&case, "v1");
+    compare(
+        "v1.0.16 3d0h + hfr_5d0h",
+        &d,
+        &r,
+        "model='version=vmaf_v1.0.16_3d0h\\:name=a\\:cambi.enc_width=1280\\:cambi.enc_height=720|\
+         version=vmaf_v1.0.16_hfr_5d0h\\:name=b':n_threads=2",
+        &["a", "b"],
+        &dir,
+    );
+}
