@@ -5,7 +5,8 @@
 #   scripts/bench.sh [--frames N] [--threads "1 2"] [--runs R] [--features "psnr|float_ssim"]
 #                    [--model vmaf_v1.0.16_3d0h]
 # (--features: extra features for both sides, beside the model; --model: a built-in model version
-#  for both sides instead of vmaf_v0.6.1)
+#  for both sides instead of vmaf_v0.6.1; VMAF_RS_BENCH_PREBUILT=1 with VMAF_RS_ORACLE, VMAF_RS_CLI
+#  and VMAF_RS_FFMPEG: use those binaries, build nothing)
 #
 # --cuda (on the GPU machine; needs only the patched ffmpeg, no cargo or oracle): the vmaf_rs
 # filter at 1080p and 4K (nv12) with the frames already on the GPU (8 frames of each input
@@ -76,11 +77,20 @@ if [ "$cuda" = 1 ]; then
     exit 0
 fi
 
-oracle=$(scripts/oracle.sh)
-cargo build --release --quiet --bin vmaf-rs
-# The filter row must measure the current code: relink ffmpeg if the crate changed (cheap if not).
-scripts/ffmpeg-build.sh >&2
-ff=build/ffmpeg/bin/ffmpeg
+if [ -n "${VMAF_RS_BENCH_PREBUILT:-}" ]; then
+    # On a machine without cargo (the device machine): binaries staged by fidelity-check.sh.
+    oracle=${VMAF_RS_ORACLE:?VMAF_RS_ORACLE: the oracle ffmpeg}
+    cli=${VMAF_RS_CLI:?VMAF_RS_CLI: the vmaf-rs CLI}
+    ff=${VMAF_RS_FFMPEG:?VMAF_RS_FFMPEG: our ffmpeg}
+else
+    oracle=$(scripts/oracle.sh)
+    cargo build --release --quiet --bin vmaf-rs
+    cli=target/release/vmaf-rs
+    # The filter row must measure the current code: relink ffmpeg if the crate changed.
+    scripts/ffmpeg-build.sh >&2
+    ff=build/ffmpeg/bin/ffmpeg
+fi
+echo "bench: CPU $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), $(nproc) cores"
 w=build/bench; mkdir -p "$w"
 if [ ! -f "$w/ref-$frames.yuv" ]; then
     echo "bench: generating 1920x1080 yuv420p, $frames frames" >&2
@@ -92,7 +102,9 @@ if [ ! -f "$w/ref-$frames.yuv" ]; then
 fi
 raw="-f rawvideo -s 1920x1080 -pix_fmt yuv420p"
 
-fps() { echo "scale=1; $frames / $1" | bc -l; }
+fps() { awk -v n="$frames" -v t="$1" 'BEGIN {printf "%.1f", n / t}'; }
+# a / b to two decimals (awk: bc is not on every machine)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 # The same features for libvmaf's and our filter (one option) and our CLI (one --feature each).
 fopt=""; cli_feat=()
 if [ -n "$features" ]; then
@@ -112,15 +124,15 @@ summary=()
 for t in $threads; do
     lt=$(time_cmd "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$frames.yuv" $raw -i "$w/ref-$frames.yuv" \
         -lavfi "libvmaf=n_threads=$t$fopt" -f null -)
-    ot=$(time_cmd target/release/vmaf-rs -q -r "$w/ref-$frames.yuv" -d "$w/dis-$frames.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t" "${cli_feat[@]}")
+    ot=$(time_cmd "$cli" -q -r "$w/ref-$frames.yuv" -d "$w/dis-$frames.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t" "${cli_feat[@]}")
     printf '%-34s %8.2f %8s\n' "libvmaf (ffmpeg) n_threads=$t" "$lt" "$(fps "$lt")"
     printf '%-34s %8.2f %8s\n' "vmaf-rs CLI --threads $t" "$ot" "$(fps "$ot")"
-    line="threads=$t: vmaf-rs CLI / libvmaf = $(echo "scale=2; $lt / $ot" | bc -l)x"
+    line="threads=$t: vmaf-rs CLI / libvmaf = $(ratio "$lt" "$ot")x"
     if [ -x "$ff" ] && "$ff" -hide_banner -filters 2>/dev/null | grep -q vmaf_rs; then
         ft=$(time_cmd "$ff" -nostdin -hide_banner $raw -i "$w/dis-$frames.yuv" $raw -i "$w/ref-$frames.yuv" \
             -lavfi "vmaf_rs=n_threads=$t$fopt" -f null -)
         printf '%-34s %8.2f %8s\n' "vmaf_rs (ffmpeg) n_threads=$t" "$ft" "$(fps "$ft")"
-        line="$line; -lavfi vmaf_rs / libvmaf = $(echo "scale=2; $lt / $ft" | bc -l)x"
+        line="$line; -lavfi vmaf_rs / libvmaf = $(ratio "$lt" "$ft")x"
     fi
     summary+=("$line")
 done
