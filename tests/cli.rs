@@ -193,22 +193,20 @@ fn model_with_unknown_feature_is_refused_by_name() {
     let a = make(&dir, "a.y4m", "testsrc2=s=64x48:r=25:d=0.12", "yuv420p");
     let text = std::fs::read_to_string(root().join("src/model/builtin/vmaf_v0.6.1.json")).unwrap();
     assert!(text.contains("VMAF_integer_feature_motion2_score"));
-    let m = dir.join("speed.json");
+    // A feature no extractor provides (every libvmaf feature has one now).
+    let m = dir.join("unknown.json");
     std::fs::write(
         &m,
         text.replace(
             "VMAF_integer_feature_motion2_score",
-            "Speed_chroma_feature_speed_chroma_uv_score",
+            "Future_feature_sharpness_score",
         ),
     )
     .unwrap();
     let a = a.to_str().unwrap();
     fails_with(
         &cli(&["-r", a, "-d", a, "-m", &format!("path={}", m.display())]),
-        &[
-            "Speed_chroma_feature_speed_chroma_uv_score",
-            "does not compute",
-        ],
+        &["Future_feature_sharpness_score", "does not compute"],
     );
 }
 
