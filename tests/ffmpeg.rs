@@ -665,7 +665,7 @@ fn failing_log_write_keeps_the_score() {
 }
 
 /// `libvmaf_isa` reaches the library through the filter: each libvmaf kernel family's results
-/// equal libvmaf on a CPU that takes those kernels (natively, or emulated by qemu), at a width
+/// equal libvmaf on a CPU that takes those kernels (natively, or emulated), at a width
 /// where all three families are not alike; the choice shows at verbose level; a bad value fails
 /// init and names the choices.
 #[test]
@@ -681,7 +681,7 @@ fn libvmaf_isa_option_matches_each_libvmaf() {
     for isa in ["c", "avx2", "avx512"] {
         let Some(cpu) = OracleCpu::for_isa(isa) else {
             eprintln!(
-                "{}: no libvmaf on this host takes its {isa} kernels (qemu cannot emulate \
+                "{}: no libvmaf on this host takes its {isa} kernels (no emulator here runs \
                  AVX-512): libvmaf_isa={isa} is compared with libvmaf on AVX-512 hosts only",
                 case.name
             );

@@ -249,7 +249,7 @@ struct EdgeCase {
     differ_from_c: &'static [&'static str],
 }
 
-/// Small (for qemu) pairs at every kind of width where the families differ: `ceil(w/2) - 1` a
+/// Small (for the emulators) pairs at every kind of width where the families differ: `ceil(w/2) - 1` a
 /// multiple of 32 at 8 bits (AVX-512), of 64 above (AVX-512 and AVX2), of 16 only (AVX2).
 const EDGE_CASES: [EdgeCase; 5] = [
     EdgeCase {
@@ -305,7 +305,7 @@ const EDGE_CASES: [EdgeCase; 5] = [
 ];
 
 /// Every libvmaf kernel family, forced with `--libvmaf_isa`, equals the libvmaf that takes those
-/// kernels: C and AVX2 under qemu's emulated CPUs on every host, AVX-512 natively where this host
+/// kernels: C under qemu's Westmere and AVX2 under valgrind's CPU on every host, AVX-512 natively where this host
 /// has it. The families must differ where the case says (and only there), so a mode that is
 /// ignored, or a variant applied at the wrong width, fails.
 #[test]
@@ -324,7 +324,7 @@ fn every_libvmaf_isa_matches_the_libvmaf_that_runs_it() {
             let v = read_json(&log);
             let Some(cpu) = OracleCpu::for_isa(isa) else {
                 eprintln!(
-                    "{}: no libvmaf on this host takes its {isa} kernels (qemu cannot emulate \
+                    "{}: no libvmaf on this host takes its {isa} kernels (no emulator here runs \
                      AVX-512); libvmaf_isa={isa} is checked here against the scalar \
                      specification's unit tests only, and against libvmaf on an AVX-512 host \
                      (docs/FIDELITY.md)",
@@ -359,7 +359,7 @@ fn every_libvmaf_isa_matches_the_libvmaf_that_runs_it() {
     }
 }
 
-/// `libvmaf_isa=auto` resolves to what libvmaf does on the CPU it runs on: under qemu with an
+/// `libvmaf_isa=auto` resolves to what libvmaf does on the CPU it runs on: on an emulated
 /// AVX2-only CPU, our CLI and libvmaf both take the AVX2 variant and agree exactly, on any host.
 #[test]
 fn auto_follows_the_cpu_it_runs_on() {

@@ -71,7 +71,7 @@ pub fn ffmpeg(args: &[&str]) -> String {
 
 /// `VMAF_RS_TEST_HOST=avx2`: the suite plays an AVX2-only host (such as the AMD Zen 3 machines
 /// this project's CI also runs on): every program whose result depends on the CPU (libvmaf, our
-/// CLI, our ffmpeg) runs under `qemu-x86_64 -cpu Haswell-v4`, and the host's libvmaf family is
+/// CLI, our ffmpeg) runs on an emulated AVX2 CPU ([`avx2_emulator`]), and the host's libvmaf family is
 /// `avx2`. scripts/test.sh runs the fidelity tests once this way, so an AVX-512 machine also
 /// checks what an AVX2-only machine sees.
 pub fn emulated_avx2_host() -> bool {
@@ -87,7 +87,7 @@ pub fn emulated_avx2_host() -> bool {
 pub enum OracleCpu {
     /// This host's CPU (an emulated AVX2 CPU under `VMAF_RS_TEST_HOST=avx2`).
     Native,
-    /// An AVX2 CPU without AVX-512 (`qemu-x86_64 -cpu Haswell-v4`): libvmaf takes its AVX2
+    /// An AVX2 CPU without AVX-512 (valgrind's CPU or `qemu-x86_64 -cpu Haswell-v4`, [`avx2_emulator`]): libvmaf takes its AVX2
     /// kernels, whatever the host has.
     Avx2,
     /// An x86-64 CPU without AVX (`qemu-x86_64 -cpu Westmere`): libvmaf takes its C code.
@@ -96,7 +96,7 @@ pub enum OracleCpu {
 
 impl OracleCpu {
     /// The libvmaf kernel family libvmaf takes on this CPU (`vmaf_rs`'s `libvmaf_isa` value).
-    /// qemu cannot emulate AVX-512, so `avx512` is only ever native.
+    /// Neither emulator runs AVX-512, so `avx512` is only ever native.
     pub fn isa(self) -> &'static str {
         match self {
             OracleCpu::Native => host_isa(),
@@ -131,12 +131,41 @@ pub fn qemu() -> PathBuf {
     p
 }
 
-/// A command running `program` on `cpu`: directly, or under qemu with an older CPU model (with
-/// the features qemu's TCG lacks turned off, so it prints no warnings).
+/// How an AVX2-only CPU is emulated: `valgrind` (preferred: its CPU hides AVX-512 and its AVX2 is
+/// exact) or `qemu` (`-cpu Haswell-v4`). `$VMAF_RS_AVX2_EMULATOR` chooses; by default valgrind
+/// where it is installed (scripts/deps.sh installs it), else qemu (the GPU machine has no
+/// valgrind). qemu 7.2 (Debian 12) mis-executes some AVX2 code: our CLI's VIF came out wrong
+/// under it at some builds while valgrind and the real CPU agreed (docs/FIDELITY.md).
+pub fn avx2_emulator() -> &'static str {
+    static V: OnceLock<&'static str> = OnceLock::new();
+    V.get_or_init(|| match std::env::var("VMAF_RS_AVX2_EMULATOR").as_deref() {
+        Ok("valgrind") => "valgrind",
+        Ok("qemu") => "qemu",
+        Ok("") | Err(_) if valgrind().exists() => "valgrind",
+        Ok("") | Err(_) => "qemu",
+        Ok(other) => panic!("VMAF_RS_AVX2_EMULATOR={other}: valgrind or qemu"),
+    })
+}
+
+/// valgrind (`$VMAF_RS_VALGRIND`, else /usr/bin/valgrind).
+fn valgrind() -> PathBuf {
+    std::env::var_os("VMAF_RS_VALGRIND")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/valgrind"))
+}
+
+/// A command running `program` on `cpu`: directly, under valgrind's CPU (AVX2, no AVX-512) or
+/// qemu's Haswell for an AVX2-only CPU, or under qemu's Westmere for one without AVX (with the
+/// features qemu's TCG lacks turned off, so it prints no warnings).
 pub fn command_on(cpu: OracleCpu, program: &Path) -> Command {
     let model = match cpu {
         OracleCpu::Native if emulated_avx2_host() => return command_on(OracleCpu::Avx2, program),
         OracleCpu::Native => return Command::new(program),
+        OracleCpu::Avx2 if avx2_emulator() == "valgrind" => {
+            let mut c = Command::new(valgrind());
+            c.args(["--tool=none", "-q"]).arg(program);
+            return c;
+        }
         OracleCpu::Avx2 => "Haswell-v4,-pcid,-x2apic,-tsc-deadline,-invpcid,-spec-ctrl",
         OracleCpu::C => "Westmere,-x2apic,-tsc-deadline",
     };
@@ -416,7 +445,7 @@ pub fn vmaf_rs(reference: &Path, distorted: &Path, extra: &[&str], log: &Path) -
     vmaf_rs_on(OracleCpu::Native, reference, distorted, extra, log)
 }
 
-/// Runs our CLI on `cpu` (natively, or under qemu as another CPU) with `-r`, `-d`, `--json -o
+/// Runs our CLI on `cpu` (natively, or emulated as another CPU) with `-r`, `-d`, `--json -o
 /// log` and `extra`; returns its stderr. `$VMAF_RS_CLI` selects another build of the CLI (e.g.
 /// when these tests run on another host, scripts/fidelity-check.sh).
 pub fn vmaf_rs_on(
