@@ -4,11 +4,19 @@
 /// Keeps every other sample of every other row: `(x, y) <- (2x, 2y)` for the new `w` x `h`
 /// (reads stay ahead of writes).
 pub fn decimate(buf: &mut [u16], stride: usize, w: usize, h: usize) {
-    for y in 0..h {
-        let src = 2 * y * stride;
-        let dst = y * stride;
-        for x in 0..w {
-            buf[dst + x] = buf[src + 2 * x];
+    if h == 0 {
+        return;
+    }
+    // Row 0 reads itself, ahead of its writes.
+    for x in 0..w {
+        buf[x] = buf[2 * x];
+    }
+    // Row y >= 1 reads row 2y, below the row it writes.
+    for y in 1..h {
+        let (top, bottom) = buf.split_at_mut(2 * y * stride);
+        let dst = &mut top[y * stride..y * stride + w];
+        for (d, s) in dst.iter_mut().zip(bottom.chunks_exact(2)) {
+            *d = s[0];
         }
     }
 }

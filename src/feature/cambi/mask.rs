@@ -56,7 +56,7 @@ fn derivative_row(img: &[u16], stride: usize, w: usize, h: usize, y: usize, out:
     } else {
         let below = &img[(y + 1) * stride..(y + 1) * stride + w];
         for x in 0..w - 1 {
-            out[x] = (row[x] == row[x + 1] && row[x] == below[x]) as u8;
+            out[x] = ((row[x] == row[x + 1]) & (row[x] == below[x])) as u8;
         }
     }
     out[w - 1] = (y + 1 == h || row[w - 1] == img[(y + 1) * stride + w - 1]) as u8;

@@ -142,11 +142,24 @@ pub fn to_10bit(
 }
 
 /// libvmaf's `anti_dithering_filter`, in place: each sample becomes the mean (truncated) of the
-/// 2x2 block it starts, 1x2 or 2x1 on the last column and row; the last sample stays.
+/// 2x2 block it starts, 1x2 or 2x1 on the last column and row; the last sample stays. Every
+/// mean reads the original samples (the next column's is overwritten only after).
 pub fn anti_dither(buf: &mut [u16], stride: usize, w: usize, h: usize) {
+    const CHUNK: usize = 16;
     for y in 0..h - 1 {
         let (top, bottom) = buf[y * stride..].split_at_mut(stride);
-        for x in 0..w - 1 {
+        let mut x = 0;
+        // A copy of the chunk and the sample after it keeps the reads on original samples.
+        while x + CHUNK < w {
+            let t: [u16; CHUNK + 1] = top[x..x + CHUNK + 1].try_into().expect("chunk");
+            let b = &bottom[x..x + CHUNK + 1];
+            for i in 0..CHUNK {
+                let s = t[i] as u32 + t[i + 1] as u32 + b[i] as u32 + b[i + 1] as u32;
+                top[x + i] = (s >> 2) as u16;
+            }
+            x += CHUNK;
+        }
+        for x in x..w - 1 {
             let s = top[x] as u32 + top[x + 1] as u32 + bottom[x] as u32 + bottom[x + 1] as u32;
             top[x] = (s >> 2) as u16;
         }
