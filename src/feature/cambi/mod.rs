@@ -9,7 +9,10 @@
 //! of the top `topk` share ([`pooling`]); the scales are weighted into the score, clipped to
 //! `cambi_max_val`. libvmaf's AVX2 kernels for cambi are integer or repeat its C code's float
 //! operations, so the result is the same on every host.
-#![forbid(unsafe_code)]
+//!
+//! The c-value rows, the hot loop, are dispatched through [`cvalues::Kernels`], chosen once per
+//! instance from [`crate::cpu::cpu_level`]; the `unsafe` of the AVX2 peer stays in its module.
+#![deny(unsafe_code)]
 
 mod cvalues;
 mod filter;
@@ -22,6 +25,9 @@ mod preprocess;
 mod setup;
 #[cfg(test)]
 mod tests;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx2;
 
 use super::options::{OptKind, OptSpec};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
@@ -239,47 +245,61 @@ struct Cambi {
     stride: usize,
     c: Vec<f32>,
     hist: Vec<u16>,
+    /// Two rows of band keys for the histogram slide.
+    keys: Vec<u16>,
     lines: Vec<u16>,
     mask_scratch: mask::MaskScratch,
     enc_map: Resampling,
     src_map: Resampling,
     heatmaps: Option<Heatmaps>,
     lut: &'static [f32],
+    /// Per band row, the contrast steps that count ([`cvalues::active_steps`]).
+    active: Vec<u32>,
+    kernels: cvalues::Kernels,
 }
 
 fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
-    let (o, f) = (&cfg.opts, &cfg.format);
-    let setup = Setup::new(o, f)?;
-    let enc_map = preprocess::resampling((f.width, f.height), (setup.enc.width, setup.enc.height))?;
-    let src_map = if setup.full_ref {
-        preprocess::resampling((f.width, f.height), (setup.src.width, setup.src.height))?
-    } else {
-        None
-    };
-    let (aw, ah) = setup.alloc;
-    let stride = preprocess::libvmaf_stride(aw);
-    let heatmaps = match o.text("heatmaps_path") {
-        Some(dir) => Some(Heatmaps::create(dir, &setup)?),
-        None => None,
-    };
-    Ok(Box::new(Cambi {
-        bpc: f.bpc,
-        image: vec![0; stride * ah],
-        mask: vec![0; stride * ah],
-        stride,
-        c: vec![0.0; aw * ah],
-        hist: vec![0; setup.band.size as usize * aw],
-        lines: vec![0; 3 * aw],
-        mask_scratch: mask::MaskScratch::new(aw),
-        enc_map,
-        src_map,
-        heatmaps,
-        lut: lut::reciprocals(),
-        setup,
-    }))
+    Ok(Box::new(Cambi::new(cfg)?))
 }
 
 impl Cambi {
+    /// An instance with its scratch for the stream, and the heatmap files created.
+    fn new(cfg: &ExtractorConfig) -> Result<Cambi> {
+        let (o, f) = (&cfg.opts, &cfg.format);
+        let setup = Setup::new(o, f)?;
+        let enc_map =
+            preprocess::resampling((f.width, f.height), (setup.enc.width, setup.enc.height))?;
+        let src_map = if setup.full_ref {
+            preprocess::resampling((f.width, f.height), (setup.src.width, setup.src.height))?
+        } else {
+            None
+        };
+        let (aw, ah) = setup.alloc;
+        let stride = preprocess::libvmaf_stride(aw);
+        let heatmaps = match o.text("heatmaps_path") {
+            Some(dir) => Some(Heatmaps::create(dir, &setup)?),
+            None => None,
+        };
+        Ok(Cambi {
+            bpc: f.bpc,
+            image: vec![0; stride * ah],
+            mask: vec![0; stride * ah],
+            stride,
+            c: vec![0.0; aw * ah],
+            hist: vec![0; setup.band.size as usize * aw + cvalues::HIST_PAD],
+            lines: vec![0; 3 * aw],
+            keys: vec![0; 2 * aw],
+            mask_scratch: mask::MaskScratch::new(aw),
+            enc_map,
+            src_map,
+            heatmaps,
+            lut: lut::reciprocals(),
+            active: cvalues::active_steps(setup.band, &setup.tvi, setup.vlt_luma),
+            kernels: cvalues::Kernels::for_level(crate::cpu::cpu_level()),
+            setup,
+        })
+    }
+
     /// The CAMBI score of one picture (unclipped), writing the heatmaps for the distorted one.
     fn score(&mut self, pic: &Plane<'_>, is_src: bool, frame: u64) -> Result<f64> {
         preprocess::validate(pic, self.bpc)?;
@@ -303,8 +323,7 @@ impl Cambi {
         );
         let params = cvalues::Params {
             band: self.setup.band,
-            tvi: &self.setup.tvi,
-            vlt_luma: self.setup.vlt_luma,
+            active: &self.active,
             lut: self.lut,
         };
         let pad = (t.window >> 1) as usize;
@@ -316,8 +335,10 @@ impl Cambi {
             }
             filter::filter_mode(&mut self.image, st, sw, sh, &mut self.lines);
             cvalues::c_values(
+                &self.kernels,
                 &mut self.c,
                 &mut self.hist,
+                &mut self.keys,
                 &self.image,
                 &self.mask,
                 st,

@@ -9,6 +9,7 @@ use super::pooling::{quick_select, spatial_pooling, weight_scores};
 use super::preprocess::{anti_dither, libvmaf_stride, nearest_map, resampling, to_10bit, validate};
 use super::setup::{Band, Setup, CONTRAST_WEIGHTS};
 use super::{lut, DEF};
+use crate::cpu::{sweep_levels, CpuLevel};
 use crate::feature::options::OptValues;
 use crate::picture::{ChromaLayout, PictureFormat, Plane};
 
@@ -246,6 +247,29 @@ fn anti_dither_averages_forward() {
 }
 
 #[test]
+fn anti_dither_reads_original_samples_at_every_width() {
+    let mut rng = Rng(23);
+    for (w, h) in [(1, 1), (1, 3), (16, 2), (17, 3), (33, 4), (50, 5)] {
+        let st = libvmaf_stride(w);
+        let orig: Vec<u16> = (0..st * h).map(|_| rng.below(1024) as u16).collect();
+        let mut b = orig.clone();
+        anti_dither(&mut b, st, w, h);
+        let o = |x: usize, y: usize| orig[y * st + x] as u32;
+        for y in 0..h {
+            for x in 0..w {
+                let want = match (x + 1 < w, y + 1 < h) {
+                    (true, true) => (o(x, y) + o(x + 1, y) + o(x, y + 1) + o(x + 1, y + 1)) >> 2,
+                    (false, true) => (o(x, y) + o(x, y + 1)) >> 1,
+                    (true, false) => (o(x, y) + o(x + 1, y)) >> 1,
+                    (false, false) => o(x, y),
+                };
+                assert_eq!(b[y * st + x] as u32, want, "{w}x{h} at {x},{y}");
+            }
+        }
+    }
+}
+
+#[test]
 fn mask_counts_flat_neighbourhoods() {
     let mut rng = Rng(7);
     for (w, h) in [(1, 1), (5, 3), (40, 31), (70, 66), (130, 70)] {
@@ -329,6 +353,7 @@ fn c_value_direct(
     (w, h): (usize, usize),
     pad: usize,
     p: &Params<'_>,
+    (tvi, vlt): (&[u16], u16),
     x: usize,
     y: usize,
 ) -> f32 {
@@ -351,11 +376,11 @@ fn c_value_direct(
     if p.band.row(v as u16).is_none() {
         return 0.0;
     }
-    let nd = p.tvi.len() as i32;
+    let nd = tvi.len() as i32;
     let p0 = count(v);
     let mut c = 0.0f32;
     for d in 0..nd {
-        if v + nd <= p.tvi[d as usize] as i32 && v + nd + d + 1 > p.vlt_luma as i32 {
+        if v + nd <= tvi[d as usize] as i32 && v + nd + d + 1 > vlt as i32 {
             let (p1, p2) = (count(v + d + 1), count(v - d - 1));
             let pm = p1.max(p2);
             let val = (CONTRAST_WEIGHTS[d as usize] * p0 as i32 * pm as i32) as f32
@@ -376,7 +401,14 @@ fn c_values_equal_the_windows_counted_directly() {
         &[104],
         &[103, 104, 104, 108, 110, 111, 111, 200],
     ];
-    for (w, h, pad) in [(9, 9, 4), (20, 13, 3), (31, 40, 7), (5, 30, 2), (12, 12, 0)] {
+    for (w, h, pad) in [
+        (9, 9, 4),
+        (20, 13, 3),
+        (31, 40, 7),
+        (5, 30, 2),
+        (12, 12, 0),
+        (67, 19, 9),
+    ] {
         for (t, tvi) in tvi_sets.iter().enumerate() {
             let nd = tvi.len() as i32;
             let vlt = [0u16, 102, 104][t];
@@ -385,21 +417,51 @@ fn c_values_equal_the_windows_counted_directly() {
                 base: base as u16,
                 size: (tvi[tvi.len() - 1] as i32 + 1 - base).max(0) as u16,
             };
+            let active = cvalues::active_steps(band, tvi, vlt);
             let p = Params {
                 band,
-                tvi,
-                vlt_luma: vlt,
+                active: &active,
                 lut,
             };
             let st = libvmaf_stride(w);
             let img = picture(&mut rng, w, h, st, 98);
             let mask: Vec<u16> = (0..st * h).map(|_| (rng.below(5) != 0) as u16).collect();
             let mut c = vec![-1.0f32; w * h];
-            let mut hist = vec![0u16; band.size as usize * w];
-            cvalues::c_values(&mut c, &mut hist, &img, &mask, st, (w, h), pad, &p);
+            let mut hist = vec![0u16; band.size as usize * w + cvalues::HIST_PAD];
+            let k = cvalues::Kernels::SCALAR;
+            cvalues::c_values(
+                &k,
+                &mut c,
+                &mut hist,
+                &mut vec![0; 2 * w],
+                &img,
+                &mask,
+                st,
+                (w, h),
+                pad,
+                &p,
+            );
+            for level in sweep_levels("c_values_equal_the_windows_counted_directly") {
+                let mut c2 = vec![-2.0f32; w * h];
+                let k = cvalues::Kernels::for_level(level);
+                cvalues::c_values(
+                    &k,
+                    &mut c2,
+                    &mut hist,
+                    &mut vec![0; 2 * w],
+                    &img,
+                    &mask,
+                    st,
+                    (w, h),
+                    pad,
+                    &p,
+                );
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&c2), bits(&c), "{level:?} {w}x{h} pad {pad} set {t}");
+            }
             for y in 0..h {
                 for x in 0..w {
-                    let want = c_value_direct(&img, &mask, st, (w, h), pad, &p, x, y);
+                    let want = c_value_direct(&img, &mask, st, (w, h), pad, &p, (tvi, vlt), x, y);
                     assert_eq!(c[y * w + x], want, "{w}x{h} pad {pad} set {t} at {x},{y}");
                     nonzero[t] += (want != 0.0) as usize;
                 }
@@ -469,4 +531,62 @@ fn outputs_are_named_as_libvmaf_names_them() {
         DEF.output_name(&o, DEF.spatial[0]),
         "cambi_ceot_pq_ctpk_0.3_eotf_pq_topk_0.5"
     );
+}
+
+#[test]
+fn whole_pictures_match_scalar_at_every_level() {
+    use super::ExtractorConfig;
+    use crate::feature::FrameInput;
+    let mut rng = Rng(19);
+    for (w, h, bpc, kv) in [
+        (333usize, 217usize, 8u8, &[("full_ref", "true")][..]),
+        (
+            400,
+            240,
+            10,
+            &[("max_log_contrast", "5"), ("topk", "0.2")][..],
+        ),
+        (256, 230, 12, &[("window_size", "127")][..]),
+    ] {
+        let max = (1u32 << bpc) - 1;
+        let shift = bpc as u32 - 8;
+        let r: Vec<u16> = picture(&mut rng, w, h, w, 60)
+            .iter()
+            .map(|&v| ((v as u32) << shift).min(max) as u16)
+            .collect();
+        let d: Vec<u16> = r.iter().map(|&v| v ^ (rng.below(50) == 0) as u16).collect();
+        let (r8, d8): (Vec<u8>, Vec<u8>) = (
+            r.iter().map(|&v| v as u8).collect(),
+            d.iter().map(|&v| v as u8).collect(),
+        );
+        let (rp, dp) = if bpc == 8 {
+            (
+                Plane::new_u8(&r8, w, h, w).unwrap(),
+                Plane::new_u8(&d8, w, h, w).unwrap(),
+            )
+        } else {
+            (
+                Plane::new_u16(&r, w, h, w).unwrap(),
+                Plane::new_u16(&d, w, h, w).unwrap(),
+            )
+        };
+        let input = FrameInput::luma(rp, dp, 0);
+        let cfg = ExtractorConfig {
+            format: format(w, h, bpc),
+            opts: opts(kv),
+            libvmaf_isa: crate::fidelity::LibvmafIsa::C,
+        };
+        let score = |level: CpuLevel| {
+            let mut c = super::Cambi::new(&cfg).unwrap();
+            c.kernels = cvalues::Kernels::for_level(level);
+            let mut out = [0.0f64; 3];
+            super::Extractor::extract(&mut c, &input, &mut out).unwrap();
+            out
+        };
+        let want = score(CpuLevel::Scalar);
+        assert!(want[0] > 0.0 || want[1] > 0.0, "{w}x{h}: {want:?}");
+        for level in sweep_levels("whole_pictures_match_scalar_at_every_level") {
+            assert_eq!(score(level), want, "{level:?} {w}x{h} {bpc}-bit");
+        }
+    }
 }
