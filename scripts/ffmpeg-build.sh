@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds FFmpeg with the vmaf_rs filter: build/ffmpeg/bin/{ffmpeg,ffprobe}.
+# Builds FFmpeg with the vmaf_rs filter: build/ffmpeg/bin/{ffmpeg,ffprobe} (FFmpeg 9.0.2, the
+# default), build/ffmpeg-8.1.2/bin/..., build/ffmpeg-7.1.5/bin/... (--version 8.1, 7.1).
 #
 #   1. installs missing build tools with apt (nasm, pkg-config, make, gcc, xz-utils);
 #   2. builds the crate's static library (cargo, features `capi,cuda`; see VMAF_RS_CUDA) and lays
@@ -8,17 +9,20 @@
 #   4. unpacks the pristine FFmpeg release and applies ffmpeg-patches/<major.minor>/
 #      (scripts/ffmpeg-apply.sh) into build/ffmpeg-src/<version>;
 #   5. configures a small static FFmpeg out of tree in build/ffmpeg-obj/<version>, runs make and
-#      installs it into build/ffmpeg/.
+#      installs it into the prefix (build/ffmpeg for 9.0, build/ffmpeg-<version> otherwise).
 #
-# Usage: scripts/ffmpeg-build.sh [--force]
-#   Nothing is done ("up to date") unless the FFmpeg version, the patch series, the crate's
-#   sources (src/, kernels/, build.rs, Cargo.toml, Cargo.lock, include/vmaf_rs.h) or this script
-#   changed. FFmpeg is reconfigured only when the version, the series, the configure line or
-#   vmaf_rs.pc changed; otherwise make recompiles what changed and relinks the programs when
-#   libvmaf_rs.a changed. --force rebuilds FFmpeg from a fresh configure.
+# Usage: scripts/ffmpeg-build.sh [--version 7.1|8.1|9.0|<release>] [--force]
+#   Each release has its own source, object and install directories, so the builds of several
+#   releases are cached side by side. Nothing is done ("up to date") unless the FFmpeg version,
+#   its patch series, the crate's sources (src/, kernels/, build.rs, Cargo.toml, Cargo.lock,
+#   include/vmaf_rs.h) or this script changed. FFmpeg is reconfigured only when the version,
+#   the series, the configure line or vmaf_rs.pc changed; otherwise make recompiles what changed
+#   and relinks the programs when libvmaf_rs.a changed. --force rebuilds FFmpeg from a fresh
+#   configure.
 #
 # Environment:
-#   FFMPEG_VERSION=9.0.2     FFmpeg release (ffmpeg-patches/<major.minor>/ must exist)
+#   FFMPEG_VERSION=9.0       release line or release, as --version (ffmpeg-patches/<line>/)
+#   FFMPEG_PREFIX=<dir>      install there instead of the default prefix
 #   FFMPEG_SOURCE=...        see scripts/ffmpeg-fetch.sh
 #   VMAF_RS_CUDA=auto|1|0    the crate's `cuda` feature (the GPU backend of the filter). Default
 #                            auto: on whenever nvcc is found (NVCC, build/cuda-venv, PATH,
@@ -37,15 +41,28 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-force=0
-[ "${1:-}" = "--force" ] && force=1
-
-version=${FFMPEG_VERSION:-9.0.2}
-line=$(echo "$version" | cut -d. -f1-2)
-patchdir=$root/ffmpeg-patches/$line
+ff_root=$root ff_prog=ffmpeg-build
+. "$root/scripts/ffmpeg-common.sh"
+force=0 want=${FFMPEG_VERSION:-}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --force) force=1 ;;
+        --version) want=${2:?--version needs a value}; shift ;;
+        *) echo "ffmpeg-build: error: unknown argument '$1' (usage: $0 [--version 7.1|8.1|9.0] [--force])" >&2; exit 1 ;;
+    esac
+    shift
+done
+ff_resolve "$want" || exit 1
+version=$ff_version
+line=$ff_line
+patchdir=$ff_patchdir
 srcdir=$root/build/ffmpeg-src/$version
 objdir=$root/build/ffmpeg-obj/$version
-prefix=$root/build/ffmpeg
+if [ "$line" = "$ff_default_line" ]; then
+    prefix=${FFMPEG_PREFIX:-$root/build/ffmpeg}
+else
+    prefix=${FFMPEG_PREFIX:-$root/build/ffmpeg-$version}
+fi
 vmafdir=$root/build/vmaf_rs
 nvdir=$root/build/nv-codec-headers
 nv_version=12.1.14.0
@@ -110,9 +127,7 @@ elif [ "$cuda" != 0 ]; then
 fi
 
 # --- identity of the wanted result -------------------------------------------------------------
-series_hash() {
-    (cd "$patchdir" && cat series && for p in $(grep -v '^[[:space:]]*#' series); do sha256sum "$p"; done) | sha
-}
+series_hash() { ff_series_hash; }
 crate_hash() {
     if [ -n "${VMAF_RS_PREFIX:-}" ]; then
         cat "$VMAF_RS_PREFIX/lib/libvmaf_rs.a" "$VMAF_RS_PREFIX/lib/pkgconfig/vmaf_rs.pc" \
@@ -207,7 +222,9 @@ install_if_changed "$pc_tmp" "$vmafdir/lib/pkgconfig/vmaf_rs.pc"
 rm -f "$pc_tmp"
 
 # --- 3. nv-codec-headers --------------------------------------------------------------------------
-if [ "$(cat "$nvdir/.version" 2>/dev/null)" != "$nv_version" ]; then
+# (Re)installed when the version differs or the .pc file points elsewhere (a copied build/).
+if [ "$(cat "$nvdir/.version" 2>/dev/null)" != "$nv_version" ] ||
+   ! grep -qxF "prefix=$nvdir" "$nvdir/lib/pkgconfig/ffnvcodec.pc" 2>/dev/null; then
     nvsrc=$("$root/scripts/ffmpeg-fetch.sh" nv-codec-headers)
     nvtmp=$(mktemp -d)
     if [ -d "$nvsrc" ]; then cp -a "$nvsrc/." "$nvtmp/"; else tar -C "$nvtmp" --no-same-owner --strip-components=1 -xf "$nvsrc"; fi
@@ -219,7 +236,7 @@ fi
 
 # --- 4. FFmpeg sources ------------------------------------------------------------------------------
 set +e
-"$root/scripts/ffmpeg-apply.sh" >/dev/null
+"$root/scripts/ffmpeg-apply.sh" --version "$version" >/dev/null
 rc=$?
 set -e
 if [ $rc -ne 0 ]; then
@@ -233,7 +250,8 @@ fi
 # --- 5. configure, make, install ------------------------------------------------------------------
 export PKG_CONFIG_PATH="$vmafdir/lib/pkgconfig:$nvdir/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 cfg_want=$( { echo "${configure_args[*]}"; echo "prefix $prefix"; cat "$vmafdir/lib/pkgconfig/vmaf_rs.pc";
-              echo "nv $nv_version"; sha256sum "$srcdir/configure" "$srcdir/libavfilter/allfilters.c"; } | sha)
+              echo "nv $nv_version"; cat "$nvdir/lib/pkgconfig/ffnvcodec.pc";
+              sha256sum "$srcdir/configure" "$srcdir/libavfilter/allfilters.c"; } | sha)
 if [ "$force" = 1 ] || [ "$(cat "$objdir/.vmaf_rs-configure-stamp" 2>/dev/null)" != "$cfg_want" ]; then
     log "configuring FFmpeg $version in $objdir"
     t0=$(date +%s)

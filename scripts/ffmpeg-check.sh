@@ -1,88 +1,159 @@
 #!/usr/bin/env bash
-# Maintainer check of the FFmpeg patch series (use it when refreshing onto a new release):
-#   1. the series applies cleanly (git apply: exact context, no fuzz, no rejects) to
-#      the pristine release tree, in a scratch directory;
-#   2. the configure wiring is present (option, external library, filter deps, pkg-config check);
-#   3. a built ffmpeg (build/ffmpeg/bin/ffmpeg, or $FFMPEG) lists the vmaf_rs filter and all its
-#      options in `ffmpeg -h filter=vmaf_rs`.
+# Maintainer check of the FFmpeg patch series (use it after editing a series or when refreshing
+# onto a new release). For each supported release line (or the ones named):
+#   1. the series applies cleanly (git apply: exact context, no fuzz, no rejects) to the
+#      pristine release tree, in a scratch directory;
+#   2. the configure wiring is present (options, external library, filter deps, pkg-config
+#      check, Makefile, allfilters.c) and configure's filter discovery finds the filters;
+#   3. the files every series shares (libavfilter/vf_vmaf_rs.c, the filters.texi section) are
+#      identical to the default series' (scripts/ffmpeg-sync.sh);
+#   4. it builds (scripts/ffmpeg-build.sh --version <line>, cached), and the built ffmpeg lists
+#      the vmaf_rs filter with all its options and inputs, and the libvmaf / libvmaf_cuda names
+#      with libvmaf's options.
 #
-# Usage: scripts/ffmpeg-check.sh [--build]
-#   --build  run scripts/ffmpeg-build.sh first (otherwise step 3 is skipped when no build exists)
-# Environment: FFMPEG_VERSION (default 9.0.2), FFMPEG_SOURCE, FFMPEG=<path to ffmpeg>.
+# Usage: scripts/ffmpeg-check.sh [--no-build] [LINE...]     (LINE: 7.1, 8.1, 9.0; default all)
+#   --no-build  skip building; step 4 then checks an existing build, or is skipped
+# Environment: FFMPEG_SOURCE (see ffmpeg-fetch.sh, for a single line), VMAF_RS_CUDA (see
+#   ffmpeg-build.sh).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-version=${FFMPEG_VERSION:-9.0.2}
-line=$(echo "$version" | cut -d. -f1-2)
-patchdir=$root/ffmpeg-patches/$line
-ffmpeg=${FFMPEG:-$root/build/ffmpeg/bin/ffmpeg}
+ff_root=$root ff_prog=ffmpeg-check
+. "$root/scripts/ffmpeg-common.sh"
+build=1
+lines=()
+for a in "$@"; do
+    case "$a" in
+        --no-build) build=0 ;;
+        --build) build=1 ;;  # the default; kept for older instructions
+        -*) echo "ffmpeg-check: error: unknown option $a" >&2; exit 1 ;;
+        *) lines+=("$a") ;;
+    esac
+done
+[ ${#lines[@]} -gt 0 ] || mapfile -t lines < <(ff_lines)
 fail=0
+summary=()
 
 ok()  { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fail=1; }
+bad() { echo "FAIL $*"; fail=1; line_fail=1; }
 
-if [ "${1:-}" = "--build" ]; then
-    "$root/scripts/ffmpeg-build.sh"
-fi
-
-# 1. Apply to a pristine tree with git apply, which refuses fuzz and offsets nothing silently.
-src=$("$root/scripts/ffmpeg-fetch.sh" ffmpeg)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [ -d "$src" ]; then
-    mkdir "$tmp/tree" && tar -C "$src" --exclude=.git -cf - . | tar -C "$tmp/tree" --no-same-owner -xf -
-else
-    tar -C "$tmp" --no-same-owner -xf "$src" && mv "$tmp"/ffmpeg-* "$tmp/tree"
-fi
-while IFS= read -r p || [ -n "$p" ]; do
-    p=${p%%#*}; p=$(echo "$p" | tr -d '[:space:]'); [ -n "$p" ] || continue
-    if [ ! -f "$patchdir/$p" ]; then bad "series names missing file $p"; continue; fi
-    if out=$(cd "$tmp/tree" && git apply --check --verbose "$patchdir/$p" 2>&1) &&
-       (cd "$tmp/tree" && git apply "$patchdir/$p" 2>/dev/null); then
-        ok "applies cleanly: $p"
+
+for want in "${lines[@]}"; do
+    ff_resolve "$want" || exit 1
+    line=$ff_line version=$ff_version line_fail=0
+    echo "== FFmpeg $version (ffmpeg-patches/$line)"
+    if [ "$line" = "$ff_default_line" ]; then prefix=$root/build/ffmpeg; else prefix=$root/build/ffmpeg-$version; fi
+
+    # 1. Apply to a pristine tree with git apply, which refuses fuzz and offsets nothing silently.
+    src=$("$root/scripts/ffmpeg-fetch.sh" --version "$version" ffmpeg)
+    t=$tmp/$version
+    mkdir -p "$t"
+    if [ -d "$src" ]; then
+        tar -C "$src" --exclude=.git -cf - . | tar -C "$t" --no-same-owner -xf -
     else
-        bad "does not apply: $p"; echo "$out" | sed 's/^/     /'
-        break
+        tar -C "$t" --no-same-owner --strip-components=1 -xf "$src"
     fi
-done < "$patchdir/series"
-for f in "$patchdir"/[0-9][0-9][0-9][0-9]-*.patch; do
-    grep -qxF "$(basename "$f")" "$patchdir/series" || bad "$(basename "$f") is not listed in series"
+    mapfile -t patches < <(ff_series_patches)
+    for p in "${patches[@]}"; do
+        if [ ! -f "$p" ]; then bad "series names missing file $(basename "$p")"; continue; fi
+        if out=$(cd "$t" && git apply --check --verbose "$p" 2>&1) && (cd "$t" && git apply "$p" 2>/dev/null); then
+            ok "applies cleanly: $(basename "$p")"
+        else
+            bad "does not apply: $(basename "$p")"; echo "$out" | sed 's/^/     /'
+            break
+        fi
+    done
+    for f in "$ff_patchdir"/[0-9][0-9][0-9][0-9]-*.patch; do
+        grep -qxF "$(basename "$f")" "$ff_patchdir/series" || bad "$(basename "$f") is not listed in series"
+    done
+
+    # 2. The wiring, as configure and the build system see it.
+    lavfi=$(ff_base_field "$line" libavfilter)
+    if [ "${lavfi:-0}" -ge 11 ]; then ftype=FFFilter; else ftype=AVFilter; fi
+    [ "$(ff_tree_libavfilter_major "$t")" = "$lavfi" ] && ok "libavfilter $lavfi, as ffmpeg-patches/$line/base says" || bad "the release has libavfilter $(ff_tree_libavfilter_major "$t"), ffmpeg-patches/$line/base says $lavfi"
+    grep -q '^    libvmaf_rs$' "$t/configure"                         && ok "configure: EXTERNAL_LIBRARY_LIST has libvmaf_rs" || bad "configure: libvmaf_rs not in EXTERNAL_LIBRARY_LIST"
+    grep -q -- '--enable-libvmaf-rs ' "$t/configure"                   && ok "configure: --enable-libvmaf-rs help line"      || bad "configure: no --enable-libvmaf-rs help line"
+    grep -q '^vmaf_rs_filter_deps="libvmaf_rs"$' "$t/configure"        && ok "configure: vmaf_rs_filter_deps"                || bad "configure: no vmaf_rs_filter_deps"
+    grep -q 'require_pkg_config libvmaf_rs vmaf_rs vmaf_rs.h vmaf_rs_new' "$t/configure" && ok "configure: require_pkg_config" || bad "configure: no require_pkg_config for vmaf_rs"
+    grep -q 'CONFIG_VMAF_RS_FILTER.*vf_vmaf_rs.o' "$t/libavfilter/Makefile" && ok "libavfilter/Makefile"                     || bad "libavfilter/Makefile lacks vf_vmaf_rs.o"
+    grep -q "^extern const $ftype ff_vf_vmaf_rs;" "$t/libavfilter/allfilters.c" && ok "libavfilter/allfilters.c ($ftype)"   || bad "libavfilter/allfilters.c lacks 'extern const $ftype ff_vf_vmaf_rs;'"
+    grep -q '^@section vmaf_rs' "$t/doc/filters.texi"                  && ok "doc/filters.texi"                              || bad "doc/filters.texi lacks the vmaf_rs section"
+    # configure's own filter discovery (find_filters_extern) must find the filter.
+    if sed -n "s/^extern const $ftype ff_[avfsinkrc]\{2,5\}_\([[:alnum:]_]\{1,\}\);/\1_filter/p" \
+            "$t/libavfilter/allfilters.c" | grep -x vmaf_rs_filter >/dev/null; then
+        ok "configure discovers vmaf_rs_filter"
+    else
+        bad "configure's filter regex does not find vmaf_rs"
+    fi
+
+    # 3. Shared content.
+    if [ "$line" != "$ff_default_line" ]; then
+        if out=$("$root/scripts/ffmpeg-sync.sh" --compare "$ff_default_line" "$line" 2>&1); then
+            ok "vf_vmaf_rs.c and the filters.texi section are those of the $ff_default_line series"
+        else
+            bad "shared files differ from the $ff_default_line series (scripts/ffmpeg-sync.sh --from <line>):"
+            echo "$out" | head -n 40 | sed 's/^/     /'
+        fi
+    fi
+
+    # 4. Build and inspect.
+    if [ $build = 1 ]; then
+        t0=$(date +%s)
+        if "$root/scripts/ffmpeg-build.sh" --version "$version" > "$tmp/build-$version.log" 2>&1; then
+            ok "builds ($(( $(date +%s) - t0 )) s; $(grep -c 'warning: ' "$root/build/ffmpeg-obj/$version/make.out" 2>/dev/null || echo 0) compiler warnings in make.out)"
+            if grep -q "holds local changes" "$tmp/build-$version.log"; then
+                bad "build/ffmpeg-src/$version holds local changes: the build is not of the committed series (export or discard them)"
+            fi
+            grep -E "vf_vmaf_rs\.c:[0-9]+:[0-9]+: warning" "$root/build/ffmpeg-obj/$version/make.out" | sed 's/^/     /' || true
+        else
+            bad "does not build:"; tail -n 30 "$tmp/build-$version.log" | sed 's/^/     /'
+        fi
+    fi
+    ffmpeg=$prefix/bin/ffmpeg
+    if [ -x "$ffmpeg" ]; then
+        help=$("$ffmpeg" -hide_banner -h filter=vmaf_rs 2>&1 || true)
+        if echo "$help" | grep "^Filter vmaf_rs" >/dev/null; then
+            ok "$ffmpeg has the vmaf_rs filter"
+            missing=
+            for o in model feature log_path log_fmt pool n_threads n_subsample backend libvmaf_isa \
+                     eof_action shortest repeatlast ts_sync_mode; do
+                echo "$help" | grep -E "^ +$o +<" >/dev/null || missing="$missing $o"
+            done
+            [ -z "$missing" ] && ok "vmaf_rs options" || bad "options missing from -h filter=vmaf_rs:$missing"
+            echo "$help" | grep "#0: main (video)" >/dev/null && echo "$help" | grep "#1: reference (video)" >/dev/null &&
+                ok "inputs main, reference" || bad "inputs are not main, reference"
+        else
+            bad "$ffmpeg has no vmaf_rs filter"; echo "$help" | head -5 | sed 's/^/     /'
+        fi
+        if "$ffmpeg" -hide_banner -buildconf 2>/dev/null | grep -q -- '--enable-vmaf-rs-as-libvmaf'; then
+            for name in libvmaf libvmaf_cuda; do
+                help=$("$ffmpeg" -hide_banner -h filter=$name 2>&1 || true)
+                missing= extra=
+                for o in model feature log_path log_fmt pool n_threads n_subsample \
+                         eof_action shortest repeatlast ts_sync_mode; do
+                    echo "$help" | grep -E "^ +$o +<" >/dev/null || missing="$missing $o"
+                done
+                for o in backend libvmaf_isa; do
+                    echo "$help" | grep -E "^ +$o +<" >/dev/null && extra="$extra $o"
+                done
+                if ! echo "$help" | grep "^Filter $name" >/dev/null; then
+                    bad "built with --enable-vmaf-rs-as-libvmaf but has no $name filter"
+                elif [ -n "$missing$extra" ]; then
+                    bad "$name: options missing:${missing:- none}; not libvmaf's:${extra:- none}"
+                else
+                    ok "$name: vmaf_rs under libvmaf's name, with exactly libvmaf's options"
+                fi
+            done
+        fi
+    else
+        echo "skip no ffmpeg build at $ffmpeg (run without --no-build)"
+    fi
+    summary+=("FFmpeg $version: $( [ $line_fail = 0 ] && echo ok || echo FAILED )")
 done
 
-# 2. The wiring, as configure and the build system see it.
-t=$tmp/tree
-grep -q '^    libvmaf_rs$' "$t/configure"                         && ok "configure: EXTERNAL_LIBRARY_LIST has libvmaf_rs" || bad "configure: libvmaf_rs not in EXTERNAL_LIBRARY_LIST"
-grep -q -- '--enable-libvmaf-rs' "$t/configure"                    && ok "configure: --enable-libvmaf-rs help line"      || bad "configure: no --enable-libvmaf-rs help line"
-grep -q '^vmaf_rs_filter_deps="libvmaf_rs"$' "$t/configure"        && ok "configure: vmaf_rs_filter_deps"                || bad "configure: no vmaf_rs_filter_deps"
-grep -q 'require_pkg_config libvmaf_rs vmaf_rs vmaf_rs.h vmaf_rs_new' "$t/configure" && ok "configure: require_pkg_config" || bad "configure: no require_pkg_config for vmaf_rs"
-grep -q 'CONFIG_VMAF_RS_FILTER.*vf_vmaf_rs.o' "$t/libavfilter/Makefile" && ok "libavfilter/Makefile"                     || bad "libavfilter/Makefile lacks vf_vmaf_rs.o"
-grep -q '^extern const FFFilter ff_vf_vmaf_rs;' "$t/libavfilter/allfilters.c" && ok "libavfilter/allfilters.c"          || bad "libavfilter/allfilters.c lacks ff_vf_vmaf_rs"
-grep -q '^@section vmaf_rs' "$t/doc/filters.texi"                  && ok "doc/filters.texi"                              || bad "doc/filters.texi lacks the vmaf_rs section"
-# configure's own filter discovery must find the filter.
-if (cd "$t" && sed -n 's/^extern const FFFilter ff_[avfsinkrc]\{2,5\}_\([[:alnum:]_]\{1,\}\);/\1_filter/p' \
-        libavfilter/allfilters.c | grep -x vmaf_rs_filter >/dev/null); then
-    ok "configure discovers vmaf_rs_filter"
-else
-    bad "configure's filter regex does not find vmaf_rs"
-fi
-
-# 3. The built filter and its options.
-if [ -x "$ffmpeg" ]; then
-    help=$("$ffmpeg" -hide_banner -h filter=vmaf_rs 2>&1 || true)
-    if echo "$help" | grep "^Filter vmaf_rs" >/dev/null; then
-        ok "$ffmpeg has the vmaf_rs filter"
-        for o in model feature log_path log_fmt pool n_threads n_subsample backend \
-                 eof_action shortest repeatlast ts_sync_mode; do
-            echo "$help" | grep -E "^ +$o +<" >/dev/null && ok "option $o" || bad "option $o missing from -h filter=vmaf_rs"
-        done
-        echo "$help" | grep "#0: main (video)" >/dev/null && echo "$help" | grep "#1: reference (video)" >/dev/null &&
-            ok "inputs main, reference" || bad "inputs are not main, reference"
-    else
-        bad "$ffmpeg has no vmaf_rs filter"; echo "$help" | head -5 | sed 's/^/     /'
-    fi
-else
-    echo "skip no ffmpeg build at $ffmpeg (run scripts/ffmpeg-build.sh or pass --build)"
-fi
-
-if [ $fail = 0 ]; then echo "ffmpeg-check: all good (FFmpeg $version)"; else echo "ffmpeg-check: FAILED"; fi
+echo
+printf '%s\n' "${summary[@]}"
+if [ $fail = 0 ]; then echo "ffmpeg-check: all good"; else echo "ffmpeg-check: FAILED"; fi
 exit $fail

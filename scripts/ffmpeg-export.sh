@@ -3,19 +3,27 @@
 # the pristine release in build/ffmpeg-src/<version> (the git tree made by scripts/ffmpeg-apply.sh).
 #
 # Workflow: edit the tree, commit each logical change there (`git commit`, or
-# `git commit --amend` / `git rebase -i pristine` to fold a fix into an existing patch), then run
-# this script and commit the regenerated patch files in this repository. Uncommitted changes in
-# the tree are refused, so nothing is silently left out.
+# `git commit --fixup` + `GIT_SEQUENCE_EDITOR=true git rebase -i --autosquash pristine` to fold a
+# fix into an existing patch), then run this script and commit the regenerated patch files in
+# this repository. Uncommitted changes in the tree are refused, so nothing is silently left out.
+# libavfilter/vf_vmaf_rs.c and the vmaf_rs section of doc/filters.texi are the same in every
+# series: after changing them, carry them to the other series with scripts/ffmpeg-sync.sh
+# (scripts/ffmpeg-check.sh fails while they differ).
 #
-# Usage: scripts/ffmpeg-export.sh
-# Environment: FFMPEG_VERSION (default 9.0.2), FFMPEG_SRC_DIR, FFMPEG_PATCH_DIR (as for
-#   scripts/ffmpeg-apply.sh).
+# Usage: scripts/ffmpeg-export.sh [--version 7.1|8.1|9.0|<release>]
+# Environment: FFMPEG_VERSION (as --version; default 9.0), FFMPEG_SRC_DIR, FFMPEG_PATCH_DIR (as
+#   for scripts/ffmpeg-apply.sh).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-version=${FFMPEG_VERSION:-9.0.2}
-line=$(echo "$version" | cut -d. -f1-2)
-patchdir=${FFMPEG_PATCH_DIR:-$root/ffmpeg-patches/$line}
+ff_root=$root ff_prog=ffmpeg-export
+. "$root/scripts/ffmpeg-common.sh"
+want=${FFMPEG_VERSION:-}
+if [ "${1:-}" = "--version" ]; then want=${2:?--version needs a value}; fi
+ff_resolve "$want" || exit 1
+version=$ff_version
+line=$ff_line
+patchdir=$ff_patchdir
 tree=${FFMPEG_SRC_DIR:-$root/build/ffmpeg-src/$version}
 
 die() { echo "ffmpeg-export: error: $*" >&2; exit 1; }
@@ -52,3 +60,10 @@ echo "$key" > "$tree/.git/.vmaf_rs-applied"
 
 echo "ffmpeg-export: wrote $n patches to $patchdir:" >&2
 sed 's/^/  /' "$patchdir/series" >&2
+# The shared files: say where the other series' copies differ.
+for other in $(ff_lines); do
+    [ "$other" = "$line" ] && continue
+    if ! "$root/scripts/ffmpeg-sync.sh" --compare "$line" "$other" >/dev/null 2>&1; then
+        echo "ffmpeg-export: the shared files differ in ffmpeg-patches/$other: scripts/ffmpeg-sync.sh --from $line" >&2
+    fi
+done

@@ -3,12 +3,14 @@
 #   - the FFmpeg release tarball (official release, shipped as Debian's ffmpeg_<ver>.orig.tar.xz),
 #   - nv-codec-headers (Debian 12's libffmpeg-nvenc-dev is too old for FFmpeg >= 7.1).
 #
-# Usage: scripts/ffmpeg-fetch.sh [all|ffmpeg|nv-codec-headers]
+# Usage: scripts/ffmpeg-fetch.sh [--version 7.1|8.1|9.0|<release>] [all|ffmpeg|nv-codec-headers]
 #   Prints the path of each requested source on stdout (a tarball, or a directory when one was
 #   supplied), one per line, in the order ffmpeg, nv-codec-headers. Progress goes to stderr.
+#   The releases, their Debian source versions and sha256 sums are recorded in
+#   ffmpeg-patches/<line>/base (one per supported release line).
 #
 # Environment:
-#   FFMPEG_VERSION=9.0.2                 release to fetch (one of the versions listed below)
+#   FFMPEG_VERSION=9.0                   release line or release (as --version; default 9.0)
 #   FFMPEG_SOURCE=<tarball|dir>          use this FFmpeg source instead of downloading; a tarball
 #                                        is checked against the recorded sha256 (a directory is not)
 #   NV_CODEC_HEADERS_SOURCE=<tarball|dir> the same for nv-codec-headers
@@ -22,21 +24,14 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+ff_root=$root ff_prog=ffmpeg-fetch
+. "$root/scripts/ffmpeg-common.sh"
 cache="$root/build/cache"
+want_version=${FFMPEG_VERSION:-}
+if [ "${1:-}" = "--version" ]; then
+    want_version=${2:?--version needs a value}; shift 2
+fi
 what=${1:-all}
-
-ffmpeg_version=${FFMPEG_VERSION:-9.0.2}
-
-# Release tarballs: Debian source version and the tarball's sha256 (from the Debian Sources index;
-# verified on download). Add a line when supporting a new release (see ffmpeg-patches/*/README.md).
-ffmpeg_release() {
-    case "$1" in
-        9.0.2) echo "7:9.0.2-4 8c3850283eb25fa026482078a04051e0be17347b09ef81a0849bec15a96e002e" ;;
-        8.1.2) echo "7:8.1.2-2 464beb5e7bf0c311e68b45ae2f04e9cc2af88851abb4082231742a74d97b524c" ;;
-        7.1.5) echo "7:7.1.5-0+deb13u1 de668509caf9e35e3cd162473441fdb29538c6d96ed080292b3cf9e6fc5d558f" ;;
-        *) return 1 ;;
-    esac
-}
 # nv-codec-headers 12.1.14.0: sha256 of nv-codec-headers_12.1.14.0.orig.tar.xz (from its .dsc).
 nv_version=12.1.14.0
 nv_debian_version=12.1.14.0-1
@@ -180,13 +175,22 @@ use_supplied() {
 }
 
 fetch_ffmpeg() {
-    local rel debver sum
-    rel=$(ffmpeg_release "$ffmpeg_version") || die "unknown FFmpeg version $ffmpeg_version (known: 9.0.2 8.1.2 7.1.5); add it to ffmpeg_release() in $0"
-    debver=${rel% *}; sum=${rel#* }
+    local debver sum file
+    ff_resolve "$want_version" || exit 1
+    if [ "$ff_version" = "$(ff_base_field "$ff_line" version)" ]; then
+        debver=$(ff_base_field "$ff_line" debian)
+        file=$(ff_base_field "$ff_line" file)
+        sum=$(ff_base_field "$ff_line" sha256)
+        [ -n "$debver" ] && [ -n "$file" ] && [ -n "$sum" ] || die "ffmpeg-patches/$ff_line/base lacks debian=, file= or sha256="
+    else
+        # Another release of a supported line: usable from a supplied source only.
+        [ -n "${FFMPEG_SOURCE:-}" ] || die "FFmpeg $ff_version: no recorded tarball (ffmpeg-patches/$ff_line/base records $(ff_base_field "$ff_line" version)); supply it with FFMPEG_SOURCE=<tarball|dir> (and VMAF_RS_SKIP_SHA256=1 for a tarball)"
+        sum=unrecorded
+    fi
     if [ -n "${FFMPEG_SOURCE:-}" ]; then
         use_supplied "$FFMPEG_SOURCE" "$sum" FFmpeg
     else
-        fetch_apt ffmpeg "$debver" "ffmpeg_$ffmpeg_version.orig.tar.xz" "$sum"
+        fetch_apt ffmpeg "$debver" "$file" "$sum"
     fi
 }
 
@@ -202,5 +206,5 @@ case "$what" in
     all) fetch_ffmpeg; fetch_nv ;;
     ffmpeg) fetch_ffmpeg ;;
     nv-codec-headers) fetch_nv ;;
-    *) die "usage: $0 [all|ffmpeg|nv-codec-headers]" ;;
+    *) die "usage: $0 [--version 7.1|8.1|9.0|<release>] [all|ffmpeg|nv-codec-headers]" ;;
 esac
