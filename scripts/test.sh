@@ -2,7 +2,8 @@
 # Runs every test of vmaf_rs on a fresh Debian machine: installs what is missing (apt, pip, cargo),
 # checks formatting, lints and the generated C header, runs unit tests and the fidelity tests
 # against the real libvmaf (natively, and as libvmaf's other kernel families on CPUs emulated by
-# qemu), builds the patched FFmpeg and runs the end-to-end filter tests, re-runs golden cases on
+# qemu), builds the patched FFmpeg 9.0, 8.1 and 7.1 and runs the end-to-end filter tests (all of
+# them on 9.0, a smoke subset on 8.1 and 7.1), re-runs golden cases on
 # the scalar kernels and with check_simd, the C ABI test under valgrind and sanitizers, a fuzz
 # smoke run of every fuzz target, and builds the CUDA
 # kernels (no GPU needed to build; GPU tests skip with a message when no GPU is present, and
@@ -23,11 +24,24 @@ cargo fmt --all -- --check
 cargo clippy --release --all-targets -- -D warnings
 scripts/gen-header.sh --check
 
-step "FFmpeg 9.0.2 with the vmaf_rs filter (cached by version + patches + crate)"
-scripts/ffmpeg-build.sh
+step "FFmpeg 9.0.2, 8.1.2 and 7.1.5 with the vmaf_rs filter (each cached by release + patches + crate)"
+for v in 9.0 8.1 7.1; do
+    t=$(date +%s)
+    scripts/ffmpeg-build.sh --version "$v"
+    echo "FFmpeg $v: $(( $(date +%s) - t )) s"
+done
 
 step "unit tests, fidelity vs libvmaf (CLI), end-to-end vs libvmaf (ffmpeg filter)"
 cargo test --release -- --test-threads=2
+
+step "FFmpeg 8.1.2 and 7.1.5: smoke subset of the end-to-end tests (fidelity, metadata, bad inputs, CUDA build)"
+smoke=(y4m_cases_match_libvmaf encoded_inputs_decoded_by_each_ffmpeg metadata_reaches_ffprobe
+       bad_inputs_fail_cleanly cuda_build_is_complete)
+for line in 8.1 7.1; do
+    v=$(sed -n 's/^version=//p' "ffmpeg-patches/$line/base")
+    VMAF_RS_FFMPEG="$root/build/ffmpeg-$v/bin/ffmpeg" cargo test --release --test ffmpeg -- \
+        --test-threads=2 --exact "${smoke[@]}"
+done
 
 step "peers kept honest: scalar kernels only (VMAF_RS_CPU=scalar), and every SIMD call re-checked (check_simd)"
 # --nocapture: a SIMD sweep with nothing to sweep says so.

@@ -868,3 +868,57 @@ fn v1_models_match_libvmaf() {
         &dir,
     );
 }
+
+/// Runs our ffmpeg with extra arguments before the output (`-frames:v`, …).
+fn run_ours_with(main: &Path, reference: &Path, graph: &str, extra: &[&str]) -> Output {
+    command_on(OracleCpu::Native, &ours())
+        .args(["-hide_banner", "-nostdin", "-y", "-i"])
+        .arg(main)
+        .arg("-i")
+        .arg(reference)
+        .args(["-lavfi", graph])
+        .args(extra)
+        .args(["-f", "null", "-"])
+        .output()
+        .expect("run ffmpeg")
+}
+
+/// The CUDA pieces of the build, checked without needing a GPU (GPU runs: tests/ffmpeg_cuda.rs):
+/// NVDEC and hwupload_cuda in FFmpeg, and a vmaf_rs library with its CUDA backend (which, on a
+/// machine without a GPU, fails for want of a driver, not for want of support).
+#[test]
+fn cuda_build_is_complete() {
+    let out = |args: &[&str]| -> String {
+        let o = Command::new(ours()).args(args).output().unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    assert!(
+        out(&["-hide_banner", "-hwaccels"])
+            .lines()
+            .any(|l| l.trim() == "cuda"),
+        "no cuda hwaccel"
+    );
+    let conf = out(&["-hide_banner", "-buildconf"]);
+    for flag in ["--enable-cuda", "--enable-nvdec", "--enable-ffnvcodec"] {
+        assert!(
+            conf.contains(flag),
+            "{flag} missing from the build:\n{conf}"
+        );
+    }
+    assert!(out(&["-hide_banner", "-filters"]).contains(" hwupload_cuda "));
+    let (_dir, r, d) = pair(&NOISE_420, "cuda-build");
+    let o = run_ours_with(&d, &r, "vmaf_rs=backend=cuda", &["-frames:v", "2"]);
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.code().is_some(), "crashed:\n{text}");
+    assert!(
+        !text.contains("built without CUDA"),
+        "the vmaf_rs library of this build has no CUDA backend:\n{text}"
+    );
+    if !o.status.success() {
+        assert!(text.contains("CUDA"), "{text}");
+    }
+}
