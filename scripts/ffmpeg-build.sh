@@ -31,6 +31,10 @@
 #                            0: off (the filter then refuses CUDA frames with a clear message).
 #                            Building with CUDA needs no GPU (libcuda is loaded at run time) and
 #                            costs about the same as without (see docs/BENCHMARKS.md).
+#   VMAF_RS_LIBVMAF_NAMES=1  also register the filter as libvmaf and libvmaf_cuda
+#                            (--enable-vmaf-rs-as-libvmaf), for tools that hard-code those
+#                            names: ab-av1, ffmpeg-quality-metrics, easyVmaf, Av1an. Default 1;
+#                            0 leaves only the vmaf_rs name.
 #   VMAF_RS_FFMPEG_GPL=1     configure FFmpeg with --enable-gpl and add the (GPL) boxblur filter
 #   VMAF_RS_PREFIX=<dir>     use a prebuilt vmaf_rs (<dir>/include/vmaf_rs.h,
 #                            <dir>/lib/libvmaf_rs.a, <dir>/lib/pkgconfig/vmaf_rs.pc); skips cargo
@@ -95,6 +99,11 @@ configure_args=(
     --enable-filter=testsrc,testsrc2,nullsrc,color,noise,avgblur,gblur,metadata,split,fps,select,crop,pad,settb,movie,showinfo,concat,loop
     --enable-libvmaf-rs --enable-filter=vmaf_rs
 )
+libvmaf_names=${VMAF_RS_LIBVMAF_NAMES:-1}
+case "$libvmaf_names" in 0|1) ;; *) echo "ffmpeg-build: error: VMAF_RS_LIBVMAF_NAMES=$libvmaf_names (expected 1 or 0)" >&2; exit 1;; esac
+if [ "$libvmaf_names" = 1 ]; then
+    configure_args+=(--enable-vmaf-rs-as-libvmaf)
+fi
 # boxblur is GPL in FFmpeg: VMAF_RS_FFMPEG_GPL=1 builds a GPL ffmpeg that has it.
 if [ "${VMAF_RS_FFMPEG_GPL:-0}" = 1 ]; then
     configure_args+=(--enable-gpl --enable-filter=boxblur)
@@ -284,5 +293,9 @@ log "make + install in $(( $(date +%s) - t0 )) s"
 
 "$prefix/bin/ffmpeg" -hide_banner -filters 2>/dev/null | grep " vmaf_rs " >/dev/null ||
     die "the built ffmpeg has no vmaf_rs filter"
+if [ "$libvmaf_names" = 1 ]; then
+    "$prefix/bin/ffmpeg" -hide_banner -filters 2>/dev/null | grep " libvmaf " >/dev/null ||
+        die "the built ffmpeg has no libvmaf filter although configured with --enable-vmaf-rs-as-libvmaf"
+fi
 echo "$want" > "$stamp"
 log "done in $(( $(date +%s) - start )) s: $prefix/bin/ffmpeg, $prefix/bin/ffprobe"

@@ -80,13 +80,19 @@ for want in "${lines[@]}"; do
     grep -q 'CONFIG_VMAF_RS_FILTER.*vf_vmaf_rs.o' "$t/libavfilter/Makefile" && ok "libavfilter/Makefile"                     || bad "libavfilter/Makefile lacks vf_vmaf_rs.o"
     grep -q "^extern const $ftype ff_vf_vmaf_rs;" "$t/libavfilter/allfilters.c" && ok "libavfilter/allfilters.c ($ftype)"   || bad "libavfilter/allfilters.c lacks 'extern const $ftype ff_vf_vmaf_rs;'"
     grep -q '^@section vmaf_rs' "$t/doc/filters.texi"                  && ok "doc/filters.texi"                              || bad "doc/filters.texi lacks the vmaf_rs section"
-    # configure's own filter discovery (find_filters_extern) must find the filter.
-    if sed -n "s/^extern const $ftype ff_[avfsinkrc]\{2,5\}_\([[:alnum:]_]\{1,\}\);/\1_filter/p" \
-            "$t/libavfilter/allfilters.c" | grep -x vmaf_rs_filter >/dev/null; then
-        ok "configure discovers vmaf_rs_filter"
-    else
-        bad "configure's filter regex does not find vmaf_rs"
-    fi
+    # The libvmaf names: the switch, its dependencies, two more filter entries.
+    grep -q -- '--enable-vmaf-rs-as-libvmaf ' "$t/configure" && grep -q '^    vmaf_rs_as_libvmaf$' "$t/configure" &&
+        ok "configure: --enable-vmaf-rs-as-libvmaf (help line, CONFIG_LIST)" || bad "configure: no --enable-vmaf-rs-as-libvmaf switch"
+    grep -q '^vmaf_rs_as_libvmaf_deps="libvmaf_rs"$' "$t/configure" && grep -q '^vmaf_rs_as_libvmaf_conflict="libvmaf"$' "$t/configure" &&
+        grep -q '^enabled vmaf_rs_as_libvmaf && enable vmaf_rs_libvmaf_filter vmaf_rs_libvmaf_cuda_filter$' "$t/configure" &&
+        ok "configure: the switch needs libvmaf_rs, conflicts with libvmaf, enables the two filters" || bad "configure: the switch's dependencies are incomplete"
+    grep -q 'CONFIG_VMAF_RS_LIBVMAF_FILTER.*vf_vmaf_rs.o' "$t/libavfilter/Makefile" && grep -q 'CONFIG_VMAF_RS_LIBVMAF_CUDA_FILTER.*vf_vmaf_rs.o' "$t/libavfilter/Makefile" &&
+        ok "libavfilter/Makefile: the libvmaf-named filters" || bad "libavfilter/Makefile lacks the libvmaf-named filters"
+    # configure's own filter discovery (find_filters_extern) must find the filters.
+    found=$(sed -n "s/^extern const $ftype ff_[avfsinkrc]\{2,5\}_\([[:alnum:]_]\{1,\}\);/\1_filter/p" "$t/libavfilter/allfilters.c")
+    for f in vmaf_rs_filter vmaf_rs_libvmaf_filter vmaf_rs_libvmaf_cuda_filter; do
+        echo "$found" | grep -x "$f" >/dev/null && ok "configure discovers $f" || bad "configure's filter regex does not find $f in libavfilter/allfilters.c"
+    done
 
     # 3. Shared content.
     if [ "$line" != "$ff_default_line" ]; then

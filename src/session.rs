@@ -8,7 +8,9 @@ use crate::cuda::CudaFrame;
 use crate::engine::{Engine, EngineConfig, FrameScores};
 use crate::error::{Error, Result};
 use crate::fidelity::LibvmafIsaMode;
-use crate::model::{parse_feature_option, parse_model_option, PoolMethod};
+use crate::model::{
+    parse_feature_option, parse_model_option, Loaded, Model, ModelSource, ModelSpec, PoolMethod,
+};
 use crate::output::LogFormat;
 use crate::picture::{Picture, PictureFormat};
 use std::path::PathBuf;
@@ -166,6 +168,7 @@ impl Session {
     pub fn configure(&mut self, format: PictureFormat) -> Result<()> {
         let mut cfg = EngineConfig::new(format);
         cfg.models = parse_model_option(&self.opts.model)?;
+        check_models(&cfg.models)?;
         cfg.features = parse_feature_option(&self.opts.feature)?;
         cfg.n_threads = self.opts.n_threads;
         cfg.n_subsample = self.opts.n_subsample;
@@ -317,6 +320,36 @@ impl Session {
     }
 }
 
+/// Loads each model once before the engine does, so that a model that cannot be loaded, or that
+/// needs a feature we do not compute, fails with the words of libvmaf's FFmpeg filter ("could not
+/// load libvmaf model with version: …" / "… with path: …", libvmaf's "could not initialize
+/// feature extractor \"…\""): tools look for them in ffmpeg's output. Loading is cheap (a few
+/// kilobytes of JSON), so the second load by the engine costs nothing that matters.
+fn check_models(specs: &[ModelSpec]) -> Result<()> {
+    for spec in specs {
+        let loaded = spec.load_set().map_err(|e| {
+            let what = match &spec.source {
+                ModelSource::Version(v) => format!("version: {v}"),
+                ModelSource::Path(p) => format!("path: {}", p.display()),
+            };
+            Error::Model(format!("could not load libvmaf model with {what} ({e})"))
+        })?;
+        let models: Vec<&Model> = match &loaded {
+            Loaded::Model(m) => vec![m],
+            Loaded::Collection(c) => std::iter::once(c.head()).chain(c.members()).collect(),
+        };
+        for f in models.iter().flat_map(|m| m.features()) {
+            crate::feature::find_by_provided(&f.name).map_err(|e| {
+                Error::Model(format!(
+                    "could not initialize feature extractor \"{}\" ({e})",
+                    f.name
+                ))
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// Fails early (at configuration, before any frame) when a log cannot be created at `path`.
 fn check_writable(path: &std::path::Path) -> Result<()> {
     let dir = match path.parent() {
@@ -356,4 +389,49 @@ fn check_writable(path: &std::path::Path) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::picture::ChromaLayout;
+
+    fn configure_with_model(model: &str) -> String {
+        let mut s = Session::new();
+        s.set_option("model", model).unwrap();
+        let format = PictureFormat {
+            width: 64,
+            height: 64,
+            bpc: 8,
+            layout: ChromaLayout::Yuv420,
+        };
+        s.configure(format).unwrap_err().to_string()
+    }
+
+    /// Tools look for libvmaf's words in ffmpeg's output.
+    #[test]
+    fn model_errors_use_libvmafs_words() {
+        let e = configure_with_model("version=vmaf_v9");
+        assert!(
+            e.contains("could not load libvmaf model with version: vmaf_v9"),
+            "{e}"
+        );
+        let e = configure_with_model("path=/nonexistent/m.json");
+        assert!(
+            e.contains("could not load libvmaf model with path: /nonexistent/m.json"),
+            "{e}"
+        );
+        let dir = std::env::temp_dir().join(format!("vmaf_rs-session-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("nosuch.json");
+        let model = include_str!("model/builtin/vmaf_v0.6.1.json")
+            .replace("VMAF_integer_feature_adm2_score", "nosuch_feature");
+        std::fs::write(&path, model).unwrap();
+        let e = configure_with_model(&format!("path={}", path.display()));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            e.contains("could not initialize feature extractor \"nosuch_feature\""),
+            "{e}"
+        );
+    }
 }

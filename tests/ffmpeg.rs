@@ -869,6 +869,8 @@ fn v1_models_match_libvmaf() {
     );
 }
 
+// ---- the filter under libvmaf's names (--enable-vmaf-rs-as-libvmaf) ------------------------
+
 /// Runs our ffmpeg with extra arguments before the output (`-frames:v`, …).
 fn run_ours_with(main: &Path, reference: &Path, graph: &str, extra: &[&str]) -> Output {
     command_on(OracleCpu::Native, &ours())
@@ -881,6 +883,399 @@ fn run_ours_with(main: &Path, reference: &Path, graph: &str, extra: &[&str]) -> 
         .args(["-f", "null", "-"])
         .output()
         .expect("run ffmpeg")
+}
+
+/// The release line of an ffmpeg: "ffmpeg version 9.0.2" or "… n9.0.2-17-g…" → "9.0".
+fn version_line(ffmpeg: &Path) -> String {
+    let o = Command::new(ffmpeg).arg("-version").output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let v = text.split_whitespace().nth(2).unwrap_or("");
+    let v = v.trim_start_matches('n');
+    v.split(['.', '-']).take(2).collect::<Vec<_>>().join(".")
+}
+
+/// The `VMAF score: …` lines of ffmpeg's stderr, without the `[Parsed_… @ 0x…]` prefix.
+fn score_lines(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| l.find("VMAF score: ").map(|i| l[i..].to_string()))
+        .collect()
+}
+
+/// `graph` (a `libvmaf=…` filter) through our ffmpeg and the oracle's, on the same files: same
+/// per-frame and pooled values, same `VMAF score` lines.
+fn compare_libvmaf_graph(tag: &str, main: &Path, reference: &Path, graph: &str, dir: &Path) {
+    let (theirs, mine) = (
+        dir.join(format!("{tag}-oracle.json")),
+        dir.join(format!("{tag}-ours.json")),
+    );
+    let with_log =
+        |log: &Path| graph.replace("LOG", &format!("log_fmt=json:log_path={}", log.display()));
+    let o = command_on(OracleCpu::Native, &oracle())
+        .args(["-hide_banner", "-nostdin", "-y", "-i"])
+        .arg(main)
+        .arg("-i")
+        .arg(reference)
+        .args(["-lavfi", &with_log(&theirs), "-f", "null", "-"])
+        .output()
+        .expect("run the oracle");
+    let oracle_text = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        o.status.success(),
+        "{tag}: the oracle failed:\n{oracle_text}"
+    );
+    let text = ok(&run_ours(main, reference, &with_log(&mine)));
+    assert!(
+        !text.contains("vmaf_rs @"),
+        "{tag}: the graph did not run under the libvmaf name:\n{text}"
+    );
+    assert_eq!(
+        score_lines(&text),
+        score_lines(&oracle_text),
+        "{tag}: VMAF score lines"
+    );
+    assert!(
+        !score_lines(&text).is_empty(),
+        "{tag}: no VMAF score line:\n{text}"
+    );
+    compare_logs(&read_json(&mine), &read_json(&theirs), &["vmaf"], tag);
+}
+
+/// What tools see before they run anything: both names listed, libvmaf's exact option set
+/// (names, types, defaults, as `-h filter=libvmaf` prints them), and `--enable-libvmaf` in the
+/// banner (Av1an's check).
+#[test]
+fn libvmaf_names_are_registered_with_libvmaf_options() {
+    let o = Command::new(ours())
+        .args(["-hide_banner", "-filters"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let filters = String::from_utf8_lossy(&o.stdout).to_string();
+    for name in ["libvmaf", "libvmaf_cuda", "vmaf_rs"] {
+        assert!(
+            filters
+                .lines()
+                .any(|l| l.split_whitespace().nth(1) == Some(name)),
+            "ffmpeg -filters lacks {name}:\n{filters}"
+        );
+    }
+    let banner = String::from_utf8_lossy(
+        &Command::new(ours())
+            .arg("-version")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .to_string();
+    assert!(banner.contains("--enable-libvmaf"), "{banner}");
+    assert!(banner.contains("--enable-vmaf-rs-as-libvmaf"), "{banner}");
+
+    // The option lines of `-h filter=NAME` (name, type, flags, help, default).
+    let options = |ffmpeg: &Path, name: &str| -> Vec<String> {
+        let o = Command::new(ffmpeg)
+            .args(["-hide_banner", "-h", &format!("filter={name}")])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        let mut v: Vec<String> = text
+            .lines()
+            .filter(|l| {
+                l.starts_with("  ")
+                    && l.trim_start()
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_lowercase())
+            })
+            .filter(|l| l.contains(" <"))
+            .map(|l| {
+                l.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+                    + l.find("(default").map_or("", |i| &l[i..])
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let theirs = options(&oracle(), "libvmaf");
+    assert!(theirs.len() >= 11, "oracle's libvmaf options: {theirs:?}");
+    for name in ["libvmaf", "libvmaf_cuda"] {
+        assert_eq!(
+            options(&ours(), name),
+            theirs,
+            "{name}: options differ from libvmaf's"
+        );
+    }
+    let mine = options(&ours(), "vmaf_rs");
+    for extra in ["backend", "libvmaf_isa"] {
+        assert!(
+            mine.iter().any(|l| l.starts_with(&format!("{extra} "))),
+            "{mine:?}"
+        );
+    }
+}
+
+/// Option strings as the tools pass them, through `libvmaf=` on our ffmpeg and on the oracle.
+#[test]
+fn libvmaf_name_matches_libvmaf() {
+    let (dir, r, d) = pair(&NOISE_420, "libvmaf-name");
+    let model = root().join("src/model/builtin/vmaf_v0.6.1.json");
+    let graphs = [
+        ("default", "libvmaf=LOG".to_string()),
+        // ab-av1
+        ("ab-av1", "libvmaf=shortest=true:ts_sync_mode=nearest:n_threads=2:LOG".to_string()),
+        // ffmpeg-quality-metrics: a model file, framesync options
+        (
+            "fqm",
+            format!(
+                "[0:v]setpts=PTS-STARTPTS[d];[1:v]setpts=PTS-STARTPTS[r];[d][r]libvmaf=model='path={}':LOG:n_threads=0:shortest=1:repeatlast=0",
+                model.display()
+            ),
+        ),
+        // Av1an: a feature option inside the model string, eof_action
+        (
+            "av1an",
+            "libvmaf=model='version=vmaf_v0.6.1\\:motion.motion_force_zero=true':eof_action=endall:n_threads=2:LOG"
+                .to_string(),
+        ),
+        ("subsample", "libvmaf=n_subsample=2:n_threads=3:pool=harmonic_mean:LOG".to_string()),
+        (
+            "features",
+            "libvmaf=feature='name=psnr|name=float_ssim':model='version=vmaf_v0.6.1\\:name=a|version=vmaf_v0.6.1neg\\:name=b':LOG"
+                .to_string(),
+        ),
+    ];
+    for (tag, g) in &graphs {
+        compare_libvmaf_graph(tag, &d, &r, g, &dir);
+    }
+    // easyVmaf (--vmaf-version 0.6): an HD and a phone model at 10 bits in one pass, PSNR for
+    // its sync. (Its default v1.0.16 models need CAMBI, which vmaf_rs does not compute yet.)
+    let case = Case {
+        name: "libvmaf-name-10bit",
+        source: "testsrc2=s=320x240:r=25:d=0.32",
+        pix_fmt: "yuv420p10le",
+        dist_filter: "noise=alls=12:allf=t",
+        encode: &[],
+    };
+    let (dir, r, d) = pair(&case, "easyvmaf");
+    compare_libvmaf_graph(
+        "easyvmaf",
+        &d,
+        &r,
+        "libvmaf=model='version=vmaf_v0.6.1\\:name=vmaf_hd|version=vmaf_v0.6.1\\:name=vmaf_phone\\:enable_transform=true':feature=name=psnr:n_threads=2:LOG",
+        &dir,
+    );
+    // libvmaf_cuda on frames in host memory: scored on the CPU, the same values.
+    let log = dir.join("cuda-name.json");
+    let text = ok(&run_ours(
+        &d,
+        &r,
+        &format!("libvmaf_cuda=log_fmt=json:log_path={}", log.display()),
+    ));
+    let theirs = oracle_json(&r, &d, "", &dir, "cuda-name");
+    compare_logs(&read_json(&log), &theirs, &["vmaf"], "libvmaf_cuda name");
+    assert_eq!(score_lines(&text).len(), 1, "{text}");
+}
+
+/// Under libvmaf's names FFmpeg converts an input in another pixel format, as for libvmaf
+/// (vmaf_rs refuses it): the same scores as the oracle's libvmaf on the same inputs.
+#[test]
+fn libvmaf_name_converts_formats_like_libvmaf() {
+    let (dir, r, d) = pair(&NOISE_420, "libvmaf-formats");
+    let mut files = std::collections::HashMap::new();
+    for fmt in ["yuv444p", "yuv420p10le"] {
+        let f = dir.join(format!("ref-{fmt}.y4m"));
+        ffmpeg(&[
+            "-i",
+            r.to_str().unwrap(),
+            "-pix_fmt",
+            fmt,
+            "-strict",
+            "-1",
+            f.to_str().unwrap(),
+        ]);
+        files.insert(fmt, f);
+    }
+    // (tag, reference file, graph): inputs that differ in format, or in a format libvmaf lacks.
+    let variants = [
+        ("ref-444", &files["yuv444p"], "libvmaf=LOG"),
+        ("ref-10bit", &files["yuv420p10le"], "libvmaf=LOG"),
+        ("main-nv12", &r, "[0:v]format=nv12[m];[m][1:v]libvmaf=LOG"),
+        (
+            "both-p010",
+            &r,
+            "[0:v]format=p010le[m];[1:v]format=p010le[r];[m][r]libvmaf=LOG",
+        ),
+    ];
+    // Which format FFmpeg converts to, and how, is FFmpeg's own and changed between releases
+    // (7.1 takes another path for p010 than 9.0): the oracle (9.0) says what FFmpeg 9.0's
+    // libvmaf gets; with another release only the conversions that did not change compare.
+    let same_release = version_line(&ours()) == version_line(&oracle());
+    for (tag, reference, graph) in variants {
+        if tag == "both-p010" && !same_release {
+            eprintln!("{tag}: skipped, our ffmpeg is not the oracle's release");
+            continue;
+        }
+        let sub = dir.join(tag);
+        std::fs::create_dir_all(&sub).unwrap();
+        compare_libvmaf_graph(tag, &d, reference, graph, &sub);
+        // Under vmaf_rs, inputs in different formats are refused.
+        if !graph.contains("p010") {
+            let strict = graph.replace("libvmaf=LOG", "vmaf_rs");
+            assert!(
+                !run_ours(&d, reference, &strict).status.success(),
+                "{tag}: vmaf_rs converted an input silently"
+            );
+        }
+    }
+}
+
+/// `-frames:v N` scores exactly the N frames that pass, for any n_threads, under libvmaf's
+/// names: the log equals libvmaf's on inputs cut to N frames (libvmaf itself, at the end of a
+/// graph that ffmpeg cuts short, scores N or N+1 frames depending on thread timing).
+#[test]
+fn libvmaf_name_scores_exactly_the_frames_that_pass() {
+    let case = Case {
+        name: "frames-v",
+        source: "testsrc2=s=320x240:r=25:d=1",
+        pix_fmt: "yuv420p",
+        dist_filter: "noise=alls=18:allf=t+u",
+        encode: &[],
+    };
+    let (dir, r, d) = pair(&case, "frames");
+    for n in [1usize, 6] {
+        let cut = dir.join(format!("oracle-{n}.json"));
+        ffmpeg(&[
+            "-i",
+            d.to_str().unwrap(),
+            "-i",
+            r.to_str().unwrap(),
+            "-lavfi",
+            &format!(
+                "[0:v]trim=end_frame={n}[m];[1:v]trim=end_frame={n}[r];[m][r]libvmaf=log_fmt=json:log_path={}",
+                cut.display()
+            ),
+            "-f",
+            "null",
+            "-",
+        ]);
+        let theirs = read_json(&cut);
+        assert_eq!(frames(&theirs).len(), n);
+        for threads in [0, 1, 2, 4] {
+            for run in 0..2 {
+                let log = dir.join(format!("ours-{n}-{threads}-{run}.json"));
+                let text = ok(&run_ours_with(
+                    &d,
+                    &r,
+                    &format!(
+                        "libvmaf=n_threads={threads}:log_fmt=json:log_path={}",
+                        log.display()
+                    ),
+                    &["-frames:v", &n.to_string()],
+                ));
+                let mine = read_json(&log);
+                assert_eq!(
+                    frames(&mine).len(),
+                    n,
+                    "-frames:v {n}, n_threads={threads}, run {run}: scored {} frames\n{text}",
+                    frames(&mine).len()
+                );
+                compare_logs(
+                    &mine,
+                    &theirs,
+                    &["vmaf"],
+                    &format!("-frames:v {n} n_threads={threads}"),
+                );
+            }
+        }
+    }
+}
+
+/// The texts tools look for when a model cannot be used, and libvmaf's leniency about log_fmt
+/// and pool values, under libvmaf's names.
+#[test]
+fn libvmaf_name_errors_and_lenient_values() {
+    let (dir, r, d) = pair(&NOISE_420, "libvmaf-errors");
+    // A valid model that asks for a feature nobody computes.
+    let bad_model = dir.join("nosuch-feature.json");
+    let mut m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("src/model/builtin/vmaf_v0.6.1.json")).unwrap(),
+    )
+    .unwrap();
+    m["model_dict"]["feature_names"][0] = "nosuch_feature".into();
+    std::fs::write(&bad_model, m.to_string()).unwrap();
+    let cases = [
+        (
+            "libvmaf=model=version=vmaf_v9".to_string(),
+            "could not load libvmaf model with version: vmaf_v9",
+        ),
+        (
+            "libvmaf=model=path=/nonexistent/m.json".to_string(),
+            "could not load libvmaf model with path: /nonexistent/m.json",
+        ),
+        (
+            format!("libvmaf=model=path={}", bad_model.display()),
+            "could not initialize feature extractor \"nosuch_feature\"",
+        ),
+    ];
+    for (graph, needle) in &cases {
+        // libvmaf's own words, from the oracle, so the test follows libvmaf.
+        let o = command_on(OracleCpu::Native, &oracle())
+            .args(["-hide_banner", "-nostdin", "-i"])
+            .arg(&d)
+            .arg("-i")
+            .arg(&r)
+            .args(["-lavfi", graph, "-f", "null", "-"])
+            .output()
+            .unwrap();
+        let theirs = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            theirs.contains(needle),
+            "the oracle no longer says '{needle}':\n{theirs}"
+        );
+        let o = run_ours(&d, &r, graph);
+        let text = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && o.status.code().is_some(),
+            "{graph}:\n{text}"
+        );
+        assert!(text.contains(needle), "{graph}: no '{needle}' in:\n{text}");
+    }
+    // Unknown log_fmt / pool values: libvmaf uses xml and mean; so do we, with a warning.
+    let theirs = dir.join("oracle.xml");
+    let mine = dir.join("ours.xml");
+    let g = |p: &Path| format!("libvmaf=log_fmt=yaml:pool=median:log_path={}", p.display());
+    let o = command_on(OracleCpu::Native, &oracle())
+        .args(["-hide_banner", "-nostdin", "-i"])
+        .arg(&d)
+        .arg("-i")
+        .arg(&r)
+        .args(["-lavfi", &g(&theirs), "-f", "null", "-"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = ok(&run_ours(&d, &r, &g(&mine)));
+    assert_eq!(
+        score_lines(&text),
+        score_lines(&String::from_utf8_lossy(&o.stderr))
+    );
+    let head = |p: &Path| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(head(&mine).contains("<VMAF version="), "{}", head(&mine));
+    assert!(
+        head(&theirs).contains("<VMAF version="),
+        "{}",
+        head(&theirs)
+    );
+    // The same values under vmaf_rs are errors.
+    for g in ["vmaf_rs=log_fmt=yaml", "vmaf_rs=pool=median"] {
+        assert!(!run_ours(&d, &r, g).status.success(), "{g} accepted");
+    }
 }
 
 /// The CUDA pieces of the build, checked without needing a GPU (GPU runs: tests/ffmpeg_cuda.rs):
