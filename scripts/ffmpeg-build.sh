@@ -35,6 +35,12 @@
 #                            (--enable-vmaf-rs-as-libvmaf), for tools that hard-code those
 #                            names: ab-av1, ffmpeg-quality-metrics, easyVmaf, Av1an. Default 1;
 #                            0 leaves only the vmaf_rs name.
+#   VMAF_RS_DAV1D=auto|1|0   AV1 decoding with libdav1d, built static from Debian's dav1d source
+#                            package (scripts/ffmpeg-fetch.sh dav1d; meson and ninja from apt)
+#                            into build/dav1d. auto (default): on when it can be built, else a
+#                            warning (AV1 then decodes only through NVDEC); 1: required; 0: off.
+#   FFMPEG_CONFIGURE_EXTRA="--enable-decoder=... ..."
+#                            more FFmpeg configure flags of your own, appended (split at blanks)
 #   VMAF_RS_FFMPEG_GPL=1     configure FFmpeg with --enable-gpl and add the (GPL) boxblur filter
 #   VMAF_RS_PREFIX=<dir>     use a prebuilt vmaf_rs (<dir>/include/vmaf_rs.h,
 #                            <dir>/lib/libvmaf_rs.a, <dir>/lib/pkgconfig/vmaf_rs.pc); skips cargo
@@ -81,28 +87,49 @@ sha() { sha256sum | cut -d' ' -f1; }
 
 [ -f "$patchdir/series" ] || die "no patch series for FFmpeg $line ($patchdir/series)"
 
-# What FFmpeg is configured with. Filters and (de)muxers beyond the bare minimum are those the
-# tests and demos use; NVDEC and hwupload_cuda need no CUDA at build time (libcuda is loaded at
-# run time), only nv-codec-headers.
+# What FFmpeg is configured with: what a VMAF user meets, and no more (the build stays small and
+# fast). Native decoders for H.264, HEVC, VP8/VP9, MPEG-1/2, MPEG-4, ProRes, DNxHD, FFV1, PNG and
+# raw video, AV1 through libdav1d (below); the containers mov/mp4, matroska/webm, ivf, mpegts,
+# y4m, image2 (and raw streams); NVDEC for H.264, HEVC, AV1 and VP9 (no CUDA needed at build
+# time: libcuda is loaded at run time, only nv-codec-headers); the filters people put around
+# VMAF, and those the tests and demos use. FFMPEG_CONFIGURE_EXTRA adds your own flags.
 configure_args=(
     --disable-everything --disable-autodetect --disable-doc --disable-ffplay --disable-network
     --enable-static --disable-shared --pkg-config-flags=--static
-    --enable-ffnvcodec --enable-cuda --enable-nvdec --enable-hwaccel=h264_nvdec,hevc_nvdec
-    --enable-decoder=h264,hevc,rawvideo,wrapped_avframe
+    --enable-ffnvcodec --enable-cuda --enable-nvdec
+    --enable-hwaccel=h264_nvdec,hevc_nvdec,av1_nvdec,vp9_nvdec
+    --enable-decoder=h264,hevc,vp8,vp9,av1,mpeg1video,mpeg2video,mpeg4,prores,dnxhd,ffv1,png
+    --enable-decoder=rawvideo,wrapped_avframe
     --enable-encoder=wrapped_avframe,rawvideo
-    --enable-parser=h264,hevc
-    --enable-demuxer=h264,hevc,rawvideo,yuv4mpegpipe,mov,matroska
+    --enable-parser=h264,hevc,vp8,vp9,av1,mpegvideo,mpeg4video,dnxhd,png
+    --enable-demuxer=mov,matroska,ivf,mpegts,mpegps,yuv4mpegpipe,image2,h264,hevc,obu,m4v,mpegvideo,rawvideo
     --enable-muxer=null,rawvideo,yuv4mpegpipe
     --enable-protocol=file,pipe
     --enable-indev=lavfi
-    --enable-filter=hwupload_cuda,hwupload,hwdownload,scale,format,null,setpts,trim
-    --enable-filter=testsrc,testsrc2,nullsrc,color,noise,avgblur,gblur,metadata,split,fps,select,crop,pad,settb,movie,showinfo,concat,loop
+    --enable-zlib
+    --enable-filter=scale,format,fps,setpts,settb,crop,pad,split,trim,select,psnr,ssim,null
+    --enable-filter=hwupload_cuda,hwupload,hwdownload
+    --enable-filter=testsrc,testsrc2,nullsrc,color,noise,avgblur,gblur,metadata,showinfo,movie,concat,loop
     --enable-libvmaf-rs --enable-filter=vmaf_rs
 )
 libvmaf_names=${VMAF_RS_LIBVMAF_NAMES:-1}
 case "$libvmaf_names" in 0|1) ;; *) echo "ffmpeg-build: error: VMAF_RS_LIBVMAF_NAMES=$libvmaf_names (expected 1 or 0)" >&2; exit 1;; esac
 if [ "$libvmaf_names" = 1 ]; then
     configure_args+=(--enable-vmaf-rs-as-libvmaf)
+fi
+# scale_cuda needs a CUDA compiler for FFmpeg's own kernels: clang (cuda_llvm, free); FFmpeg's
+# nvcc route is --enable-nonfree, so it is left to FFMPEG_CONFIGURE_EXTRA.
+if command -v clang >/dev/null; then
+    configure_args+=(--enable-cuda-llvm --enable-filter=scale_cuda)
+    scale_cuda=1
+else
+    scale_cuda=0
+fi
+dav1d=${VMAF_RS_DAV1D:-auto}
+case "$dav1d" in auto|0|1) ;; *) echo "ffmpeg-build: error: VMAF_RS_DAV1D=$dav1d (expected auto, 1 or 0)" >&2; exit 1;; esac
+extra_args=()
+if [ -n "${FFMPEG_CONFIGURE_EXTRA:-}" ]; then
+    read -r -a extra_args <<< "$FFMPEG_CONFIGURE_EXTRA"
 fi
 # boxblur is GPL in FFmpeg: VMAF_RS_FFMPEG_GPL=1 builds a GPL ffmpeg that has it.
 if [ "${VMAF_RS_FFMPEG_GPL:-0}" = 1 ]; then
@@ -154,6 +181,7 @@ tree_state() {
 }
 want=$( { echo "ffmpeg $version"; echo "series $(series_hash)"; echo "crate $(crate_hash)";
           echo "cuda $cuda"; echo "gpl ${VMAF_RS_FFMPEG_GPL:-0}"; echo "prefix ${VMAF_RS_PREFIX:-cargo}"; echo "script $(sha < "$0")";
+          echo "dav1d $dav1d"; echo "scale_cuda $scale_cuda"; echo "extra ${extra_args[*]}";
           tree_state; } | sha)
 
 if [ "$force" != 1 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
@@ -170,6 +198,7 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v make >/dev/null       || missing+=(make)
 command -v cc >/dev/null         || missing+=(gcc libc6-dev)
 command -v xz >/dev/null         || missing+=(xz-utils)
+[ -f /usr/include/zlib.h ]       || missing+=(zlib1g-dev)   # png
 command -v git >/dev/null || command -v patch >/dev/null || missing+=(patch)  # ffmpeg-apply.sh
 if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
@@ -243,6 +272,51 @@ if [ "$(cat "$nvdir/.version" 2>/dev/null)" != "$nv_version" ] ||
     echo "$nv_version" > "$nvdir/.version"
 fi
 
+# --- 3b. dav1d (AV1), static, from Debian's source package -------------------------------------
+davdir=$root/build/dav1d
+dav1d_version=1.0.0
+build_dav1d() {
+    local need=() davsrc davtmp
+    command -v meson >/dev/null || need+=(meson)
+    command -v ninja >/dev/null || need+=(ninja-build)
+    if [ ${#need[@]} -gt 0 ]; then
+        log "installing ${need[*]} (to build dav1d)"
+        local sudo=(); [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+        "${sudo[@]}" apt-get install -y --no-install-recommends "${need[@]}" >&2 ||
+            { "${sudo[@]}" apt-get update -qq >&2 &&
+              "${sudo[@]}" apt-get install -y --no-install-recommends "${need[@]}" >&2; } || return 1
+    fi
+    davsrc=$("$root/scripts/ffmpeg-fetch.sh" dav1d) || return 1
+    davtmp=$(mktemp -d)
+    if [ -d "$davsrc" ]; then cp -a "$davsrc/." "$davtmp/src"; else mkdir "$davtmp/src" && tar -C "$davtmp/src" --no-same-owner --strip-components=1 -xf "$davsrc"; fi
+    rm -rf "$davdir"
+    if ! (meson setup "$davtmp/build" "$davtmp/src" --prefix="$davdir" --libdir=lib \
+              --buildtype=release --default-library=static -Denable_tools=false \
+              -Denable_tests=false -Denable_examples=false >"$davtmp/meson.log" 2>&1 &&
+          ninja -C "$davtmp/build" -j"$jobs" install >>"$davtmp/meson.log" 2>&1); then
+        tail -n 20 "$davtmp/meson.log" >&2; rm -rf "$davtmp" "$davdir"; return 1
+    fi
+    rm -rf "$davtmp"
+    echo "$dav1d_version" > "$davdir/.version"
+}
+if [ "$dav1d" != 0 ]; then
+    if [ "$(cat "$davdir/.version" 2>/dev/null)" != "$dav1d_version" ] ||
+       ! grep -qxF "prefix=$davdir" "$davdir/lib/pkgconfig/dav1d.pc" 2>/dev/null; then
+        log "building dav1d $dav1d_version (static) into $davdir"
+        t0=$(date +%s)
+        if build_dav1d; then
+            log "dav1d built in $(( $(date +%s) - t0 )) s"
+        elif [ "$dav1d" = 1 ]; then
+            die "VMAF_RS_DAV1D=1 but dav1d could not be built (see above)"
+        else
+            log "warning: dav1d could not be built: FFmpeg without libdav1d (AV1 decodes only through NVDEC); VMAF_RS_DAV1D=0 to silence this"
+        fi
+    fi
+    if [ -f "$davdir/lib/pkgconfig/dav1d.pc" ]; then
+        configure_args+=(--enable-libdav1d --enable-decoder=libdav1d)
+    fi
+fi
+
 # --- 4. FFmpeg sources ------------------------------------------------------------------------------
 set +e
 "$root/scripts/ffmpeg-apply.sh" --version "$version" >/dev/null
@@ -257,9 +331,11 @@ if [ $rc -ne 0 ]; then
 fi
 
 # --- 5. configure, make, install ------------------------------------------------------------------
-export PKG_CONFIG_PATH="$vmafdir/lib/pkgconfig:$nvdir/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export PKG_CONFIG_PATH="$vmafdir/lib/pkgconfig:$nvdir/lib/pkgconfig:$davdir/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+configure_args+=("${extra_args[@]}")
 cfg_want=$( { echo "${configure_args[*]}"; echo "prefix $prefix"; cat "$vmafdir/lib/pkgconfig/vmaf_rs.pc";
               echo "nv $nv_version"; cat "$nvdir/lib/pkgconfig/ffnvcodec.pc";
+              cat "$davdir/lib/pkgconfig/dav1d.pc" 2>/dev/null;
               sha256sum "$srcdir/configure" "$srcdir/libavfilter/allfilters.c"; } | sha)
 if [ "$force" = 1 ] || [ "$(cat "$objdir/.vmaf_rs-configure-stamp" 2>/dev/null)" != "$cfg_want" ]; then
     log "configuring FFmpeg $version in $objdir"
@@ -270,6 +346,11 @@ if [ "$force" = 1 ] || [ "$(cat "$objdir/.vmaf_rs-configure-stamp" 2>/dev/null)"
         tail -n 30 "$objdir/configure.out" >&2
         [ -f "$objdir/ffbuild/config.log" ] && tail -n 40 "$objdir/ffbuild/config.log" >&2
         die "FFmpeg configure failed (full log: $objdir/ffbuild/config.log)"
+    fi
+    # A component name configure does not know (a typo, or one that a release lacks) is only a
+    # warning there: make it an error, so the build never silently lacks a decoder or filter.
+    if grep -i "did not match anything\|unknown option" "$objdir/configure.out" >&2; then
+        die "FFmpeg $version configure did not know the options above (FFMPEG_CONFIGURE_EXTRA?)"
     fi
     echo "$cfg_want" > "$objdir/.vmaf_rs-configure-stamp"
     log "configured in $(( $(date +%s) - t0 )) s"

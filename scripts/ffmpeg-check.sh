@@ -133,7 +133,8 @@ for want in "${lines[@]}"; do
         else
             bad "$ffmpeg has no vmaf_rs filter"; echo "$help" | head -5 | sed 's/^/     /'
         fi
-        if "$ffmpeg" -hide_banner -buildconf 2>/dev/null | grep -q -- '--enable-vmaf-rs-as-libvmaf'; then
+        buildconf=$("$ffmpeg" -hide_banner -buildconf 2>/dev/null || true)
+        if echo "$buildconf" | grep -- '--enable-vmaf-rs-as-libvmaf' >/dev/null; then
             for name in libvmaf libvmaf_cuda; do
                 help=$("$ffmpeg" -hide_banner -h filter=$name 2>&1 || true)
                 missing= extra=

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fetches the pristine sources the FFmpeg build needs into build/cache/ and checks their sha256:
 #   - the FFmpeg release tarball (official release, shipped as Debian's ffmpeg_<ver>.orig.tar.xz),
-#   - nv-codec-headers (Debian 12's libffmpeg-nvenc-dev is too old for FFmpeg >= 7.1).
+#   - nv-codec-headers (Debian 12's libffmpeg-nvenc-dev is too old for FFmpeg >= 7.1);
+#   - dav1d (AV1 decoding; Debian ships no static library, so scripts/ffmpeg-build.sh builds one).
 #
-# Usage: scripts/ffmpeg-fetch.sh [--version 7.1|8.1|9.0|<release>] [all|ffmpeg|nv-codec-headers]
+# Usage: scripts/ffmpeg-fetch.sh [--version 7.1|8.1|9.0|<release>] [all|ffmpeg|nv-codec-headers|dav1d]
 #   Prints the path of each requested source on stdout (a tarball, or a directory when one was
 #   supplied), one per line, in the order ffmpeg, nv-codec-headers. Progress goes to stderr.
 #   The releases, their Debian source versions and sha256 sums are recorded in
@@ -14,6 +15,7 @@
 #   FFMPEG_SOURCE=<tarball|dir>          use this FFmpeg source instead of downloading; a tarball
 #                                        is checked against the recorded sha256 (a directory is not)
 #   NV_CODEC_HEADERS_SOURCE=<tarball|dir> the same for nv-codec-headers
+#   DAV1D_SOURCE=<tarball|dir>           the same for dav1d
 #   VMAF_RS_SKIP_SHA256=1                accept a supplied tarball whose sha256 is not recorded
 #
 # Downloads go through apt (`apt-get source --download-only`). When apt knows no deb-src entry
@@ -36,6 +38,10 @@ what=${1:-all}
 nv_version=12.1.14.0
 nv_debian_version=12.1.14.0-1
 nv_sha256=0ca1a0c85b149646fa6ce4d600584507fdccf5a23d58e668d8701e89cee0c3fb
+# dav1d 1.0.0 (Debian 12): sha256 of dav1d_1.0.0.orig.tar.xz (from the Debian Sources index).
+dav1d_version=1.0.0
+dav1d_debian_version=1.0.0-2+deb12u1
+dav1d_sha256=51737db7e4897e599684f873a4725176dd3c779e639411d7c4fce134bb5ebb82
 
 log() { echo "ffmpeg-fetch: $*" >&2; }
 die() { echo "ffmpeg-fetch: error: $*" >&2; exit 1; }
@@ -202,9 +208,18 @@ fetch_nv() {
     fi
 }
 
+fetch_dav1d() {
+    if [ -n "${DAV1D_SOURCE:-}" ]; then
+        use_supplied "$DAV1D_SOURCE" "$dav1d_sha256" dav1d
+    else
+        fetch_apt dav1d "$dav1d_debian_version" "dav1d_$dav1d_version.orig.tar.xz" "$dav1d_sha256"
+    fi
+}
+
 case "$what" in
-    all) fetch_ffmpeg; fetch_nv ;;
+    all) fetch_ffmpeg; fetch_nv; fetch_dav1d ;;
     ffmpeg) fetch_ffmpeg ;;
     nv-codec-headers) fetch_nv ;;
-    *) die "usage: $0 [--version 7.1|8.1|9.0|<release>] [all|ffmpeg|nv-codec-headers]" ;;
+    dav1d) fetch_dav1d ;;
+    *) die "usage: $0 [--version 7.1|8.1|9.0|<release>] [all|ffmpeg|nv-codec-headers|dav1d]" ;;
 esac
