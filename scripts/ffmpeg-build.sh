@@ -53,6 +53,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 ff_root=$root ff_prog=ffmpeg-build
 . "$root/scripts/ffmpeg-common.sh"
+vr_root=$root
+. "$root/scripts/crate-common.sh"
 force=0 want=${FFMPEG_VERSION:-}
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -137,29 +139,11 @@ if [ "${VMAF_RS_FFMPEG_GPL:-0}" = 1 ]; then
 fi
 
 # --- CUDA: is nvcc there (build.rs looks in the same places)? ------------------------------------
-find_nvcc() {
-    local c
-    for c in "${NVCC:-}" "$root"/build/cuda-venv/lib/python3*/site-packages/nvidia/cu13/bin/nvcc \
-             "$(command -v nvcc 2>/dev/null || true)" /usr/local/cuda/bin/nvcc; do
-        [ -n "$c" ] && [ -x "$c" ] && { echo "$c"; return 0; }
-    done
-    return 1
-}
 if [ -n "${VMAF_RS_PREFIX:-}" ]; then
     cuda=prebuilt
-elif [ "$cuda" != 0 ]; then
-    if ! nvcc_path=$(find_nvcc); then
-        log "no nvcc found: installing CUDA 13.0's compiler with scripts/cuda-toolchain.sh (pip)"
-        if nvcc_path=$("$root/scripts/cuda-toolchain.sh"); then :; else nvcc_path=; fi
-    fi
-    if [ -n "$nvcc_path" ]; then
-        cuda=1
-    elif [ "$cuda" = 1 ]; then
-        die "VMAF_RS_CUDA=1 but nvcc could not be found or installed (scripts/cuda-toolchain.sh); set NVCC=/path/to/nvcc"
-    else
-        log "warning: no nvcc: building vmaf_rs WITHOUT its CUDA backend (the filter will refuse CUDA frames); set NVCC or run scripts/cuda-toolchain.sh, or VMAF_RS_CUDA=0 to silence this"
-        cuda=0
-    fi
+else
+    vr_resolve_cuda "$cuda"
+    cuda=$vr_cuda
 fi
 
 # --- identity of the wanted result -------------------------------------------------------------
@@ -210,54 +194,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- 2. the crate ---------------------------------------------------------------------------------
-# Copies $1 to $2 unless identical (keeps mtimes stable so make does not rebuild for nothing).
-install_if_changed() {
-    mkdir -p "$(dirname "$2")"
-    cmp -s "$1" "$2" || cp "$1" "$2"
-}
 if [ -n "${VMAF_RS_PREFIX:-}" ]; then
     log "using prebuilt vmaf_rs from $VMAF_RS_PREFIX"
-    install_if_changed "$VMAF_RS_PREFIX/include/vmaf_rs.h" "$vmafdir/include/vmaf_rs.h"
-    install_if_changed "$VMAF_RS_PREFIX/lib/libvmaf_rs.a" "$vmafdir/lib/libvmaf_rs.a"
+    vr_install_if_changed "$VMAF_RS_PREFIX/include/vmaf_rs.h" "$vmafdir/include/vmaf_rs.h"
+    vr_install_if_changed "$VMAF_RS_PREFIX/lib/libvmaf_rs.a" "$vmafdir/lib/libvmaf_rs.a"
     native_libs=$(sed -n 's/^Libs:.*-lvmaf_rs//p' "$VMAF_RS_PREFIX/lib/pkgconfig/vmaf_rs.pc")
 else
-    command -v cargo >/dev/null || die "cargo not found: install Rust (https://rustup.rs), then rerun"
-    features=capi
-    [ "$cuda" = 1 ] && features=capi,cuda
-    target_dir=${CARGO_TARGET_DIR:-$root/target}
-    log "building the vmaf_rs static library (cargo, features: $features)"
-    t0=$(date +%s)
-    cargo_log=$(mktemp)
-    trap 'rm -f "$cargo_log"' EXIT
-    # One build that also prints the native libraries the staticlib needs (cargo replays the
-    # note when the build is fresh).
-    if ! cargo rustc --manifest-path "$root/Cargo.toml" --release --lib --no-default-features \
-            --features "$features" -- --print native-static-libs >"$cargo_log" 2>&1; then
-        cat "$cargo_log" >&2
-        die "cargo build failed"
-    fi
-    grep -v "native-static-libs\|link against the following native" "$cargo_log" | grep -v '^$' >&2 || true
-    native_libs=$(sed -n 's/.*note: native-static-libs: //p' "$cargo_log" | tail -n1)
-    [ -n "$native_libs" ] || die "cargo did not print the native static libraries (try: cargo clean -p vmaf_rs --release)"
-    install_if_changed "$target_dir/release/libvmaf_rs.a" "$vmafdir/lib/libvmaf_rs.a"
-    install_if_changed "$root/include/vmaf_rs.h" "$vmafdir/include/vmaf_rs.h"
-    log "crate built in $(( $(date +%s) - t0 )) s; native libs: $native_libs"
+    vr_build_staticlib "$cuda" "$vmafdir/lib" "$vmafdir/include"
+    native_libs=$vr_native_libs
 fi
-crate_version=$(sed -n 's/^version *= *"\(.*\)"/\1/p' "$root/Cargo.toml" | head -n1)
-pc_tmp=$(mktemp)
-cat > "$pc_tmp" <<EOF
-prefix=$vmafdir
-includedir=\${prefix}/include
-libdir=\${prefix}/lib
-
-Name: vmaf_rs
-Description: VMAF in Rust (libvmaf-compatible scores), C ABI for FFmpeg's vmaf_rs filter
-Version: ${crate_version:-0}
-Libs: -L\${libdir} -lvmaf_rs $native_libs
-Cflags: -I\${includedir}
-EOF
-install_if_changed "$pc_tmp" "$vmafdir/lib/pkgconfig/vmaf_rs.pc"
-rm -f "$pc_tmp"
+vr_write_pc "$vmafdir" "$native_libs" "$vmafdir/lib/pkgconfig/vmaf_rs.pc"
 
 # --- 3. nv-codec-headers --------------------------------------------------------------------------
 # (Re)installed when the version differs or the .pc file points elsewhere (a copied build/).

@@ -60,6 +60,25 @@ VMAF_RS_TEST_HOST=avx2 cargo test --release --test golden --test ffmpeg -- --tes
 step "C ABI under valgrind, and under ASan + UBSan + LSan"
 scripts/capi-test.sh
 
+step "install: scripts/install.sh into a prefix (a C program linked through its vmaf_rs.pc), cargo install, cargo package --list, docs"
+inst="$root/build/install-test"
+rm -rf "$inst"
+scripts/install.sh --prefix "$inst"
+# shellcheck disable=SC2046  # pkg-config prints several words on purpose
+gcc -std=c11 -Wall -Werror -o "$inst/capi_smoke" tests/c/capi_smoke.c \
+    $(PKG_CONFIG_PATH="$inst/lib/pkgconfig" pkg-config --static --cflags --libs vmaf_rs)
+(cd "$inst" && ./capi_smoke capi_log.json >/dev/null 2>&1) || { echo "capi_smoke linked from $inst failed"; exit 1; }
+"$inst/bin/vmaf-rs" --version
+CARGO_TARGET_DIR="$root/target" cargo install --quiet --locked --path . --root "$inst/cargo"
+"$inst/cargo/bin/vmaf-rs" --version
+pkg_files=$(cargo package --list --locked)
+for f in src/model/builtin/PROVENANCE.md kernels include/vmaf_rs.h LICENSE.models; do
+    grep -q "^$f" <<<"$pkg_files" || { echo "cargo package lacks $f"; exit 1; }
+done
+if grep -q "^tests/work\|^build/\|^target/" <<<"$pkg_files"; then echo "cargo package holds build output"; exit 1; fi
+RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps --quiet
+echo "install: prefix, pkg-config link, cargo install, package list ($(wc -l <<<"$pkg_files") files) and docs OK"
+
 step "fuzzing: saved crashes and seeds replayed, then every target for 60 s (scripts/fuzz.sh)"
 cargo fmt --manifest-path tests/fuzz/Cargo.toml -- --check
 CARGO_TARGET_DIR=build/fuzz/target-replay cargo clippy --release --manifest-path tests/fuzz/Cargo.toml \
