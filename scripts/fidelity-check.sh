@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CPU fidelity on another host (the GPU machine's AVX-512 Xeon, which has no cargo, no oracle, no
 # qemu and no network), with everything built here: the golden tests (our CLI against libvmaf,
-# natively and as libvmaf's C/AVX2 kernels under qemu), the end-to-end filter tests and the
+# natively and as libvmaf's C kernels under qemu and its AVX2 kernels on valgrind's CPU), the end-to-end filter tests and the
 # library's unit tests (SIMD sweeps) run there as they run here.
 #
 # Here:
@@ -9,7 +9,8 @@
 #     build/fidelity-oracle/ffmpeg.xz   the oracle, xz-compressed (about 50 MB: a device call of
 #                                       its own, the first)
 #     build/fidelity/                   test executables, vmaf-rs, the patched ffmpeg + ffprobe,
-#                                       qemu-x86_64 (static, from Debian's qemu-user-static)
+#                                       qemu-x86_64 (static, from Debian's qemu-user-static),
+#                                       valgrind's launcher and `none` tool (valgrind.tar.xz)
 # There, in the repository root, two calls in a row (the machine stays warm only briefly):
 #   scripts/fidelity-check.sh --unpack-oracle      (carry build/fidelity-oracle)
 #   scripts/fidelity-check.sh [build/fidelity]     (carry build/fidelity; logs to $OUT)
@@ -38,6 +39,13 @@ case "${1:-}" in
     deb=$(mktemp -d); trap 'rm -rf "$deb"' EXIT
     (cd "$deb" && apt-get download qemu-user-static >/dev/null && dpkg -x qemu-user-static_*.deb x)
     xz -6 -c "$deb/x/usr/bin/qemu-x86_64-static" >"$g/qemu-x86_64.xz"
+    # valgrind's CPU (AVX2, no AVX-512) plays the AVX2-only host (tests/common avx2_emulator):
+    # its launcher and the `none` tool, from Debian's package.
+    (cd "$deb" && apt-get download valgrind >/dev/null && dpkg -x valgrind_*.deb v)
+    mkdir -p "$deb/vg/lib"
+    cp "$deb/v/usr/bin/valgrind.bin" "$deb/vg/valgrind"
+    cp "$deb/v/usr/libexec/valgrind/"{none-amd64-linux,vgpreload_core-amd64-linux.so,default.supp} "$deb/vg/lib/"
+    tar -C "$deb" -cJf "$g/valgrind.tar.xz" vg
     du -sh "$g" "$oracle_xz"
     exit 0 ;;
 --unpack-oracle)
@@ -60,6 +68,14 @@ rm -rf "$work"; mkdir -p "$work"
 xz -dc "$dir/qemu-x86_64.xz" >"$work/qemu-x86_64"; chmod +x "$work/qemu-x86_64"
 export VMAF_RS_ORACLE="$root/$oracle_bin" VMAF_RS_CLI="$dir/vmaf-rs" VMAF_RS_FFMPEG="$dir/ffmpeg"
 export VMAF_RS_QEMU="$work/qemu-x86_64" VMAF_RS_WORK="$work/cases" RUST_BACKTRACE=1
+tar -C "$work" -xJf "$dir/valgrind.tar.xz"
+export VALGRIND_LIB="$work/vg/lib" VMAF_RS_VALGRIND="$work/vg/valgrind"
+if "$VMAF_RS_VALGRIND" --tool=none -q /bin/true; then
+    export VMAF_RS_AVX2_EMULATOR=valgrind
+else
+    echo "valgrind does not run here: the AVX2-only CPU is qemu's Haswell (docs/FIDELITY.md)"
+    export VMAF_RS_AVX2_EMULATOR=qemu
+fi
 {
     grep -m1 "model name" /proc/cpuinfo
     grep -m1 "^flags" /proc/cpuinfo | tr ' ' '\n' | grep -E "^(avx2|bmi1|bmi2|avx512(f|cd|dq|bw|vl))$" | tr '\n' ' '

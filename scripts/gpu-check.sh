@@ -10,13 +10,14 @@
 #       ffmpeg-cuda-tests  tests/ffmpeg_cuda.rs (cargo test --no-run)
 #       vmaf-rs            the CLI with the cuda feature (tests/cuda.rs runs its --backend cuda)
 #       cuda_reducer       tests/cuda_reducer.c linked against build/ffmpeg/lib/*.a (libcuda dlopen'd)
-#       media/             H.264 8-bit and HEVC 10-bit 1080p pairs (the oracle's libx264/libx265)
+#       media/             H.264 8-bit and HEVC 10-bit 1080p, AV1 and VP9 720p pairs (the oracle's
+#                          libx264/libx265/libsvtav1/libvpx)
 # There (device machine; carry build/gpu), in the repository root:
 #   scripts/gpu-check.sh [build/gpu]        # logs go to $OUT when set, else build/gpu/logs
 #
 # Runs, in this order (each step under a timeout; the whole fits one 10-minute device call):
 #   ffmpeg-cuda    CUDA == CPU per-frame values through the filter (hwupload 8/10/16-bit, NVDEC
-#                  H.264 8-bit and HEVC 10-bit), error cases;
+#                  H.264 8-bit, HEVC 10-bit, AV1, VP9; the libvmaf_cuda name), error cases;
 #   throughput     the filter with frames already on the GPU, 1080p and 4K;
 #   rust-tests     the CUDA scorer's tests (bit identity, lifecycle/leak, threads);
 #   reducer        100 cycles of device + graph (2x hwupload 4K -> vmaf_rs) + 10 frames + free:
@@ -76,6 +77,15 @@ if [ "${1:-}" = "--stage" ]; then
         "$o" "${q[@]}" -c:v libx265 -preset fast -crf 36 -pix_fmt yuv420p10le -x265-params log-level=error \
             "$g/media/dis_hevc10_1080p.mkv"
     fi
+    if [ ! -s "$g/media/dis_vp9_720p.webm" ]; then
+        o=$(scripts/oracle.sh)
+        q=(-hide_banner -loglevel error -nostdin -y -f lavfi -i "testsrc2=s=1280x720:r=25:d=0.8")
+        for c in 18:ref 50:dis; do
+            "$o" "${q[@]}" -c:v libsvtav1 -preset 12 -crf "${c%%:*}" -pix_fmt yuv420p "$g/media/${c##*:}_av1_720p.mkv"
+            "$o" "${q[@]}" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -b:v 0 -crf "${c%%:*}" \
+                -pix_fmt yuv420p "$g/media/${c##*:}_vp9_720p.webm"
+        done
+    fi
     ls -la "$g" "$g/media"
     du -sh "$g"
     exit 0
@@ -92,7 +102,7 @@ export VMAF_RS_WORK="${TMPDIR:-/tmp}/vmaf_rs_gpu_check"
 export VMAF_RS_CLI="$dir/vmaf-rs"
 quick="${GPU_CHECK_QUICK:-0}"
 budget="${GPU_CHECK_BUDGET:-540}"
-for f in ffmpeg cuda-tests ffmpeg-cuda-tests vmaf-rs cuda_reducer media/dis_hevc10_1080p.mkv; do
+for f in ffmpeg cuda-tests ffmpeg-cuda-tests vmaf-rs cuda_reducer media/dis_hevc10_1080p.mkv media/dis_vp9_720p.webm; do
     [ -e "$dir/$f" ] || { echo "missing $dir/$f (scripts/gpu-check.sh --stage)" >&2; exit 1; }
 done
 SAN="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"

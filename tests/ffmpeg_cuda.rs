@@ -398,6 +398,76 @@ fn nvdec_hevc_10bit_1080p() {
     );
 }
 
+#[test]
+fn nvdec_av1_8bit_720p() {
+    if skip() {
+        return;
+    }
+    // AV1 from SVT-AV1: NVDEC on the CUDA side, libdav1d on the CPU side.
+    cuda_vs_cpu(
+        "nvdec-av1-720p",
+        &Input::Files {
+            dis: "dis_av1_720p.mkv",
+            reference: "ref_av1_720p.mkv",
+        },
+        "nv12",
+        "",
+    );
+}
+
+#[test]
+fn nvdec_vp9_8bit_720p() {
+    if skip() {
+        return;
+    }
+    cuda_vs_cpu(
+        "nvdec-vp9-720p",
+        &Input::Files {
+            dis: "dis_vp9_720p.webm",
+            reference: "ref_vp9_720p.webm",
+        },
+        "nv12",
+        "",
+    );
+}
+
+/// Tools that ask for `libvmaf_cuda` (easyVmaf's `-gpu`) on NVDEC frames get our CUDA path under
+/// that name: libvmaf's `VMAF score:` line and the CPU run's values.
+#[test]
+fn libvmaf_cuda_name_on_nvdec_frames() {
+    if skip() {
+        return;
+    }
+    let dir = workdir("libvmaf-cuda-name");
+    let (cuda_log, cpu_log) = (dir.join("cuda.json"), dir.join("cpu.json"));
+    let (d, r) = (
+        media().join("dis_h264_1080p.mkv"),
+        media().join("ref_h264_1080p.mkv"),
+    );
+    let (d, r) = (d.to_str().unwrap(), r.to_str().unwrap());
+    let hw = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"];
+    let graph = format!(
+        "[0:v][1:v]libvmaf_cuda=log_fmt=json:log_path={}",
+        cuda_log.display()
+    );
+    let mut a: Vec<&str> = hw.to_vec();
+    a.extend(["-i", d]);
+    a.extend(hw);
+    a.extend(["-i", r, "-lavfi", &graph, "-f", "null", "-"]);
+    let t = ok(&ffmpeg(&a), "libvmaf_cuda on NVDEC frames");
+    assert!(t.contains("VMAF score: "), "no libvmaf score line:\n{t}");
+    let cpu_graph = format!(
+        "[0:v][1:v]vmaf_rs=backend=cpu:log_fmt=json:log_path={}",
+        cpu_log.display()
+    );
+    ok(
+        &ffmpeg(&["-i", d, "-i", r, "-lavfi", &cpu_graph, "-f", "null", "-"]),
+        "vmaf_rs on the CPU",
+    );
+    let n = assert_same_logs(&read_json(&cuda_log), &read_json(&cpu_log), "libvmaf_cuda");
+    println!("bit-identical: libvmaf_cuda name on NVDEC frames: {n} frames");
+}
+
 const SMALL: &str = "testsrc2=s=320x240:r=25:d=0.2";
 
 #[test]
