@@ -1037,6 +1037,12 @@ fn libvmaf_name_matches_libvmaf() {
             "libvmaf=model='version=vmaf_v0.6.1\\:motion.motion_force_zero=true':eof_action=endall:n_threads=2:LOG"
                 .to_string(),
         ),
+        // easyVmaf: fps on both inputs, which emit their last frame together with EOF (and
+        // filters before libvmaf, freed after the sink): the last frame is scored too.
+        (
+            "fps",
+            "[0:v]fps=fps=25[m];[1:v]fps=fps=25[r];[m][r]libvmaf=n_threads=2:LOG".to_string(),
+        ),
         ("subsample", "libvmaf=n_subsample=2:n_threads=3:pool=harmonic_mean:LOG".to_string()),
         (
             "features",
