@@ -94,7 +94,9 @@ sha() { sha256sum | cut -d' ' -f1; }
 # raw video, AV1 through libdav1d (below); the containers mov/mp4, matroska/webm, ivf, mpegts,
 # y4m, image2 (and raw streams); NVDEC for H.264, HEVC, AV1 and VP9 (no CUDA needed at build
 # time: libcuda is loaded at run time, only nv-codec-headers); the filters people put around
-# VMAF, and those the tests and demos use. FFMPEG_CONFIGURE_EXTRA adds your own flags.
+# VMAF (yadif and setparams: easyVmaf deinterlaces interlaced inputs, and with --gpu resets
+# their colour tags before hwupload), and those the tests and demos use. FFMPEG_CONFIGURE_EXTRA
+# adds your own flags.
 configure_args=(
     --disable-everything --disable-autodetect --disable-doc --disable-ffplay --disable-network
     --enable-static --disable-shared --pkg-config-flags=--static
@@ -110,6 +112,7 @@ configure_args=(
     --enable-indev=lavfi
     --enable-zlib
     --enable-filter=scale,format,fps,setpts,settb,crop,pad,split,trim,select,psnr,ssim,null
+    --enable-filter=yadif,setparams
     --enable-filter=hwupload_cuda,hwupload,hwdownload
     --enable-filter=testsrc,testsrc2,nullsrc,color,noise,avgblur,gblur,metadata,showinfo,movie,concat,loop
     --enable-libvmaf-rs --enable-filter=vmaf_rs
