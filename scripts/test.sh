@@ -3,7 +3,8 @@
 # checks formatting, lints and the generated C header, runs unit tests and the fidelity tests
 # against the real libvmaf (natively, and as libvmaf's other kernel families on CPUs emulated by
 # qemu), builds the patched FFmpeg 9.0, 8.1 and 7.1 and runs the end-to-end filter tests (all of
-# them on 9.0, a smoke subset on 8.1 and 7.1), re-runs golden cases on
+# them on 9.0, a smoke subset on 8.1 and 7.1), installs the downstream tools (scripts/tools.sh)
+# and runs them on our ffmpeg and the oracle's (tests/downstream.rs), re-runs golden cases on
 # the scalar kernels and with check_simd, the C ABI test under valgrind and sanitizers, a fuzz
 # smoke run of every fuzz target, and builds the CUDA
 # kernels (no GPU needed to build; GPU tests skip with a message when no GPU is present, and
@@ -32,7 +33,8 @@ for v in 9.0 8.1 7.1; do
 done
 
 step "unit tests, fidelity vs libvmaf (CLI), end-to-end vs libvmaf (ffmpeg filter)"
-cargo test --release -- --test-threads=2
+# The downstream tools' tests have their own step below.
+cargo test --release -- --test-threads=2 --skip downstream::
 
 step "FFmpeg 8.1.2 and 7.1.5: smoke subset of the end-to-end tests (fidelity, decoders, metadata, bad inputs, CUDA build, libvmaf names)"
 smoke=(y4m_cases_match_libvmaf encoded_inputs_decoded_by_each_ffmpeg practical_build_decodes_what_users_meet
@@ -44,6 +46,12 @@ for line in 8.1 7.1; do
     VMAF_RS_FFMPEG="$root/build/ffmpeg-$v/bin/ffmpeg" cargo test --release --test ffmpeg -- \
         --test-threads=2 --exact "${smoke[@]}"
 done
+
+step "downstream tools unchanged on our ffmpeg vs the oracle's: ffmpeg-quality-metrics, easyVmaf, ab-av1"
+t=$(date +%s)
+scripts/tools.sh >/dev/null
+echo "tools: $(( $(date +%s) - t )) s"
+cargo test --release --test downstream -- --test-threads=2
 
 step "peers kept honest: scalar kernels only (VMAF_RS_CPU=scalar), and every SIMD call re-checked (check_simd)"
 # --nocapture: a SIMD sweep with nothing to sweep says so.
