@@ -122,6 +122,8 @@ struct Plan {
     collections: Vec<std::ops::Range<usize>>,
     /// Whether any instance reads chroma (then the engine keeps chroma planes).
     chroma: bool,
+    /// Every row slot's log name (spatial slots first, then temporal ones).
+    slot_names: Vec<String>,
 }
 
 impl Instance {
@@ -151,6 +153,20 @@ impl Plan {
     /// Whether some extractor reads previous distorted frames (then the engine keeps them).
     fn dist_history(&self) -> bool {
         self.instances.iter().any(|i| i.def.needs_prev_dis)
+    }
+
+    /// Frames before a frame that its extraction reads: [`FrameInput`] hands extractors that
+    /// declare `needs_prev_ref` or `needs_prev_dis` up to two previous frames.
+    fn context_frames(&self) -> u64 {
+        let reads_history = self
+            .instances
+            .iter()
+            .any(|i| i.def.needs_prev_ref || i.def.needs_prev_dis);
+        if reads_history {
+            2
+        } else {
+            0
+        }
     }
 }
 
@@ -184,6 +200,16 @@ struct Runtime {
     raw_scores: Vec<f64>,
 }
 
+/// What a segment-scoring engine ([`Engine::begin_segment`]) keeps instead of scores.
+#[derive(Default)]
+struct SegmentRows {
+    /// Title index of each frame sent with [`Engine::send`], in order.
+    indices: Vec<u64>,
+    /// Their spatial rows, [`Plan::spatial_slots`] values each, as [`Engine::push_spatial`]
+    /// takes them.
+    rows: Vec<f64>,
+}
+
 /// The VMAF engine.
 pub struct Engine {
     cfg: EngineConfig,
@@ -203,6 +229,11 @@ pub struct Engine {
     external_totals: Vec<Vec<u64>>,
     /// The GPU side (crate::backend), made on the first CUDA frame.
     pub(crate) gpu: Option<GpuSide>,
+    /// Index of the first frame whose pictures the rings hold (a segment's first context
+    /// frame; 0 for a whole stream): extractors never see frames before it.
+    first_held: u64,
+    /// Segment scoring: the spatial rows recorded instead of temporal stages and models.
+    segment: Option<SegmentRows>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -370,6 +401,7 @@ fn build_plan(cfg: &EngineConfig) -> Result<Plan> {
         n_headline,
         collections,
         chroma,
+        slot_names,
     })
 }
 
@@ -408,6 +440,8 @@ impl Engine {
             elapsed: 0.0,
             external_totals: Vec::new(),
             gpu: None,
+            first_held: 0,
+            segment: None,
         })
     }
 
@@ -539,6 +573,24 @@ impl Engine {
         Ok(rt)
     }
 
+    /// Refuses a segment whose first frame, `first`, lacks context frames its extractors read
+    /// (frames before the title's start do not exist, so they are not needed).
+    fn check_context(&self, first: u64) -> Result<()> {
+        let need = self.plan.context_frames().min(first);
+        let have = first - self.first_held;
+        if have < need {
+            return Err(Error::InvalidOption(format!(
+                "the segment starting at frame {first} needs {need} frame(s) of context before \
+                 it (title frames {} to {}), it was given {have}; start the input at frame {} \
+                 or earlier",
+                first - need,
+                first - 1,
+                first - need
+            )));
+        }
+        Ok(())
+    }
+
     fn check_picture(&self, what: &str, p: &Picture<'_>) -> Result<()> {
         if p.format != self.cfg.format {
             return Err(Error::Mismatch(format!(
@@ -573,6 +625,9 @@ impl Engine {
         self.check_picture("distorted", distorted)?;
         let t0 = Instant::now();
         let index = self.next_index;
+        if self.segment.as_ref().is_some_and(|s| s.indices.is_empty()) {
+            self.check_context(index)?;
+        }
         let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
         let every_frame = self.plan.every_frame();
         let rt = self.cpu_runtime()?;
@@ -605,6 +660,7 @@ impl Engine {
         }
         let (nref, ndist) = (rt.refs.len(), rt.dists.len());
         let history = plan.dist_history();
+        let first_held = self.first_held;
         let refs = &rt.refs;
         let dists = &rt.dists;
         let batch = &rt.batch;
@@ -612,11 +668,14 @@ impl Engine {
             let Some(&(index, scored)) = batch.get(slot_i) else {
                 return Ok(());
             };
+            // Frames before `first_held` were never stored: a segment's extractors see exactly
+            // the context it was given.
+            let held = |back: u64| index >= back && index - back >= first_held;
             let at = |back: u64| -> Option<&OwnedPicture> {
-                (index >= back).then(|| &refs[((index - back) as usize) % nref])
+                held(back).then(|| &refs[((index - back) as usize) % nref])
             };
             let dist_at = |back: u64| -> Option<&OwnedPicture> {
-                (index >= back && (back == 0 || history))
+                (held(back) && (back == 0 || history))
                     .then(|| &dists[((index - back) as usize) % ndist])
             };
             let current = at(0).expect("current frame");
@@ -685,6 +744,14 @@ impl Engine {
                     row[inst.spatial_col..inst.spatial_col + n].fill(f64::NAN);
                 }
             }
+        }
+        if let Some(seg) = self.segment.as_mut() {
+            // A segment's temporal values and scores depend on frames it does not have: they
+            // are derived at the merge, from every segment's rows (Engine::push_spatial).
+            seg.indices.push(index);
+            seg.rows.extend_from_slice(&row);
+            rt.spare_rows.push(row);
+            return;
         }
         row.resize(plan.n_slots, f64::NAN);
         self.pending.push_back(Pending {
@@ -908,22 +975,164 @@ impl Engine {
     /// `apsnr_y`), from every frame extracted so far; complete after [`Engine::flush`].
     pub fn aggregates(&self) -> Vec<(String, f64)> {
         let mut out = Vec::new();
-        let slots = self.rt.as_ref().map_or(&[][..], |rt| &rt.slots[..]);
-        for (i, inst) in self.plan.instances.iter().enumerate() {
-            let Some(agg) = inst.def.aggregate else {
-                continue;
-            };
-            let mut sum: Vec<u64> = self.external_totals.get(i).cloned().unwrap_or_default();
-            for slot in slots {
-                let t = slot.extractors[i].totals();
-                sum.resize(sum.len().max(t.len()), 0);
-                for (s, v) in sum.iter_mut().zip(t) {
-                    *s = s.wrapping_add(*v);
-                }
+        for (inst, sum) in self.plan.instances.iter().zip(self.instance_totals()) {
+            if let Some(agg) = inst.def.aggregate {
+                out.extend(agg(&inst.opts, &self.cfg.format, &sum));
             }
-            out.extend(agg(&inst.opts, &self.cfg.format, &sum));
         }
         out
+    }
+
+    /// Every extractor instance's integer totals (in [`Engine::instances`] order), summed over
+    /// the worker slots and [`Engine::add_totals`]: what [`Engine::aggregates`] is made from.
+    /// Sums are order-free, so a segment's totals added to the others' at the merge give the
+    /// whole title's.
+    pub fn instance_totals(&self) -> Vec<Vec<u64>> {
+        let slots = self.rt.as_ref().map_or(&[][..], |rt| &rt.slots[..]);
+        (0..self.plan.instances.len())
+            .map(|i| {
+                let mut sum: Vec<u64> = self.external_totals.get(i).cloned().unwrap_or_default();
+                for slot in slots {
+                    let t = slot.extractors[i].totals();
+                    sum.resize(sum.len().max(t.len()), 0);
+                    for (s, v) in sum.iter_mut().zip(t) {
+                        *s = s.wrapping_add(*v);
+                    }
+                }
+                sum
+            })
+            .collect()
+    }
+
+    /// Frames of context a segment needs before its first frame: the previous frames the plan's
+    /// extractors read (those declaring `needs_prev_ref` or `needs_prev_dis` get up to two; 0
+    /// when none does). Temporal stages (motion2, motion3, its moving average) need none: they
+    /// are derived at the merge from every frame's spatial values.
+    pub fn context_frames(&self) -> u64 {
+        self.plan.context_frames()
+    }
+
+    /// Makes this engine score one segment of a title: the next frame sent is title frame
+    /// `first` (a context frame given with [`Engine::send_context`], or the segment's first
+    /// frame given with [`Engine::send`]). Instead of scores, the engine then records each sent
+    /// frame's spatial row ([`Engine::segment_rows`]); frames before `first` are never read, so
+    /// a segment without enough context is refused at [`Engine::send`]. Call before any frame;
+    /// the CPU backend only.
+    pub fn begin_segment(&mut self, first: u64) -> Result<()> {
+        if self.next_index != 0 || self.rt.is_some() || self.flushed {
+            return Err(Error::State(
+                "begin_segment after frames were sent; call it first".into(),
+            ));
+        }
+        if self.cfg.backend == Backend::Cuda {
+            return Err(Error::Unsupported(
+                "segment scoring runs on the CPU backend; drop backend=cuda for segments".into(),
+            ));
+        }
+        self.next_index = first;
+        self.first_held = first;
+        self.segment = Some(SegmentRows::default());
+        Ok(())
+    }
+
+    /// Gives a segment's context frame (title frame [`Engine::frames_sent`]): kept as the
+    /// history later frames read, never extracted or scored, so it adds nothing to the totals.
+    /// Only after [`Engine::begin_segment`] and before the first [`Engine::send`].
+    pub fn send_context(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<()> {
+        if self.segment.as_ref().is_none_or(|s| !s.indices.is_empty()) || self.flushed {
+            return Err(Error::State(
+                "send_context outside a segment's start (begin_segment, then context frames, \
+                 then send)"
+                    .into(),
+            ));
+        }
+        if reference.format != distorted.format {
+            return Err(Error::Mismatch(format!(
+                "reference {}, distorted {}",
+                reference.format, distorted.format
+            )));
+        }
+        self.check_picture("reference", reference)?;
+        self.check_picture("distorted", distorted)?;
+        let index = self.next_index;
+        let history = self.plan.dist_history();
+        let rt = self.cpu_runtime()?;
+        if !rt.batch.is_empty() {
+            return Err(Error::State("send_context after send".into()));
+        }
+        let nref = rt.refs.len();
+        rt.refs[(index as usize) % nref].copy_from(reference)?;
+        if history {
+            let ndist = rt.dists.len();
+            rt.dists[(index as usize) % ndist].copy_from(distorted)?;
+        }
+        self.next_index += 1;
+        Ok(())
+    }
+
+    /// A segment's recorded frames (after [`Engine::flush`]: all of them): (title index,
+    /// spatial row) in order, each row [`Engine::spatial_row_len`] values, as
+    /// [`Engine::push_spatial`] takes them. Empty for an engine not scoring a segment.
+    pub fn segment_rows(&self) -> impl Iterator<Item = (u64, &[f64])> {
+        let n = self.plan.spatial_slots().max(1);
+        let (indices, rows) = match &self.segment {
+            Some(s) => (&s.indices[..], &s.rows[..]),
+            None => (&[][..], &[][..]),
+        };
+        indices.iter().copied().zip(rows.chunks_exact(n))
+    }
+
+    /// Log names of the spatial row's slots ([`Engine::spatial_row_len`] of them), shown or not.
+    pub fn spatial_slot_names(&self) -> &[String] {
+        &self.plan.slot_names[..self.plan.spatial_slots()]
+    }
+
+    /// A fingerprint of everything that decides a log's content besides the pictures: this
+    /// crate's version, the format, `n_subsample`, the pool method, the libvmaf kernel family
+    /// (requested and reproduced), every extractor instance with its options, the row slots and
+    /// columns, and every model's full content (so two model files of one name differ). Segments
+    /// merge only with equal fingerprints. 16 hex digits (FNV-1a, a consistency check, not a
+    /// cryptographic one).
+    pub fn fingerprint(&self) -> String {
+        use std::fmt::Write;
+        let mut text = String::new();
+        let c = &self.cfg;
+        let _ = write!(
+            text,
+            "{}|{:?}|{}|{:?}|{}|{}|",
+            env!("CARGO_PKG_VERSION"),
+            c.format,
+            c.n_subsample,
+            c.pool,
+            self.libvmaf_isa,
+            c.libvmaf_isa
+        );
+        for i in &self.plan.instances {
+            let _ = write!(text, "{}:{:?}:{}|", i.def.name, i.opts, i.spatial_col);
+        }
+        let _ = write!(text, "{:?}|{:?}|", self.plan.slot_names, self.plan.columns);
+        for (m, slots) in &self.plan.models {
+            let _ = write!(text, "{}:{slots:?}|", m.fingerprint_text());
+        }
+        let _ = write!(text, "{}|{:?}", self.plan.n_headline, self.plan.collections);
+        // FNV-1a 64 (its published offset basis and prime).
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+
+    /// Makes the engine reproduce (and report) `isa`, whatever its configuration resolved to on
+    /// this host: a merge reports the family its segments were computed with.
+    pub(crate) fn set_libvmaf_isa(&mut self, isa: LibvmafIsa) {
+        self.libvmaf_isa = isa;
+    }
+
+    /// Adds seconds computed elsewhere (a merge's segments) to [`Engine::elapsed_seconds`].
+    pub(crate) fn add_elapsed(&mut self, secs: f64) {
+        self.elapsed += secs;
     }
 
     /// The headline score of model `i` with the configured pool method.

@@ -23,6 +23,7 @@ pub mod model;
 pub mod output;
 pub mod picture;
 pub mod report;
+pub mod segment;
 pub mod session;
 pub mod video;
 

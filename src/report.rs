@@ -6,13 +6,33 @@ use crate::output::{write_log as write_fmt, LogData, LogFormat};
 use std::io::Write;
 use std::path::Path;
 
+/// How a log is written beyond its format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LogOptions {
+    /// Write `fps` as 0: the one measured field, so that a log depends on its inputs only (two
+    /// runs, or a merge of segments and a single run, give byte-identical files).
+    pub reproducible: bool,
+}
+
 /// Writes the log of every scored frame and the pooled metrics in `fmt` to `w`.
 pub fn write_log(engine: &Engine, fmt: LogFormat, w: &mut dyn Write) -> std::io::Result<()> {
+    write_log_with(engine, fmt, LogOptions::default(), w)
+}
+
+/// [`write_log`] with options.
+pub fn write_log_with(
+    engine: &Engine,
+    fmt: LogFormat,
+    opts: LogOptions,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
     let frames: Vec<(u64, &[f64])> = engine.scored_frames().collect();
     let pooled = engine.pooled();
     let aggregates = engine.aggregates();
     let secs = engine.elapsed_seconds();
-    let fps = if secs > 0.0 {
+    let fps = if opts.reproducible {
+        0.0
+    } else if secs > 0.0 {
         engine.frames_sent() as f64 / secs
     } else {
         0.0

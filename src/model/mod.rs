@@ -311,6 +311,12 @@ impl Model {
         b.finish(name).map_err(|e| model_err(context, e))
     }
 
+    /// Everything that decides the model's scores, as text (every number exactly, the support
+    /// vectors included), for configuration fingerprints.
+    pub fn fingerprint_text(&self) -> String {
+        format!("{self:?}|{:?}|{:?}", self.svm.coef, self.svm.sv)
+    }
+
     /// The model's name: the key of its scores in the logs.
     pub fn name(&self) -> &str {
         &self.name

@@ -1,15 +1,16 @@
-//! `vmaf-rs`: libvmaf's `vmaf` command-line tool, over the vmaf_rs engine.
+//! `vmaf-rs`: libvmaf's `vmaf` command-line tool, over the vmaf_rs engine; with `--segment`
+//! it scores one frame range of a title into a partial log, and `vmaf-rs merge` merges the
+//! partial logs of a title exactly (docs/SEGMENTS.md).
 
 use clap::Parser;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use vmaf_rs::model::{parse_feature_option, parse_model_option, PoolMethod};
 use vmaf_rs::output::LogFormat;
 use vmaf_rs::picture::Samples;
+use vmaf_rs::report::LogOptions;
+use vmaf_rs::segment::{PartialLog, RunConfig, SegmentInfo};
 use vmaf_rs::video::VideoReader;
-use vmaf_rs::{
-    Chroma, ChromaLayout, Engine, EngineConfig, Error, Picture, PictureFormat, Plane, Result,
-};
+use vmaf_rs::{Chroma, ChromaLayout, Engine, Error, Picture, PictureFormat, Plane, Result};
 
 /// Compute VMAF of a distorted video against its reference, with libvmaf-identical scores.
 #[derive(Parser, Debug)]
@@ -83,6 +84,23 @@ struct Args {
     /// CPU from downloaded planes). Needs a build with the `cuda` feature.
     #[arg(long, default_value = "auto", value_name = "auto|cpu|cuda")]
     backend: String,
+    /// Score only the title's frames [A, B) (`A:B`, or `A:` to the end of the input) and write
+    /// a partial log (JSON) to -o for `vmaf-rs merge`. The inputs may start before A
+    /// (--input_start): the frames the features read before A are taken as context (at most
+    /// two), earlier ones are skipped.
+    #[arg(long, value_name = "A:B")]
+    segment: Option<String>,
+    /// With --segment: the title index of the inputs' first frame (inputs decoded from frame S
+    /// of the title on).
+    #[arg(long = "input_start", default_value_t = 0, value_name = "S")]
+    input_start: u64,
+    /// With --segment: the title's frame count, recorded so the merge checks the parts reach it.
+    #[arg(long = "title_frames", value_name = "N")]
+    title_frames: Option<u64>,
+    /// Write the log's fps as 0 (the one measured field), so that the log depends on the inputs
+    /// only: two runs, or a merge of segments and a single run, give byte-identical logs.
+    #[arg(long)]
+    reproducible: bool,
     /// No progress, no score on stdout.
     #[arg(short = 'q', long)]
     quiet: bool,
@@ -92,6 +110,82 @@ struct Args {
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     help: Option<bool>,
+}
+
+/// `vmaf-rs merge`: merges the partial logs of a title's segments into the log a single run
+/// writes (per-frame values, temporal features, model scores and pooling recomputed across the
+/// seams).
+#[derive(Parser, Debug)]
+#[command(name = "vmaf-rs merge", version)]
+struct MergeArgs {
+    /// Partial logs written by `vmaf-rs --segment A:B -o part.json`, in any order; together
+    /// they must tile the title.
+    #[arg(required = true, value_name = "PART")]
+    parts: Vec<PathBuf>,
+    /// Log file path.
+    #[arg(short = 'o', long)]
+    output: Option<PathBuf>,
+    /// Write the log as XML (the default).
+    #[arg(long, group = "fmt")]
+    xml: bool,
+    /// Write the log as JSON.
+    #[arg(long, group = "fmt")]
+    json: bool,
+    /// Write the log as CSV.
+    #[arg(long, group = "fmt")]
+    csv: bool,
+    /// Write the log as SUB (subtitles).
+    #[arg(long, group = "fmt")]
+    sub: bool,
+    /// Write the log's fps as 0, as `vmaf-rs --reproducible` does.
+    #[arg(long)]
+    reproducible: bool,
+    /// No score on stdout.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+}
+
+/// The log format the flags choose (XML by default, as libvmaf's tool).
+fn log_format(json: bool, csv: bool, sub: bool) -> LogFormat {
+    if json {
+        LogFormat::Json
+    } else if csv {
+        LogFormat::Csv
+    } else if sub {
+        LogFormat::Sub
+    } else {
+        LogFormat::Xml
+    }
+}
+
+/// Parses `--segment A:B` (or `A:`).
+fn parse_segment(s: &str) -> Result<(u64, Option<u64>)> {
+    let bad = || {
+        Error::InvalidOption(format!(
+            "--segment {s}: expected A:B (frames A to B-1 of the title) or A: (A to the end)"
+        ))
+    };
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let a: u64 = a.trim().parse().map_err(|_| bad())?;
+    let b = match b.trim() {
+        "" => None,
+        b => Some(b.parse::<u64>().map_err(|_| bad())?),
+    };
+    if b.is_some_and(|b| b <= a) {
+        return Err(Error::InvalidOption(format!(
+            "--segment {s}: the segment holds no frames (B must exceed A)"
+        )));
+    }
+    Ok((a, b))
+}
+
+/// Prints every model's pooled score, as libvmaf's tool does.
+fn print_scores(engine: &Engine) {
+    for (i, name) in engine.model_names().iter().enumerate() {
+        if let Some(s) = engine.pooled_model_score(i) {
+            println!("{name}: {s:.6}");
+        }
+    }
 }
 
 fn open(path: &std::path::Path, args: &Args) -> Result<VideoReader> {
@@ -183,32 +277,42 @@ fn run(args: &Args) -> Result<()> {
             d.format
         )));
     }
-    let mut cfg = EngineConfig::new(r.format);
-    for m in &args.models {
-        cfg.models.extend(parse_model_option(m)?);
-    }
-    for f in &args.features {
-        let text = if f.split(':').next().is_some_and(|t| !t.contains('=')) {
-            format!("name={f}")
-        } else {
-            f.clone()
-        };
-        cfg.features.extend(parse_feature_option(&text)?);
-    }
-    cfg.n_threads = args.threads;
-    cfg.n_subsample = args.subsample;
-    cfg.pool = args.pool.parse::<PoolMethod>()?;
-    cfg.libvmaf_isa = args.libvmaf_isa.parse()?;
-    cfg.backend = args.backend.parse()?;
-    let fmt = if args.json {
-        LogFormat::Json
-    } else if args.csv {
-        LogFormat::Csv
-    } else if args.sub {
-        LogFormat::Sub
-    } else {
-        LogFormat::Xml
+    // The merge rebuilds the engine from these options (RunConfig), so the CLI does too.
+    let run_cfg = RunConfig {
+        width: r.format.width,
+        height: r.format.height,
+        bitdepth: r.format.bpc,
+        pixel_format: r.format.layout.as_str().to_string(),
+        models: args.models.clone(),
+        features: args.features.clone(),
+        n_subsample: args.subsample,
+        pool: args.pool.clone(),
+        libvmaf_isa: args.libvmaf_isa.clone(),
     };
+    let mut cfg = run_cfg.engine_config()?;
+    cfg.n_threads = args.threads;
+    cfg.backend = args.backend.parse()?;
+    let fmt = log_format(args.json, args.csv, args.sub);
+    let segment = args.segment.as_deref().map(parse_segment).transpose()?;
+    if segment.is_some() {
+        if args.output.is_none() {
+            return Err(Error::InvalidOption(
+                "--segment writes a partial log: give its path with -o part.json".into(),
+            ));
+        }
+        if args.xml || args.csv || args.sub || args.json || args.frame_cnt.is_some() {
+            return Err(Error::InvalidOption(
+                "--segment writes a partial log (JSON): the log format is chosen at `vmaf-rs \
+                 merge`, and the frames by --segment A:B, not --frame_cnt"
+                    .into(),
+            ));
+        }
+    } else if args.input_start != 0 || args.title_frames.is_some() {
+        return Err(Error::InvalidOption(
+            "--input_start and --title_frames describe a segment: use them with --segment A:B"
+                .into(),
+        ));
+    }
     // Fail on an unwritable log before spending time on the video; the log goes to a temporary
     // file beside it, renamed over it only once complete, so a failed run destroys nothing.
     let log_file = match &args.output {
@@ -219,6 +323,20 @@ fn run(args: &Args) -> Result<()> {
     let mut engine = Engine::new(cfg)?;
     for w in engine.warnings() {
         eprintln!("vmaf-rs: warning: {w}");
+    }
+    // With --segment: the title frames [skip_to, a) are context, [a, end) are scored.
+    let (a, end) = segment.unwrap_or((0, None));
+    let skip_to = a
+        .saturating_sub(engine.context_frames())
+        .max(args.input_start);
+    if segment.is_some() {
+        if args.input_start > a {
+            return Err(Error::InvalidOption(format!(
+                "--input_start {}: the inputs start after the segment's first frame {a}",
+                args.input_start
+            )));
+        }
+        engine.begin_segment(skip_to)?;
     }
     if args.verbose {
         eprintln!(
@@ -243,14 +361,20 @@ fn run(args: &Args) -> Result<()> {
     let chroma = engine.reads_chroma();
     let mut scores = vmaf_rs::FrameScores::default();
     let mut n = 0u64;
+    // Title index of the next input frame.
+    let mut title = args.input_start;
+    let mut input_ended = false;
     loop {
-        if args.frame_cnt.is_some_and(|c| n >= c) {
+        if args.frame_cnt.is_some_and(|c| n >= c) || end.is_some_and(|e| title >= e) {
             break;
         }
         let (fr, fd) = (r.next_frame()?, d.next_frame()?);
         let (fr, fd) = match (fr, fd) {
             (Some(a), Some(b)) => (a, b),
-            (None, None) => break,
+            (None, None) => {
+                input_ended = true;
+                break;
+            }
             (a, _) => {
                 return Err(Error::Mismatch(format!(
                     "{} ends after {n} frames but {} has more; score equal-length inputs or use --frame_cnt",
@@ -259,8 +383,16 @@ fn run(args: &Args) -> Result<()> {
                 )))
             }
         };
+        title += 1;
+        if title - 1 < skip_to {
+            continue;
+        }
         let pr = picture(rf, fr, &mut wr, chroma)?;
         let pd = picture(df, fd, &mut wd, chroma)?;
+        if title - 1 < a {
+            engine.send_context(&pr, &pd)?;
+            continue;
+        }
         engine.send(&pr, &pd)?;
         if let Some(p) = engine.take_placement().filter(|_| args.verbose) {
             eprintln!("{p}");
@@ -272,18 +404,70 @@ fn run(args: &Args) -> Result<()> {
     engine.flush()?;
     bar.finish_and_clear();
     if n == 0 {
-        return Err(Error::Unsupported("the inputs hold no frames".into()));
+        return Err(Error::Unsupported(if segment.is_some() {
+            format!("the inputs end at title frame {title}, before the segment's first frame {a}")
+        } else {
+            "the inputs hold no frames".into()
+        }));
+    }
+    if segment.is_some() {
+        let info = SegmentInfo {
+            start: a,
+            context_start: skip_to,
+            title_frames: args.title_frames,
+            // Without an end, the segment runs to the end of the title.
+            input_ended: input_ended || end.is_none(),
+        };
+        let part = PartialLog::from_engine(&engine, &run_cfg, info)?;
+        if !args.quiet {
+            println!(
+                "segment [{}, {}): {} frames, context [{}, {})",
+                part.range[0],
+                part.range[1],
+                part.frames.len(),
+                part.context[0],
+                part.context[1]
+            );
+        }
+        if let Some(f) = log_file {
+            f.write(|w| part.write(w))?;
+        }
+        return Ok(());
     }
     // Scores first, as the filter does: a log that cannot be written does not swallow them.
     if !args.quiet {
-        for (i, name) in engine.model_names().iter().enumerate() {
-            if let Some(s) = engine.pooled_model_score(i) {
-                println!("{name}: {s:.6}");
-            }
-        }
+        print_scores(&engine);
     }
+    let opts = LogOptions {
+        reproducible: args.reproducible,
+    };
     if let Some(f) = log_file {
-        f.write(|w| vmaf_rs::report::write_log(&engine, fmt, w))?;
+        f.write(|w| vmaf_rs::report::write_log_with(&engine, fmt, opts, w))?;
+    }
+    Ok(())
+}
+
+/// `vmaf-rs merge`.
+fn merge(args: &MergeArgs) -> Result<()> {
+    let inputs: Vec<&PathBuf> = args.parts.iter().collect();
+    let log_file = match &args.output {
+        Some(p) => Some(LogFile::create(p, &inputs)?),
+        None => None,
+    };
+    let mut parts = Vec::new();
+    for p in &args.parts {
+        parts.push((p.display().to_string(), PartialLog::read(p)?));
+    }
+    let engine = vmaf_rs::segment::merge(&parts)?;
+    if !args.quiet {
+        print_scores(&engine);
+    }
+    let fmt = log_format(args.json, args.csv, args.sub);
+    let opts = LogOptions {
+        reproducible: args.reproducible,
+    };
+    if let Some(f) = log_file {
+        f.write(|w| vmaf_rs::report::write_log_with(&engine, fmt, opts, w))?;
     }
     Ok(())
 }
@@ -393,8 +577,14 @@ impl LogFile {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let result = if argv.get(1).is_some_and(|a| a == "merge") {
+        let rest = std::iter::once("vmaf-rs merge".into()).chain(argv[2..].iter().cloned());
+        merge(&MergeArgs::parse_from(rest))
+    } else {
+        run(&Args::parse())
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("vmaf-rs: {e}");
