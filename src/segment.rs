@@ -436,3 +436,35 @@ pub fn merge(parts: &[(String, PartialLog)]) -> Result<Engine> {
     engine.flush()?;
     Ok(engine)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_read_back_exactly() {
+        let vals = [
+            0.0,
+            -0.0,
+            1.0 / 3.0,
+            0.1 + 0.2,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::MAX,
+            -1.7976931348623157e308,
+            97.42889018549292,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for v in vals {
+            let back = decode_value(&encode_value(v)).unwrap();
+            assert_eq!(back.to_bits(), v.to_bits(), "{v:e}");
+        }
+        for nan in [f64::NAN, -f64::NAN] {
+            let back = decode_value(&encode_value(nan)).unwrap();
+            assert!(back.is_nan() && back.is_sign_negative() == nan.is_sign_negative());
+        }
+        assert_eq!(decode_value("NaN"), None);
+        assert_eq!(decode_value("1e999"), None);
+    }
+}

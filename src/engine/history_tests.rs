@@ -181,3 +181,99 @@ fn no_distorted_history_is_kept_unless_asked() {
         );
     }
 }
+
+/// Scores frames [a, b) of the 11-frame stream as a segment: context frames from
+/// `context_start` (history only), then the segment; returns the recorded (index, probe value).
+fn run_segment(
+    threads: usize,
+    n_subsample: u32,
+    context_start: u64,
+    a: u64,
+    b: u64,
+) -> Result<Vec<(u64, f64)>> {
+    let format = PictureFormat {
+        width: W,
+        height: H,
+        bpc: 8,
+        layout: ChromaLayout::Yuv420,
+    };
+    let mut cfg = EngineConfig::new(format);
+    cfg.features = vec![FeatureSpec {
+        name: "float_psnr".into(),
+        opts: Vec::new(),
+    }];
+    cfg.n_threads = threads;
+    cfg.n_subsample = n_subsample;
+    let mut engine = Engine::new(cfg).unwrap();
+    let slot = engine
+        .spatial_slot_names()
+        .iter()
+        .position(|c| c == "float_psnr")
+        .unwrap();
+    let inst = engine
+        .plan
+        .instances
+        .iter_mut()
+        .find(|i| i.def.name == "float_psnr")
+        .unwrap();
+    inst.def = &WITH_HISTORY;
+    engine.plan.chroma = true;
+    assert_eq!(engine.context_frames(), 2);
+    engine.begin_segment(context_start)?;
+    let (cw, ch) = (W / 2, H / 2);
+    for i in context_start..b {
+        let (d, u, r) = values(i);
+        let (dl, du, rl, rc) = (
+            vec![d; W * H],
+            vec![u; cw * ch],
+            vec![r; W * H],
+            vec![128; cw * ch],
+        );
+        let (pr, pd) = (pic(format, &rl, &rc, &rc), pic(format, &dl, &du, &rc));
+        if i < a {
+            engine.send_context(&pr, &pd)?;
+        } else {
+            engine.send(&pr, &pd)?;
+        }
+        assert!(
+            engine.receive().is_none(),
+            "a segment engine scores nothing"
+        );
+    }
+    engine.flush()?;
+    Ok(engine
+        .segment_rows()
+        .map(|(i, row)| (i, row[slot]))
+        .collect())
+}
+
+#[test]
+fn segments_see_the_history_a_whole_stream_sees() {
+    for threads in [1, 3] {
+        for n_subsample in [1, 2] {
+            for a in 0..6u64 {
+                let b = a + 4;
+                let got = run_segment(threads, n_subsample, a.saturating_sub(2), a, b).unwrap();
+                // Every frame (the probe runs on frames n_subsample skips too, as motion does).
+                let want: Vec<(u64, f64)> = (a..b).map(|i| (i, expected(i, true))).collect();
+                assert_eq!(
+                    got, want,
+                    "[{a}, {b}), {threads} threads, n_subsample {n_subsample}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_segment_without_its_context_is_refused() {
+    let e = run_segment(2, 1, 3, 3, 6).unwrap_err();
+    assert!(e.to_string().contains("needs 2 frame(s) of context"), "{e}");
+    let e = run_segment(2, 1, 2, 3, 6).unwrap_err();
+    assert!(e.to_string().contains("it was given 1"), "{e}");
+    // Frame 1 needs only frame 0.
+    assert_eq!(
+        run_segment(1, 1, 0, 1, 2).unwrap(),
+        vec![(1, expected(1, true))]
+    );
+}
