@@ -3,6 +3,7 @@
 # scripts/ffmpeg-apply.sh, or any C program):
 #
 #   PREFIX/bin/vmaf-rs                   the CLI (cargo build --release)
+#   PREFIX/bin/vmaf-rs-segment           scripts/segment.sh: one segment of a title (docs/SEGMENTS.md)
 #   PREFIX/lib/libvmaf_rs.a              the C library (features capi, and cuda when nvcc is there)
 #   PREFIX/include/vmaf_rs.h             its header
 #   PREFIX/lib/pkgconfig/vmaf_rs.pc      `pkg-config --static --libs vmaf_rs` gives the link line
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
         --prefix) prefix=${2:?--prefix needs a directory}; shift ;;
         --with-ffmpeg) with_ffmpeg=1 ;;
         --no-cli) cli=0 ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument '$1' (usage: $0 --prefix DIR [--with-ffmpeg] [--no-cli])" ;;
     esac
     shift
@@ -48,6 +49,7 @@ if [ "$cli" = 1 ]; then
         die "cargo build of the CLI failed"
     mkdir -p "$prefix/bin"
     vr_install_if_changed "${CARGO_TARGET_DIR:-$root/target}/release/vmaf-rs" "$prefix/bin/vmaf-rs"
+    vr_install_if_changed "$root/scripts/segment.sh" "$prefix/bin/vmaf-rs-segment"
 fi
 
 if [ "$with_ffmpeg" = 1 ]; then

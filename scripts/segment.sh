@@ -22,8 +22,12 @@
 #
 # Programs: VMAF_RS_BIN (default target/release/vmaf-rs here, else vmaf-rs on PATH) and FFMPEG
 # (default ffmpeg on PATH, else build/oracle/ffmpeg).
+#
+# Installed by scripts/install.sh as PREFIX/bin/vmaf-rs-segment, it takes the vmaf-rs and ffmpeg
+# beside it first.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
 
 die() {
     echo "segment.sh: $*" >&2
@@ -33,6 +37,8 @@ die() {
 vmaf_rs_bin() {
     if [ -n "${VMAF_RS_BIN:-}" ]; then
         echo "$VMAF_RS_BIN"
+    elif [ -x "$here/vmaf-rs" ]; then
+        echo "$here/vmaf-rs"
     elif [ -x "$root/target/release/vmaf-rs" ]; then
         echo "$root/target/release/vmaf-rs"
     elif command -v vmaf-rs >/dev/null; then
@@ -45,6 +51,8 @@ vmaf_rs_bin() {
 ffmpeg_bin() {
     if [ -n "${FFMPEG:-}" ]; then
         echo "$FFMPEG"
+    elif [ -x "$here/ffmpeg" ]; then
+        echo "$here/ffmpeg"
     elif command -v ffmpeg >/dev/null; then
         command -v ffmpeg
     elif [ -x "$root/build/oracle/ffmpeg" ]; then
