@@ -14,7 +14,13 @@ use vmaf_rs::{Chroma, ChromaLayout, Engine, Error, Picture, PictureFormat, Plane
 
 /// Compute VMAF of a distorted video against its reference, with libvmaf-identical scores.
 #[derive(Parser, Debug)]
-#[command(name = "vmaf-rs", version, disable_help_flag = true)]
+#[command(
+    name = "vmaf-rs",
+    version,
+    disable_help_flag = true,
+    after_help = "vmaf-rs merge PART... -o LOG merges the partial logs of --segment runs into the \
+                  log of the whole title (vmaf-rs merge --help, docs/SEGMENTS.md)."
+)]
 struct Args {
     /// Reference video (.y4m, or raw .yuv with --width/--height/--pixel_format/--bitdepth).
     #[arg(short = 'r', long)]
