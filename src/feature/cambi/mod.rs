@@ -3,14 +3,14 @@
 //! score less the source's, at least 0).
 //!
 //! As libvmaf (`feature/cambi.c`), per picture: resample to the encoding size (nearest
-//! neighbour) and convert to 10 bits, anti-dither below 10-bit encodes ([`preprocess`]); mark
-//! the flat pixels ([`mask`]); then at five scales (halving between them): the 3x3 mode filter
-//! ([`filter`]), every masked pixel's c-value from window histograms ([`cvalues`]), and the mean
-//! of the top `topk` share ([`pooling`]); the scales are weighted into the score, clipped to
+//! neighbour) and convert to 10 bits, anti-dither below 10-bit encodes (`preprocess`); mark
+//! the flat pixels (`mask`); then at five scales (halving between them): the 3x3 mode filter
+//! (`filter`), every masked pixel's c-value from window histograms (`cvalues`), and the mean
+//! of the top `topk` share (`pooling`); the scales are weighted into the score, clipped to
 //! `cambi_max_val`. libvmaf's AVX2 kernels for cambi are integer or repeat its C code's float
 //! operations, so the result is the same on every host.
 //!
-//! The c-value rows, the hot loop, are dispatched through [`cvalues::Kernels`], chosen once per
+//! The c-value rows, the hot loop, are dispatched through `cvalues::Kernels`, chosen once per
 //! instance from [`crate::cpu::cpu_level`]; the `unsafe` of the AVX2 peer stays in its module.
 #![deny(unsafe_code)]
 

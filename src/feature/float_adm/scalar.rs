@@ -171,7 +171,7 @@ impl Region {
 
 /// libvmaf's `DIVS(n, d)` on SSE2 builds: `n * rcp(d)` with RCPSS and one Newton step. RCPSS is
 /// an approximation whose bits are the CPU model's, so this uses the instruction itself
-/// ([`super::x86_64::rcpss`]): it equals what libvmaf computes on the same machine.
+/// (`super::x86_64::rcpss`): it equals what libvmaf computes on the same machine.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub fn divs(n: f32, d: f32) -> f32 {
