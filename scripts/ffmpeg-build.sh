@@ -42,6 +42,10 @@
 #   FFMPEG_CONFIGURE_EXTRA="--enable-decoder=... ..."
 #                            more FFmpeg configure flags of your own, appended (split at blanks)
 #   VMAF_RS_FFMPEG_GPL=1     configure FFmpeg with --enable-gpl and add the (GPL) boxblur filter
+#   VMAF_RS_BUILD_CACHE=<dir> build FFmpeg (sources, objects, dav1d, nv-codec-headers) there,
+#                            outside the checkout, and copy the result into the prefix: a new
+#                            clone of the same release + patches only relinks (scripts/test.sh
+#                            uses ~/.cache/vmaf_rs under CI=true). Unset: everything in build/.
 #   VMAF_RS_PREFIX=<dir>     use a prebuilt vmaf_rs (<dir>/include/vmaf_rs.h,
 #                            <dir>/lib/libvmaf_rs.a, <dir>/lib/pkgconfig/vmaf_rs.pc); skips cargo
 #   JOBS=<n>                 parallel make jobs (default: nproc)
@@ -77,6 +81,23 @@ else
 fi
 vmafdir=$root/build/vmaf_rs
 nvdir=$root/build/nv-codec-headers
+davdir=$root/build/dav1d
+# VMAF_RS_BUILD_CACHE: FFmpeg's sources, objects and dependencies live there, outside this
+# checkout, at paths that do not depend on it, so another clone (CI) reuses the objects and only
+# relinks; the programs are then copied into the prefix. Builds there take turns (flock).
+cache=${VMAF_RS_BUILD_CACHE:-}
+inst=$prefix
+if [ -n "$cache" ]; then
+    mkdir -p "$cache" && cache=$(cd "$cache" && pwd) || { echo "ffmpeg-build: error: cannot use VMAF_RS_BUILD_CACHE=$cache" >&2; exit 1; }
+    srcdir=$cache/ffmpeg-src/$version
+    objdir=$cache/ffmpeg-obj/$version
+    inst=$cache/ffmpeg-inst/$version
+    vmafdir=$cache/vmaf_rs
+    nvdir=$cache/nv-codec-headers
+    davdir=$cache/dav1d
+    exec 9>"$cache/.lock"
+    flock 9
+fi
 nv_version=12.1.14.0
 cuda=${VMAF_RS_CUDA:-auto}
 case "$cuda" in auto|0|1) ;; *) echo "ffmpeg-build: error: VMAF_RS_CUDA=$cuda (expected auto, 1 or 0)" >&2; exit 1;; esac
@@ -222,7 +243,6 @@ if [ "$(cat "$nvdir/.version" 2>/dev/null)" != "$nv_version" ] ||
 fi
 
 # --- 3b. dav1d (AV1), static, from Debian's source package -------------------------------------
-davdir=$root/build/dav1d
 dav1d_version=1.0.0
 build_dav1d() {
     local need=() davsrc davtmp
@@ -268,7 +288,7 @@ fi
 
 # --- 4. FFmpeg sources ------------------------------------------------------------------------------
 set +e
-"$root/scripts/ffmpeg-apply.sh" --version "$version" >/dev/null
+FFMPEG_SRC_DIR=$srcdir "$root/scripts/ffmpeg-apply.sh" --version "$version" >/dev/null
 rc=$?
 set -e
 if [ $rc -ne 0 ]; then
@@ -282,7 +302,7 @@ fi
 # --- 5. configure, make, install ------------------------------------------------------------------
 export PKG_CONFIG_PATH="$vmafdir/lib/pkgconfig:$nvdir/lib/pkgconfig:$davdir/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 configure_args+=("${extra_args[@]}")
-cfg_want=$( { echo "${configure_args[*]}"; echo "prefix $prefix"; cat "$vmafdir/lib/pkgconfig/vmaf_rs.pc";
+cfg_want=$( { echo "${configure_args[*]}"; echo "prefix $inst"; cat "$vmafdir/lib/pkgconfig/vmaf_rs.pc";
               echo "nv $nv_version"; cat "$nvdir/lib/pkgconfig/ffnvcodec.pc";
               cat "$davdir/lib/pkgconfig/dav1d.pc" 2>/dev/null;
               sha256sum "$srcdir/configure" "$srcdir/libavfilter/allfilters.c"; } | sha)
@@ -291,7 +311,7 @@ if [ "$force" = 1 ] || [ "$(cat "$objdir/.vmaf_rs-configure-stamp" 2>/dev/null)"
     t0=$(date +%s)
     rm -rf "$objdir"
     mkdir -p "$objdir"
-    if ! (cd "$objdir" && "$srcdir/configure" --prefix="$prefix" "${configure_args[@]}" >configure.out 2>&1); then
+    if ! (cd "$objdir" && "$srcdir/configure" --prefix="$inst" "${configure_args[@]}" >configure.out 2>&1); then
         tail -n 30 "$objdir/configure.out" >&2
         [ -f "$objdir/ffbuild/config.log" ] && tail -n 40 "$objdir/ffbuild/config.log" >&2
         die "FFmpeg configure failed (full log: $objdir/ffbuild/config.log)"
@@ -319,6 +339,15 @@ if ! make -C "$objdir" -j"$jobs" >"$objdir/make.out" 2>&1; then
 fi
 make -C "$objdir" install >"$objdir/install.out" 2>&1 || { tail -n 20 "$objdir/install.out" >&2; die "make install failed"; }
 echo "$lib_sha" > "$objdir/.vmaf_rs-lib-sha"
+if [ -n "$cache" ]; then
+    # The programs and libraries into this checkout's prefix; the crate's package and the
+    # source tree (a link, for ffmpeg-export.sh and ffmpeg-sync.sh) where scripts look for them.
+    mkdir -p "$prefix" && cp -a "$inst/." "$prefix/"
+    rm -rf "$root/build/vmaf_rs" && cp -a "$vmafdir" "$root/build/vmaf_rs"
+    mkdir -p "$root/build/ffmpeg-src"
+    [ -L "$root/build/ffmpeg-src/$version" ] || [ ! -e "$root/build/ffmpeg-src/$version" ] &&
+        ln -sfn "$srcdir" "$root/build/ffmpeg-src/$version"
+fi
 log "make + install in $(( $(date +%s) - t0 )) s"
 
 "$prefix/bin/ffmpeg" -hide_banner -filters 2>/dev/null | grep " vmaf_rs " >/dev/null ||

@@ -16,6 +16,13 @@ export CARGO_TERM_COLOR=never
 step() { printf '\n==> %s\n' "$*"; }
 t0=$(date +%s)
 
+# CI: FFmpeg's objects and compiled tools are kept outside the clone (keyed by release, patches
+# and versions; scripts/ffmpeg-build.sh VMAF_RS_BUILD_CACHE), so a new clone relinks instead of
+# rebuilding. VMAF_RS_BUILD_CACHE= (empty) builds everything from scratch in build/.
+if [ "${CI:-}" = true ]; then
+    export VMAF_RS_BUILD_CACHE=${VMAF_RS_BUILD_CACHE-$HOME/.cache/vmaf_rs}
+fi
+
 step "dependencies"
 scripts/deps.sh
 scripts/oracle.sh >/dev/null

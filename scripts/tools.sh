@@ -34,7 +34,9 @@ ln -sfn "$venv/bin/ffmpeg-quality-metrics" "$bin/ffmpeg-quality-metrics"
 ln -sfn "$venv/bin/easyvmaf" "$bin/easyvmaf"
 
 # cargo: its own target directory (not the crate's CARGO_TARGET_DIR), removed after install.
-dest="$tools/ab-av1-$ab_av1_version"
+# A compiled tool is kept in VMAF_RS_BUILD_CACHE when set (see scripts/ffmpeg-build.sh), so
+# another clone does not compile it again.
+dest="${VMAF_RS_BUILD_CACHE:-$root/build}/tools/ab-av1-$ab_av1_version"
 if [ "$("$dest/bin/ab-av1" --version 2>/dev/null)" != "ab-av1 $ab_av1_version" ]; then
     t=$(date +%s)
     say "building ab-av1 $ab_av1_version (cargo install --locked) into $dest"
