@@ -46,12 +46,14 @@ if [ "${1:-}" = "--stage" ]; then
     t=$(exe cuda --features cuda)
     [ -x "$t" ] || { echo "gpu-check: no cuda test binary" >&2; exit 1; }
     cp "$t" "$g/cuda-tests"
+    strip --strip-debug "$g/cuda-tests"     # symbols stay (backtraces); the carry is 64 MiB
     cargo build --release --features cuda --bin vmaf-rs
     cp target/release/vmaf-rs "$g/vmaf-rs"
     strip --strip-debug "$g/vmaf-rs"
     t=$(exe ffmpeg_cuda)
     [ -x "$t" ] || { echo "gpu-check: no ffmpeg_cuda test binary" >&2; exit 1; }
     cp "$t" "$g/ffmpeg-cuda-tests"
+    strip --strip-debug "$g/ffmpeg-cuda-tests"
     "$g/cuda-tests" --list >/dev/null && "$g/ffmpeg-cuda-tests" --list >/dev/null  # test harnesses
     pc="$root/build/ffmpeg/lib/pkgconfig:$root/build/vmaf_rs/lib/pkgconfig:$root/build/nv-codec-headers/lib/pkgconfig"
     # shellcheck disable=SC2046
