@@ -169,6 +169,28 @@ pub struct PartialLog {
     pub totals: Vec<Vec<u64>>,
 }
 
+/// Parses a segment range `A:B` (frames A to B-1 of the title) or `A:` (A to the end); `what`
+/// names the option in errors (`--segment`, `segment`).
+pub fn parse_range(what: &str, s: &str) -> Result<(u64, Option<u64>)> {
+    let bad = || {
+        Error::InvalidOption(format!(
+            "{what} {s}: expected A:B (frames A to B-1 of the title) or A: (A to the end)"
+        ))
+    };
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let a: u64 = a.trim().parse().map_err(|_| bad())?;
+    let b = match b.trim() {
+        "" => None,
+        b => Some(b.parse::<u64>().map_err(|_| bad())?),
+    };
+    if b.is_some_and(|b| b <= a) {
+        return Err(Error::InvalidOption(format!(
+            "{what} {s}: the segment holds no frames (B must exceed A)"
+        )));
+    }
+    Ok((a, b))
+}
+
 /// Where a segment lies in its title.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentInfo {

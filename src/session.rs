@@ -13,6 +13,7 @@ use crate::model::{
 };
 use crate::output::LogFormat;
 use crate::picture::{Picture, PictureFormat};
+use crate::segment::{PartialLog, RunConfig, SegmentInfo};
 use std::path::PathBuf;
 
 /// Log severity, numerically equal to FFmpeg's `AV_LOG_*` levels.
@@ -52,6 +53,13 @@ pub struct SessionOptions {
     pub backend: Backend,
     /// `libvmaf_isa`: the libvmaf kernel family whose host-dependent results to reproduce.
     pub libvmaf_isa: LibvmafIsaMode,
+    /// `segment=A:B` (or `A:`): score title frames A to B-1 only and write a partial log for
+    /// `vmaf-rs merge` (docs/SEGMENTS.md) to `log_path`.
+    pub segment: Option<(u64, Option<u64>)>,
+    /// `input_start`: the title index of the first frame the filter receives (segment mode).
+    pub input_start: u64,
+    /// `title_frames`: the title's frame count, recorded in the partial log (0: unknown).
+    pub title_frames: Option<u64>,
 }
 
 impl Default for SessionOptions {
@@ -66,8 +74,24 @@ impl Default for SessionOptions {
             n_subsample: 1,
             backend: Backend::Auto,
             libvmaf_isa: LibvmafIsaMode::Auto,
+            segment: None,
+            input_start: 0,
+            title_frames: None,
         }
     }
+}
+
+/// Where a segment session is in its title.
+#[derive(Debug, Clone, Copy)]
+struct SegmentState {
+    /// First scored title frame.
+    start: u64,
+    /// End of the scored range, if given.
+    end: Option<u64>,
+    /// First title frame kept as context (earlier frames are dropped).
+    context_start: u64,
+    /// Title index of the next frame sent.
+    next: u64,
 }
 
 /// A borrowed CUDA context and stream (FFmpeg's `AVCUDADeviceContext.cuda_ctx` / `.stream`).
@@ -83,6 +107,7 @@ pub struct Session {
     engine: Option<Engine>,
     finished: bool,
     cuda: Option<CudaHandles>,
+    segment: Option<SegmentState>,
 }
 
 impl std::fmt::Debug for Session {
@@ -99,6 +124,12 @@ impl Default for Session {
     fn default() -> Self {
         Self::new()
     }
+}
+
+fn parse_u64(key: &str, value: &str) -> Result<u64> {
+    value.trim().parse().map_err(|_| {
+        Error::InvalidOption(format!("{key}='{value}': expected a non-negative integer"))
+    })
 }
 
 fn parse_uint(key: &str, value: &str, min: u64) -> Result<u64> {
@@ -122,6 +153,7 @@ impl Session {
             engine: None,
             finished: false,
             cuda: None,
+            segment: None,
         }
     }
 
@@ -153,10 +185,21 @@ impl Session {
             "n_subsample" => self.opts.n_subsample = parse_uint(key, value, 1)? as u32,
             "libvmaf_isa" => self.opts.libvmaf_isa = value.parse()?,
             "backend" => self.opts.backend = value.parse()?,
+            "segment" => {
+                self.opts.segment = match value.trim() {
+                    "" => None,
+                    v => Some(crate::segment::parse_range("segment", v)?),
+                }
+            }
+            "input_start" => self.opts.input_start = parse_u64(key, value)?,
+            "title_frames" => {
+                self.opts.title_frames = Some(parse_u64(key, value)?).filter(|&n| n > 0)
+            }
             _ => {
                 return Err(Error::InvalidOption(format!(
                     "unknown option '{key}' (known: model, feature, log_path, log_fmt, pool, \
-                     n_threads, n_subsample, backend, libvmaf_isa)"
+                     n_threads, n_subsample, backend, libvmaf_isa, segment, input_start, \
+                     title_frames)"
                 )))
             }
         }
@@ -178,7 +221,40 @@ impl Session {
         if let Some(p) = &self.opts.log_path {
             check_writable(p)?;
         }
-        self.engine = Some(Engine::new(cfg)?);
+        let mut engine = Engine::new(cfg)?;
+        self.segment = match self.opts.segment {
+            None if self.opts.input_start != 0 || self.opts.title_frames.is_some() => {
+                return Err(Error::InvalidOption(
+                    "input_start and title_frames describe a segment: use them with segment=A:B"
+                        .into(),
+                ))
+            }
+            None => None,
+            Some((start, end)) => {
+                if self.opts.log_path.is_none() {
+                    return Err(Error::InvalidOption(
+                        "segment writes a partial log: give its path with log_path".into(),
+                    ));
+                }
+                if self.opts.input_start > start {
+                    return Err(Error::InvalidOption(format!(
+                        "input_start={}: the input starts after the segment's first frame {start}",
+                        self.opts.input_start
+                    )));
+                }
+                let context_start = start
+                    .saturating_sub(engine.context_frames())
+                    .max(self.opts.input_start);
+                engine.begin_segment(context_start)?;
+                Some(SegmentState {
+                    start,
+                    end,
+                    context_start,
+                    next: self.opts.input_start,
+                })
+            }
+        };
+        self.engine = Some(engine);
         self.finished = false;
         Ok(())
     }
@@ -203,6 +279,13 @@ impl Session {
     ) -> Result<()> {
         if ctx.is_null() {
             return Err(Error::InvalidOption("CUDA context is NULL".into()));
+        }
+        if self.opts.segment.is_some() {
+            return Err(Error::Unsupported(
+                "segment scoring runs on the CPU: download both inputs first (e.g. \
+                 hwdownload,format=nv12), or score CUDA frames without segment"
+                    .into(),
+            ));
         }
         if self.opts.backend == Backend::Cpu {
             return Err(Error::InvalidOption(
@@ -261,13 +344,34 @@ impl Session {
     }
 
     /// Scores one pair.
+    /// In segment mode, frames before the context are dropped, context frames only fill the
+    /// features' history, and frames past the segment's end are ignored.
     pub fn send(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<()> {
-        self.engine()?.send(reference, distorted)
+        let Some(seg) = self.segment.as_mut() else {
+            return self.engine()?.send(reference, distorted);
+        };
+        let t = seg.next;
+        seg.next += 1;
+        let (start, context_start, end) = (seg.start, seg.context_start, seg.end);
+        if t < context_start || end.is_some_and(|e| t >= e) {
+            Ok(())
+        } else if t < start {
+            self.engine()?.send_context(reference, distorted)
+        } else {
+            self.engine()?.send(reference, distorted)
+        }
     }
 
     /// The next frame's scores, reusing `out`'s buffers.
+    /// A segment session has none (its values go to the partial log).
     pub fn receive_into(&mut self, out: &mut FrameScores) -> Result<bool> {
-        Ok(self.engine()?.receive_into(out))
+        let segment = self.segment.is_some();
+        let engine = self.engine()?;
+        if segment {
+            while engine.receive_into(out) {}
+            return Ok(false);
+        }
+        Ok(engine.receive_into(out))
     }
 
     /// End of stream.
@@ -308,6 +412,9 @@ impl Session {
             return Ok(());
         }
         engine.flush()?;
+        if let Some(seg) = self.segment {
+            return self.write_partial_log(seg);
+        }
         for i in 0..engine.model_names().len() {
             if let Some(s) = engine.pooled_model_score(i) {
                 on_score(&format!("VMAF score: {s:.6}"));
@@ -317,6 +424,56 @@ impl Session {
             crate::report::write_log_file(engine, self.opts.log_fmt, p)?;
         }
         Ok(())
+    }
+}
+
+impl Session {
+    /// Writes the partial log of a flushed segment session to `log_path`.
+    fn write_partial_log(&self, seg: SegmentState) -> Result<()> {
+        let engine = self
+            .engine
+            .as_ref()
+            .ok_or_else(|| Error::State("not configured".into()))?;
+        if engine.segment_rows().next().is_none() {
+            return Err(Error::Unsupported(format!(
+                "the input ends at title frame {}, before the segment's first frame {}",
+                seg.next, seg.start
+            )));
+        }
+        let f = engine.config().format;
+        let o = &self.opts;
+        let run = RunConfig {
+            width: f.width,
+            height: f.height,
+            bitdepth: f.bpc,
+            pixel_format: f.layout.as_str().to_string(),
+            models: vec![o.model.clone()],
+            features: (!o.feature.is_empty())
+                .then(|| o.feature.clone())
+                .into_iter()
+                .collect(),
+            n_subsample: o.n_subsample,
+            pool: o.pool.as_str().to_string(),
+            libvmaf_isa: o.libvmaf_isa.to_string(),
+        };
+        let info = SegmentInfo {
+            start: seg.start,
+            context_start: seg.context_start,
+            title_frames: o.title_frames,
+            // The stream ended here: before the segment's end, or with no end given.
+            input_ended: seg.end.is_none_or(|e| seg.next < e),
+        };
+        let part = PartialLog::from_engine(engine, &run, info)?;
+        let path = o
+            .log_path
+            .as_ref()
+            .ok_or_else(|| Error::InvalidOption("segment needs log_path".into()))?;
+        let write = || -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+            part.write(&mut w)?;
+            std::io::Write::flush(&mut w)
+        };
+        write().map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
     }
 }
 

@@ -1431,3 +1431,104 @@ fn practical_build_decodes_what_users_meet() {
         compare_libvmaf_graph(tag, &out, &r, "libvmaf=LOG", &sub);
     }
 }
+
+/// Segment scoring in the filter (`segment_start`/`segment_end`, `input_start`, `title_frames`):
+/// partial logs of a title's segments, one of them from an input cut from the title (`trim`),
+/// merged by `vmaf-rs merge`, give byte for byte the log of one CLI run over the whole title,
+/// and the values of one filter run; frames still pass through; CUDA-less misuse is refused.
+#[test]
+fn segments_through_the_filter_merge_to_the_single_run() {
+    let case = Case {
+        name: "ff-seg",
+        source: "testsrc2=s=256x144:r=25:d=1.2,split[a][b];[b]negate[c];[a][c]concat=n=2",
+        pix_fmt: "yuv420p",
+        dist_filter: "noise=alls=14:allf=t",
+        encode: &[],
+    };
+    let (dir, r, d) = pair(&case, "segments");
+    let (rs, ds) = (r.to_str().unwrap(), d.to_str().unwrap());
+    // 60 frames, a scene cut at 30: seams at 17 (inside a scene) and 30 (on the cut).
+    let part = |name: &str| dir.join(format!("part-{name}.json"));
+    let run = |graph: String| {
+        let o = run_ours_with(&d, &r, &graph, &[]);
+        assert!(
+            o.status.success(),
+            "{graph}:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    run(format!(
+        "vmaf_rs=segment_start=0:segment_end=17:title_frames=60:log_path={}",
+        part("a").display()
+    ));
+    // The input starts at title frame 15 (two context frames before 17).
+    run(format!(
+        "[0:v]trim=start_frame=15[m];[1:v]trim=start_frame=15[r];\
+         [m][r]vmaf_rs=segment_start=17:segment_end=30:input_start=15:title_frames=60:log_path={}",
+        part("b").display()
+    ));
+    let out = run(format!(
+        "vmaf_rs=segment_start=30:title_frames=60:log_path={},metadata=print:file={}",
+        part("c").display(),
+        dir.join("meta.txt").display()
+    ));
+    assert!(
+        !out.contains("VMAF score"),
+        "a segment prints no pooled score:\n{out}"
+    );
+    let merged = dir.join("merged.json");
+    let mut m = Command::new(cli_path());
+    m.arg("merge")
+        .args([part("c"), part("a"), part("b")])
+        .arg("-o")
+        .arg(&merged)
+        .args(["--json", "--reproducible"]);
+    run_cmd_ok(&mut m, "vmaf-rs merge");
+    let single = dir.join("single.json");
+    let mut s = Command::new(cli_path());
+    s.args(["-r", rs, "-d", ds, "--json", "--reproducible", "-q", "-o"])
+        .arg(&single);
+    run_cmd_ok(&mut s, "vmaf-rs single run");
+    assert_eq!(
+        std::fs::read_to_string(&merged).unwrap(),
+        std::fs::read_to_string(&single).unwrap(),
+        "merged filter segments != one run over the title"
+    );
+    let whole = dir.join("filter.json");
+    run(format!("vmaf_rs=log_fmt=json:log_path={}", whole.display()));
+    let (a, b) = (read_json(&merged), read_json(&whole));
+    assert_eq!(
+        a["frames"], b["frames"],
+        "per-frame values vs one filter run"
+    );
+    assert_eq!(a["pooled_metrics"], b["pooled_metrics"]);
+    assert_eq!(a["frames"].as_array().unwrap().len(), 60);
+    // Frames pass on (without metadata) in segment mode.
+    let meta = std::fs::read_to_string(dir.join("meta.txt")).unwrap_or_default();
+    assert!(!meta.contains("lavfi.vmaf_rs"), "{meta}");
+    // Misuse: no log_path; input_start after the segment.
+    let o = run_ours_with(&d, &r, "vmaf_rs=segment_start=3", &[]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("log_path"));
+    let o = run_ours_with(
+        &d,
+        &r,
+        &format!(
+            "vmaf_rs=segment_start=3:input_start=5:log_path={}",
+            part("x").display()
+        ),
+        &[],
+    );
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("input_start=5"));
+}
+
+fn run_cmd_ok(c: &mut Command, what: &str) {
+    let o = c.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        o.status.success(),
+        "{what} failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

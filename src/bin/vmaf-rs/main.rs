@@ -164,27 +164,6 @@ fn log_format(json: bool, csv: bool, sub: bool) -> LogFormat {
     }
 }
 
-/// Parses `--segment A:B` (or `A:`).
-fn parse_segment(s: &str) -> Result<(u64, Option<u64>)> {
-    let bad = || {
-        Error::InvalidOption(format!(
-            "--segment {s}: expected A:B (frames A to B-1 of the title) or A: (A to the end)"
-        ))
-    };
-    let (a, b) = s.split_once(':').ok_or_else(bad)?;
-    let a: u64 = a.trim().parse().map_err(|_| bad())?;
-    let b = match b.trim() {
-        "" => None,
-        b => Some(b.parse::<u64>().map_err(|_| bad())?),
-    };
-    if b.is_some_and(|b| b <= a) {
-        return Err(Error::InvalidOption(format!(
-            "--segment {s}: the segment holds no frames (B must exceed A)"
-        )));
-    }
-    Ok((a, b))
-}
-
 /// Prints every model's pooled score, as libvmaf's tool does.
 fn print_scores(engine: &Engine) {
     for (i, name) in engine.model_names().iter().enumerate() {
@@ -299,7 +278,11 @@ fn run(args: &Args) -> Result<()> {
     cfg.n_threads = args.threads;
     cfg.backend = args.backend.parse()?;
     let fmt = log_format(args.json, args.csv, args.sub);
-    let segment = args.segment.as_deref().map(parse_segment).transpose()?;
+    let segment = args
+        .segment
+        .as_deref()
+        .map(|t| vmaf_rs::segment::parse_range("--segment", t))
+        .transpose()?;
     if segment.is_some() {
         if args.output.is_none() {
             return Err(Error::InvalidOption(
