@@ -22,6 +22,9 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod x86_64_avx2;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx512;
 
 use super::options::{OptKind, OptSpec};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
@@ -141,8 +144,13 @@ impl Kernels {
         #[allow(unused_mut)]
         let mut k = Self::SCALAR;
         #[cfg(target_arch = "x86_64")]
-        if level >= CpuLevel::Avx2 {
-            x86_64_avx2::install(&mut k);
+        {
+            if level >= CpuLevel::Avx2 {
+                x86_64_avx2::install(&mut k);
+            }
+            if level >= CpuLevel::Avx512 {
+                x86_64_avx512::install(&mut k);
+            }
         }
         k.level = level;
         k

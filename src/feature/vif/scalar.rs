@@ -50,6 +50,15 @@ impl StatLine {
     }
 }
 
+/// Length of one 16-bit line copy in [`WideAcc::narrow`]: a chunk of up to 256 output columns
+/// plus the widest filter's reach and a vector's overhang (what the SIMD peers' `madd` paths of
+/// the horizontal statistic read).
+pub const NARROW_LINE: usize = 256 + 2 * PAD + 16;
+
+/// Line copies in [`WideAcc::narrow`]: the two means and the low and high halves of the three
+/// squares.
+pub const NARROW_COPIES: usize = 8;
+
 /// Per-row accumulators (`width` each, no padding): the 64-bit vertical sums of the squared terms
 /// for 9–16 bit data, then the horizontal sums of all five terms.
 #[derive(Debug, Clone)]
@@ -64,6 +73,10 @@ pub struct WideAcc {
     pub yy: Vec<u64>,
     /// Sum of `f * ref * dis`.
     pub xy: Vec<u64>,
+    /// Scratch of the SIMD peers: [`NARROW_COPIES`] 16-bit line copies of [`NARROW_LINE`]
+    /// values each, kept here so no kernel zeroes a stack buffer per row (the scalar kernels do
+    /// not use it).
+    pub narrow: Vec<i16>,
 }
 
 impl WideAcc {
@@ -75,6 +88,7 @@ impl WideAcc {
             xx: vec![0; width],
             yy: vec![0; width],
             xy: vec![0; width],
+            narrow: vec![0; NARROW_COPIES * NARROW_LINE],
         }
     }
 }

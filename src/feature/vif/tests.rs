@@ -619,3 +619,89 @@ mod simd {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Per-kernel timings (`cargo test --release --lib vif_kernel_timings -- --ignored --nocapture`)
+// ---------------------------------------------------------------------------------------------
+
+/// Prints the time per call of every row kernel at every level this machine runs, on the rows
+/// of a 1920-wide textured pair (min over repeats; a shared machine makes single runs noisy).
+#[test]
+#[ignore = "a benchmark: run with --ignored --nocapture"]
+fn vif_kernel_timings() {
+    use super::Kernels;
+    use crate::cpu::supported_levels;
+    use std::hint::black_box;
+    use std::time::Instant;
+
+    let w = 1920;
+    let (r16, d16) = (texture(w, 17, 8, 31, 12), texture(w, 17, 8, 32, 30));
+    let (r8, d8) = (to_u8(&r16), to_u8(&d16));
+    let rows8 = |v: &[u8]| -> Vec<Vec<u8>> { v.chunks(w).map(|c| c.to_vec()).collect() };
+    let rows16 = |v: &[u16]| -> Vec<Vec<u16>> { v.chunks(w).map(|c| c.to_vec()).collect() };
+    let (rr8, dr8, rr16, dr16) = (rows8(&r8), rows8(&d8), rows16(&r16), rows16(&d16));
+    let r8s: Vec<&[u8]> = rr8.iter().map(|x| x.as_slice()).collect();
+    let d8s: Vec<&[u8]> = dr8.iter().map(|x| x.as_slice()).collect();
+    // 16-bit rows at the scale-1 range (`<< 8`, like a downsampled 8-bit scale).
+    let r16s: Vec<Vec<u16>> = rr16.iter().map(|r| r.iter().map(|&x| x << 8).collect()).collect();
+    let d16s: Vec<Vec<u16>> = dr16.iter().map(|r| r.iter().map(|&x| x << 8).collect()).collect();
+    let r16r: Vec<&[u16]> = r16s.iter().map(|x| x.as_slice()).collect();
+    let d16r: Vec<&[u16]> = d16s.iter().map(|x| x.as_slice()).collect();
+    let log2 = tables::log2_table();
+    let mut line0 = StatLine::new(w);
+    scalar::stat_vertical_u8(&r8s, &d8s, w, &mut line0);
+    scalar::pad_stat_line(&mut line0, w, 8);
+    let time = |name: &str, level: crate::cpu::CpuLevel, f: &mut dyn FnMut()| {
+        let mut best = f64::INFINITY;
+        for _ in 0..7 {
+            let t = Instant::now();
+            for _ in 0..200 {
+                f();
+            }
+            best = best.min(t.elapsed().as_secs_f64() / 200.0);
+        }
+        println!("{name:<28} {level:?}: {:8.2} us", best * 1e6);
+    };
+    for level in supported_levels() {
+        let k = Kernels::for_level(level);
+        let mut line = StatLine::new(w);
+        let mut acc = WideAcc::new(w);
+        time("stat_vertical_u8", level, &mut || {
+            (k.stat_vertical_u8)(&r8s, &d8s, w, &mut line);
+            black_box(&line);
+        });
+        for scale in [0, 1] {
+            let filt = FILTERS[scale];
+            let n = filt.len();
+            let sh = StatShifts::for_scale(scale, 16);
+            time(&format!("stat_vertical_u16 s{scale}"), level, &mut || {
+                (k.stat_vertical_u16)(&r16r[..n], &d16r[..n], filt, sh, w, &mut line, &mut acc);
+                black_box(&line);
+            });
+        }
+        for (scale, filt) in FILTERS.iter().enumerate() {
+            let ws = w >> scale;
+            time(&format!("stat_horizontal s{scale}"), level, &mut || {
+                let mut s = VifSums::default();
+                (k.stat_horizontal)(&line0, filt, ws, 100.0, log2, &mut acc, &mut s);
+                black_box(s);
+            });
+        }
+        let n = w + 2 * PAD;
+        let (mut tr, mut td) = (vec![0u32; n], vec![0u32; n]);
+        time("subsample_vertical_u8", level, &mut || {
+            (k.subsample_vertical_u8)(&r8s[..9], &d8s[..9], &FILTER_S1, 128, 8, w, &mut tr, &mut td);
+            black_box(&tr);
+        });
+        time("subsample_vertical_u16 s2", level, &mut || {
+            let f = FILTERS[2];
+            (k.subsample_vertical_u16)(&r16r[..5], &d16r[..5], f, 32768, 16, w, &mut tr, &mut td);
+            black_box(&tr);
+        });
+        let (mut or, mut od) = (vec![0u16; w / 2], vec![0u16; w / 2]);
+        time("subsample_horizontal s1", level, &mut || {
+            (k.subsample_horizontal)(&line0.mu1, &line0.mu2, &FILTER_S1, w, &mut or, &mut od);
+            black_box(&or);
+        });
+    }
+}

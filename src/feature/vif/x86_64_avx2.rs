@@ -9,7 +9,7 @@
 
 use core::arch::x86_64::*;
 
-use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc};
+use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES, NARROW_LINE};
 use super::tables::{EPS, FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
 use super::Kernels;
 
@@ -351,12 +351,13 @@ fn stat_horizontal_avx2(
     sums: &mut VifSums,
 ) {
     let mut terms = TermSums::new(gain_limit, log2);
+    let l16 = &mut acc.narrow;
     // The 16-bit path, specialised per tap-pair count (libvmaf's 17, 9 and 5 taps) so its tap
     // loop unrolls.
     let done = match (madd_applies(line, filt, w), filt.len().div_ceil(2)) {
-        (true, 9) => stat_horizontal_madd::<9>(line, filt, w, &mut terms, sums),
-        (true, 5) => stat_horizontal_madd::<5>(line, filt, w, &mut terms, sums),
-        (true, 3) => stat_horizontal_madd::<3>(line, filt, w, &mut terms, sums),
+        (true, 9) => stat_horizontal_madd::<9>(line, filt, w, l16, &mut terms, sums),
+        (true, 5) => stat_horizontal_madd::<5>(line, filt, w, l16, &mut terms, sums),
+        (true, 3) => stat_horizontal_madd::<3>(line, filt, w, l16, &mut terms, sums),
         _ => stat_horizontal_wide(line, filt, w, &mut terms, sums),
     };
     terms.flush(sums);
@@ -555,11 +556,12 @@ fn stat_horizontal_wide(
     w8
 }
 
-/// Output columns per chunk of [`stat_horizontal_madd`] (its 16-bit line copies live on the
-/// stack).
+/// Output columns per chunk of [`stat_horizontal_madd`] (its 16-bit line copies are
+/// [`WideAcc::narrow`]).
 const MADD_CHUNK: usize = 256;
 /// Length of one 16-bit line copy: a chunk plus the filter reach and one spare value.
 const MADD_LINE: usize = MADD_CHUNK + 2 * PAD + 2;
+const _: () = assert!(MADD_LINE <= NARROW_LINE);
 
 /// Whether [`stat_horizontal_madd`] handles this row: every tap and every sum of two taps
 /// below 2^15 and 2^16 (so they are `i16` multipliers and no `_mm256_madd_epi16` pair sum of
@@ -593,12 +595,14 @@ fn madd_applies(line: &StatLine, filt: &[u16], w: usize) -> bool {
 /// `hi + (lo >> 16) + ((lo & 0xffff) + 2^15) >> 16` in 32 bits. One `madd` of a run starting
 /// at tap `k` gives the even output columns, one of the run starting a column later the odd
 /// ones; the VIF terms are formed on those 8-column sets (order-free integer sums). Returns the
-/// columns done (`0 .. w / 16 * 16`). Requires [`madd_applies`].
+/// columns done (`0 .. w / 16 * 16`). Requires [`madd_applies`]; `narrow` is the scratch of
+/// [`WideAcc::narrow`] (its contents on entry do not matter).
 #[target_feature(enable = "avx2")]
 fn stat_horizontal_madd<const PAIRS: usize>(
     line: &StatLine,
     filt: &[u16],
     w: usize,
+    narrow: &mut [i16],
     terms: &mut TermSums<'_>,
     sums: &mut VifSums,
 ) -> usize {
@@ -628,7 +632,12 @@ fn stat_horizontal_madd<const PAIRS: usize>(
     let r15 = _mm256_set1_epi32(1 << 15);
     let [p_mu1, p_mu2, p_xx, p_yy, p_xy] = bufs.map(|b| b.as_ptr());
     // 16-bit copies: mu1, mu2, xx lo/hi, yy lo/hi, xy lo/hi.
-    let mut l16 = [[0i16; MADD_LINE]; 8];
+    let mut l16: [&mut [i16]; NARROW_COPIES] = {
+        let mut it = narrow.chunks_exact_mut(NARROW_LINE);
+        std::array::from_fn(|_| {
+            &mut it.next().expect("WideAcc::narrow holds 8 line copies")[..MADD_LINE]
+        })
+    };
     for c0 in (0..w16).step_by(MADD_CHUNK) {
         let cn = MADD_CHUNK.min(w16 - c0);
         // Values 0 .. n - 1 from the line; value n - 1 is only ever multiplied by a zero tap.

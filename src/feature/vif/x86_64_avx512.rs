@@ -1,0 +1,1340 @@
+//! AVX-512 peers of the [`scalar`] VIF kernels, equal to them bit for bit: the arithmetic of the
+//! AVX2 peers (the same integer widths, wrapping, rounding and `double` operations) in 512-bit
+//! vectors, 16 columns of 32-bit lanes or 32 columns of 16-bit lanes per step. The columns left
+//! over at the end of a row go through the same vector code under a lane mask (masked loads read
+//! only the columns that exist), so no scalar tail runs. Only the order of the integer sums
+//! differs, which is exact.
+//!
+//! Beyond AVX-512 F and BW ([`crate::cpu::CpuLevel::Avx512`]) the kernels use CD (`vplzcnt`, the
+//! normalising shift of the `log2` table look-ups) and DQ (`double` to `i64` truncation), which
+//! every AVX-512 CPU with BW also has. The kernels are `#[target_feature]` functions reached only
+//! through [`install`], which checks all four; that check is what every `unsafe` call of them
+//! relies on. A CPU without one of them keeps the AVX2 kernels.
+
+use core::arch::x86_64::*;
+
+use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES, NARROW_LINE};
+use super::tables::{EPS, FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
+use super::Kernels;
+
+/// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
+/// and DQ.
+pub(super) fn install(k: &mut Kernels) {
+    if !(is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512cd")
+        && is_x86_feature_detected!("avx512dq"))
+    {
+        return;
+    }
+    k.stat_vertical_u8 = stat_vertical_u8;
+    k.stat_vertical_u16 = stat_vertical_u16;
+    k.stat_horizontal = stat_horizontal;
+    k.subsample_vertical_u8 = subsample_vertical_u8;
+    k.subsample_vertical_u16 = subsample_vertical_u16;
+    k.subsample_horizontal = subsample_horizontal;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Safe entry points (only installed after the AVX-512 check)
+// ---------------------------------------------------------------------------------------------
+
+fn stat_vertical_u8(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_vertical_u8_avx512(r, d, w, line) }
+}
+
+fn stat_vertical_u16(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    line: &mut StatLine,
+    acc: &mut WideAcc,
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_vertical_u16_avx512(r, d, filt, sh, w, line, acc) }
+}
+
+fn stat_horizontal(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_horizontal_avx512(line, filt, w, gain_limit, log2, acc, sums) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn subsample_vertical_u8(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    w: usize,
+    out_r: &mut [u32],
+    out_d: &mut [u32],
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { subsample_vertical_u8_avx512(r, d, filt, round, shift, w, out_r, out_d) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn subsample_vertical_u16(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    w: usize,
+    out_r: &mut [u32],
+    out_d: &mut [u32],
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { subsample_vertical_u16_avx512(r, d, filt, round, shift, w, out_r, out_d) }
+}
+
+fn subsample_horizontal(
+    lr: &[u32],
+    ld: &[u32],
+    filt: &[u16],
+    w: usize,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { subsample_horizontal_avx512(lr, ld, filt, w, out_r, out_d) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loads, stores and masks: the only raw-pointer accesses. The kernels check their slices'
+// lengths once up front and then address them by pointer, keeping bounds checks out of the
+// inner loops. A load of a row's last, partial vector (`TAIL`) is masked to the `n` values that
+// exist; the lanes above read as 0 and are never stored or summed.
+// ---------------------------------------------------------------------------------------------
+
+/// The lowest `n` of 16 lanes (all for `n >= 16`).
+#[inline]
+fn mask16(n: usize) -> __mmask16 {
+    if n >= 16 {
+        u16::MAX
+    } else {
+        (1u16 << n) - 1
+    }
+}
+
+/// The lowest `n` of 32 lanes (all for `n >= 32`).
+#[inline]
+fn mask32(n: usize) -> __mmask32 {
+    if n >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << n) - 1
+    }
+}
+
+/// 32 `u8` widened to `u16` lanes (with `TAIL`, the first `n < 32` only; the others are 0).
+///
+/// # Safety
+/// `p` must be valid for reading 32 `u8` (with `TAIL`, `n`).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+unsafe fn load_u8x32<const TAIL: bool>(p: *const u8, n: usize) -> __m512i {
+    let v = if TAIL {
+        // SAFETY: the mask enables the first n bytes, which the caller guarantees readable;
+        // masked-off bytes are not accessed.
+        _mm512_castsi512_si256(unsafe { _mm512_maskz_loadu_epi8((1u64 << n) - 1, p.cast()) })
+    } else {
+        // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    };
+    _mm512_cvtepu8_epi16(v)
+}
+
+/// 32 `u16` (with `TAIL`, the first `n < 32` only; the others are 0).
+///
+/// # Safety
+/// `p` must be valid for reading 32 `u16` (with `TAIL`, `n`).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+unsafe fn load_u16x32<const TAIL: bool>(p: *const u16, n: usize) -> __m512i {
+    if TAIL {
+        // SAFETY: the mask enables the first n `u16`, which the caller guarantees readable;
+        // masked-off lanes are not accessed.
+        unsafe { _mm512_maskz_loadu_epi16(mask32(n), p.cast()) }
+    } else {
+        // SAFETY: the caller guarantees 64 readable bytes; the load is unaligned.
+        unsafe { _mm512_loadu_si512(p.cast()) }
+    }
+}
+
+/// 16 `u8` widened to `u32` lanes (with `TAIL`, the first `n < 16` only; the others are 0).
+///
+/// # Safety
+/// `p` must be valid for reading 16 `u8` (with `TAIL`, `n`).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+unsafe fn load_u8x16<const TAIL: bool>(p: *const u8, n: usize) -> __m512i {
+    let v = if TAIL {
+        // SAFETY: the mask enables the first n bytes, which the caller guarantees readable;
+        // masked-off bytes are not accessed.
+        _mm512_castsi512_si128(unsafe { _mm512_maskz_loadu_epi8((1u64 << n) - 1, p.cast()) })
+    } else {
+        // SAFETY: the caller guarantees 16 readable bytes; the load is unaligned.
+        unsafe { _mm_loadu_si128(p.cast()) }
+    };
+    _mm512_cvtepu8_epi32(v)
+}
+
+/// 16 `u16` widened to `u32` lanes (with `TAIL`, the first `n < 16` only; the others are 0).
+///
+/// # Safety
+/// `p` must be valid for reading 16 `u16` (with `TAIL`, `n`).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+unsafe fn load_u16x16<const TAIL: bool>(p: *const u16, n: usize) -> __m512i {
+    let v = if TAIL {
+        // SAFETY: the mask enables the first n `u16`, which the caller guarantees readable;
+        // masked-off lanes are not accessed.
+        _mm512_castsi512_si256(unsafe { _mm512_maskz_loadu_epi16(mask32(n), p.cast()) })
+    } else {
+        // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    };
+    _mm512_cvtepu16_epi32(v)
+}
+
+/// 16 `u32`, of which only the lanes in `m` are read (the others are 0).
+///
+/// # Safety
+/// `p.add(i)` must be valid for reading one `u32` for every lane `i` in `m`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+unsafe fn load_u32x16_masked(p: *const u32, m: __mmask16) -> __m512i {
+    // SAFETY: the caller guarantees the enabled lanes readable; masked-off lanes are not
+    // accessed.
+    unsafe { _mm512_maskz_loadu_epi32(m, p.cast()) }
+}
+
+/// Stores the first `n` (at most 16) `u32` lanes of `v` to the start of `d` (bounds-checked:
+/// used once per output vector).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn store_u32x16(d: &mut [u32], v: __m512i, n: usize) {
+    if n >= 16 {
+        let d = &mut d[..16];
+        // SAFETY: `d` holds 16 `u32` (64 bytes); the store is unaligned.
+        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), v) }
+    } else {
+        let d = &mut d[..n];
+        // SAFETY: the mask enables the first n lanes, which `d` holds; masked-off lanes are not
+        // written.
+        unsafe { _mm512_mask_storeu_epi32(d.as_mut_ptr().cast(), mask16(n), v) }
+    }
+}
+
+/// Stores the first `n` (at most 8) `u16` of `v` to the start of `d` (bounds-checked).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn store_u16x8(d: &mut [u16], v: __m128i, n: usize) {
+    if n >= 8 {
+        let d = &mut d[..8];
+        // SAFETY: `d` holds 8 `u16` (16 bytes); the store is unaligned.
+        unsafe { _mm_storeu_si128(d.as_mut_ptr().cast(), v) }
+    } else {
+        let mut t = [0u16; 8];
+        // SAFETY: `t` holds 8 `u16` (16 bytes); the store is unaligned.
+        unsafe { _mm_storeu_si128(t.as_mut_ptr().cast(), v) };
+        d[..n].copy_from_slice(&t[..n]);
+    }
+}
+
+/// Puts the `madd` sums of interleaved rows back in column order: `lo` holds columns 0-3, 8-11,
+/// 16-19, 24-27 and `hi` 4-7, 12-15, 20-23, 28-31 (the in-lane interleave of `unpacklo/hi`);
+/// returns columns 0-15 and 16-31.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn in_column_order(lo: __m512i, hi: __m512i) -> [__m512i; 2] {
+    // Index 8 + q picks 64-bit element q of `hi`.
+    let first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+    let second = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+    [
+        _mm512_permutex2var_epi64(lo, first, hi),
+        _mm512_permutex2var_epi64(lo, second, hi),
+    ]
+}
+
+/// Interleaves the low 32 bits of the 64-bit lanes of `even` (32-bit lanes 0, 2, …, 14) and
+/// `odd` (lanes 1, 3, …, 15) back into 16 `u32` lanes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn merge_even_odd(even: __m512i, odd: __m512i) -> __m512i {
+    _mm512_mask_blend_epi32(0xaaaa, even, _mm512_slli_epi64::<32>(odd))
+}
+
+/// Even/odd 64-bit products `a * b` of the `u32` lanes: `(lanes 0,2,…,14, lanes 1,3,…,15)`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn mul_wide(a: __m512i, b: __m512i) -> (__m512i, __m512i) {
+    (
+        _mm512_mul_epu32(a, b),
+        _mm512_mul_epu32(_mm512_srli_epi64::<32>(a), _mm512_srli_epi64::<32>(b)),
+    )
+}
+
+/// Adds a pair of even/odd 64-bit products to a pair of accumulators.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn add_wide(acc: &mut (__m512i, __m512i), p: (__m512i, __m512i)) {
+    acc.0 = _mm512_add_epi64(acc.0, p.0);
+    acc.1 = _mm512_add_epi64(acc.1, p.1);
+}
+
+/// The `i32` lanes of `v` summed into 8 `i64` lanes (the order of integer sums is free).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn widen_sum_i32(v: __m512i) -> __m512i {
+    _mm512_add_epi64(
+        _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)),
+        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(v)),
+    )
+}
+
+/// Tap pairs `(f[2i], f[2i + 1])` as `i16` pairs in each 32-bit lane, the last odd tap paired
+/// with 0; the rows (or columns) each pair multiplies are `2i` and `min(2i + 1, taps - 1)`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn tap_pairs<const PAIRS: usize>(filt: &[u16]) -> [__m512i; PAIRS] {
+    debug_assert_eq!(filt.len().div_ceil(2), PAIRS);
+    let mut pairs = [_mm512_setzero_si512(); PAIRS];
+    for (i, p) in pairs.iter_mut().enumerate() {
+        let lo = filt[2 * i] as i32;
+        let hi = filt.get(2 * i + 1).map_or(0, |&f| f as i32);
+        *p = _mm512_set1_epi32(hi << 16 | lo);
+    }
+    pairs
+}
+
+/// `2^15 * sum(filt)` (wrapping): what the -2^15 offset of every `madd` operand takes away.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn madd_offset(filt: &[u16]) -> __m512i {
+    _mm512_set1_epi32(
+        filt.iter()
+            .map(|&f| f as u32)
+            .sum::<u32>()
+            .wrapping_mul(1 << 15) as i32,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistic: vertical passes
+// ---------------------------------------------------------------------------------------------
+
+/// The constants of [`stat_vertical_u8_block`].
+struct StatU8Consts {
+    pairs: [__m512i; FILTER_S0.len().div_ceil(2)],
+    offset: __m512i,
+    flip: __m512i,
+    round: __m512i,
+}
+
+/// The scale-0 8-bit vertical pass in 16-bit `madd` lanes, 32 columns per step, as the AVX2 peer
+/// does it with 16: two rows per `_mm512_madd_epi16` (taps paired, the last with a zero tap);
+/// the squares and products (at most 255^2 < 2^16, exact in 16-bit lanes) offset by -2^15 into
+/// `i16` and the offset `2^15 * sum(taps)` added back. No pair sum overflows (every two taps sum
+/// below 2^16) and the filtered values are below 2^32, so the wrapping `i32` sums are the
+/// scalar's `u32` ones.
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u8_avx512(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
+    const TAPS: usize = FILTER_S0.len();
+    assert!(r.len() == TAPS && d.len() == TAPS);
+    assert!(r.iter().chain(d).all(|row| row.len() >= w));
+    assert!([&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy]
+        .iter()
+        .all(|b| b.len() >= PAD + w));
+    let k = StatU8Consts {
+        pairs: tap_pairs(&FILTER_S0),
+        offset: madd_offset(&FILTER_S0),
+        flip: _mm512_set1_epi16(i16::MIN),
+        round: _mm512_set1_epi32(128),
+    };
+    let w32 = w / 32 * 32;
+    for j in (0..w32).step_by(32) {
+        stat_vertical_u8_block::<false>(r, d, j, 32, &k, line);
+    }
+    if w32 < w {
+        stat_vertical_u8_block::<true>(r, d, w32, w - w32, &k, line);
+    }
+}
+
+/// Columns `j .. j + n` (`n <= 32`, `n < 32` only with `TAIL`) of [`stat_vertical_u8_avx512`];
+/// requires `j + n <= ` every row's length and `PAD + j + n <=` every line's length.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u8_block<const TAIL: bool>(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    j: usize,
+    n: usize,
+    k: &StatU8Consts,
+    line: &mut StatLine,
+) {
+    const TAPS: usize = FILTER_S0.len();
+    let z = _mm512_setzero_si512();
+    let (mut mu1, mut mu2) = ((z, z), (z, z));
+    let o = k.offset;
+    let (mut xx, mut yy, mut xy) = ((o, o), (o, o), (o, o));
+    for (i, &c) in k.pairs.iter().enumerate() {
+        let (ka, kb) = (2 * i, (2 * i + 1).min(TAPS - 1));
+        let (ra, rb, da, db) = (r[ka], r[kb], d[ka], d[kb]);
+        assert!(ra.len().min(rb.len()).min(da.len()).min(db.len()) >= j + n);
+        // SAFETY: each row holds at least j + n values (checked just above), and the loads read
+        // n values from column j (32 = n without TAIL).
+        let (xa, xb, ya, yb) = unsafe {
+            (
+                load_u8x32::<TAIL>(ra.as_ptr().add(j), n),
+                load_u8x32::<TAIL>(rb.as_ptr().add(j), n),
+                load_u8x32::<TAIL>(da.as_ptr().add(j), n),
+                load_u8x32::<TAIL>(db.as_ptr().add(j), n),
+            )
+        };
+        let acc = |s: &mut (__m512i, __m512i), a: __m512i, b: __m512i| {
+            s.0 = _mm512_add_epi32(s.0, _mm512_madd_epi16(_mm512_unpacklo_epi16(a, b), c));
+            s.1 = _mm512_add_epi32(s.1, _mm512_madd_epi16(_mm512_unpackhi_epi16(a, b), c));
+        };
+        let sq = |a: __m512i, b: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(a, b), k.flip);
+        acc(&mut mu1, xa, xb);
+        acc(&mut mu2, ya, yb);
+        acc(&mut xx, sq(xa, xa), sq(xb, xb));
+        acc(&mut yy, sq(ya, ya), sq(yb, yb));
+        acc(&mut xy, sq(xa, ya), sq(xb, yb));
+    }
+    let mean = |v: __m512i| _mm512_srli_epi32::<8>(_mm512_add_epi32(v, k.round));
+    let at = PAD + j;
+    for (dst, (lo, hi), is_mean) in [
+        (&mut line.mu1, mu1, true),
+        (&mut line.mu2, mu2, true),
+        (&mut line.xx, xx, false),
+        (&mut line.yy, yy, false),
+        (&mut line.xy, xy, false),
+    ] {
+        let v = in_column_order(lo, hi);
+        let v = if is_mean { [mean(v[0]), mean(v[1])] } else { v };
+        store_u32x16(&mut dst[at..], v[0], n);
+        if n > 16 {
+            store_u32x16(&mut dst[at + 16..], v[1], n - 16);
+        }
+    }
+}
+
+/// The constants of [`stat_vertical_u16_block`].
+struct StatU16Consts {
+    mu_round: __m512i,
+    mu_shift: __m128i,
+    sq_round: __m512i,
+    sq_shift: __m128i,
+    low16: __m512i,
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u16_avx512(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    line: &mut StatLine,
+    _acc: &mut WideAcc,
+) {
+    assert!(r.len() == filt.len() && d.len() == filt.len());
+    assert!(r.iter().chain(d).all(|row| row.len() >= w));
+    assert!([&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy]
+        .iter()
+        .all(|b| b.len() >= PAD + w));
+    let k = StatU16Consts {
+        mu_round: _mm512_set1_epi32(sh.mu_round as i32),
+        mu_shift: _mm_cvtsi32_si128(sh.mu_shift as i32),
+        sq_round: _mm512_set1_epi64(sh.sq_round as i64),
+        sq_shift: _mm_cvtsi32_si128(sh.sq_shift as i32),
+        low16: _mm512_set1_epi32(0xffff),
+    };
+    let w16 = w / 16 * 16;
+    for j in (0..w16).step_by(16) {
+        stat_vertical_u16_block::<false>(r, d, filt, j, 16, &k, line);
+    }
+    if w16 < w {
+        stat_vertical_u16_block::<true>(r, d, filt, w16, w - w16, &k, line);
+    }
+}
+
+/// Columns `j .. j + n` (`n <= 16`, `n < 16` only with `TAIL`) of the 16-bit vertical pass:
+/// 32-bit `f * x` (exact, below 2^32), their 32-bit sums for the means and 64-bit products with
+/// `x` for the squares (even/odd lane pairs); requires `j + n <=` every row's length and
+/// `PAD + j + n <=` every line's length.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u16_block<const TAIL: bool>(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    j: usize,
+    n: usize,
+    k: &StatU16Consts,
+    line: &mut StatLine,
+) {
+    let z = _mm512_setzero_si512();
+    let (mut mu1, mut mu2) = (z, z);
+    let (mut xx, mut yy, mut xy) = ((z, z), (z, z), (z, z));
+    for ((&f, r), d) in filt.iter().zip(r).zip(d) {
+        let f = _mm512_set1_epi32(f as i32);
+        assert!(r.len().min(d.len()) >= j + n);
+        // SAFETY: both rows hold at least j + n values (checked just above), and the loads read
+        // n values from column j (16 = n without TAIL).
+        let (x, y) = unsafe {
+            (
+                load_u16x16::<TAIL>(r.as_ptr().add(j), n),
+                load_u16x16::<TAIL>(d.as_ptr().add(j), n),
+            )
+        };
+        let fx = _mm512_mullo_epi32(f, x);
+        let fy = _mm512_mullo_epi32(f, y);
+        mu1 = _mm512_add_epi32(mu1, fx);
+        mu2 = _mm512_add_epi32(mu2, fy);
+        add_wide(&mut xx, mul_wide(fx, x));
+        add_wide(&mut yy, mul_wide(fy, y));
+        add_wide(&mut xy, mul_wide(fx, y));
+    }
+    let mu = |v: __m512i| {
+        _mm512_and_si512(
+            _mm512_srl_epi32(_mm512_add_epi32(v, k.mu_round), k.mu_shift),
+            k.low16,
+        )
+    };
+    let sq = |(e, o): (__m512i, __m512i)| {
+        merge_even_odd(
+            _mm512_srl_epi64(_mm512_add_epi64(e, k.sq_round), k.sq_shift),
+            _mm512_srl_epi64(_mm512_add_epi64(o, k.sq_round), k.sq_shift),
+        )
+    };
+    let at = PAD + j;
+    store_u32x16(&mut line.mu1[at..], mu(mu1), n);
+    store_u32x16(&mut line.mu2[at..], mu(mu2), n);
+    store_u32x16(&mut line.xx[at..], sq(xx), n);
+    store_u32x16(&mut line.yy[at..], sq(yy), n);
+    store_u32x16(&mut line.xy[at..], sq(xy), n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistic: horizontal pass and VIF terms
+// ---------------------------------------------------------------------------------------------
+
+/// Output columns per chunk of [`stat_horizontal_madd`] (its 16-bit line copies are
+/// [`WideAcc::narrow`]).
+const MADD_CHUNK: usize = 256;
+// The copies hold values up to the chunk rounded up to a vector, plus the filter's reach.
+const _: () = assert!(MADD_CHUNK % 32 == 0 && MADD_CHUNK + 2 * PAD + 16 <= NARROW_LINE);
+
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_horizontal_avx512(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+) {
+    let mut terms = TermSums::new(gain_limit, log2);
+    // The 16-bit path, specialised per tap-pair count (libvmaf's 17, 9, 5 and 3 taps) so its
+    // tap loop unrolls; any other filter goes to the scalar kernel.
+    let done = match (madd_taps_ok(filt), filt.len().div_ceil(2)) {
+        (true, 9) => stat_horizontal_madd::<9>(line, filt, w, acc, &mut terms, sums),
+        (true, 5) => stat_horizontal_madd::<5>(line, filt, w, acc, &mut terms, sums),
+        (true, 3) => stat_horizontal_madd::<3>(line, filt, w, acc, &mut terms, sums),
+        (true, 2) => stat_horizontal_madd::<2>(line, filt, w, acc, &mut terms, sums),
+        _ if filt.len() <= 2 * PAD + 1 => stat_horizontal_wide(line, filt, w, &mut terms, sums),
+        _ => 0,
+    };
+    terms.flush(sums);
+    if done < w {
+        scalar::stat_horizontal_cols(line, filt, done..w, gain_limit, log2, acc, sums);
+    }
+}
+
+/// The horizontal filter with 32-bit products for the means and 64-bit sums of the squares
+/// (even/odd lane pairs), 16 columns per step, for any taps (up to `2 * PAD + 1`) and line
+/// values: libvmaf's scale-3 filter, whose middle tap is no `i16`. Returns the columns done
+/// (all `w`).
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_horizontal_wide(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    terms: &mut TermSums<'_>,
+    sums: &mut VifSums,
+) -> usize {
+    let w16 = w / 16 * 16;
+    for j in (0..w16).step_by(16) {
+        stat_horizontal_wide_block(line, filt, j, 16, terms, sums);
+    }
+    if w16 < w {
+        stat_horizontal_wide_block(line, filt, w16, w - w16, terms, sums);
+    }
+    w
+}
+
+/// Output columns `j .. j + n` (`n <= 16`) of [`stat_horizontal_wide`].
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_horizontal_wide_block(
+    line: &StatLine,
+    filt: &[u16],
+    j: usize,
+    n: usize,
+    terms: &mut TermSums<'_>,
+    sums: &mut VifSums,
+) {
+    let start = PAD - filt.len() / 2;
+    // Column j + l reads the values start + j + l + k for k < taps.
+    let end = start + j + n + filt.len() - 1;
+    let bufs = [&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy];
+    assert!(bufs.iter().all(|b| b.len() >= end));
+    let [p_mu1, p_mu2, p_xx, p_yy, p_xy] = bufs.map(|b| b.as_ptr());
+    let lanes = mask16(n);
+    let z = _mm512_setzero_si512();
+    let (mut mu1, mut mu2) = (z, z);
+    let (mut xx, mut yy, mut xy) = ((z, z), (z, z), (z, z));
+    for (k, &f) in filt.iter().enumerate() {
+        let at = start + k + j;
+        let f = _mm512_set1_epi32(f as i32);
+        // SAFETY: the loads read the values at + 0 .. at + n, below end <= every buffer's
+        // length (checked above).
+        let (m1, m2, vxx, vyy, vxy) = unsafe {
+            (
+                load_u32x16_masked(p_mu1.add(at), lanes),
+                load_u32x16_masked(p_mu2.add(at), lanes),
+                load_u32x16_masked(p_xx.add(at), lanes),
+                load_u32x16_masked(p_yy.add(at), lanes),
+                load_u32x16_masked(p_xy.add(at), lanes),
+            )
+        };
+        mu1 = _mm512_add_epi32(mu1, _mm512_mullo_epi32(f, m1));
+        mu2 = _mm512_add_epi32(mu2, _mm512_mullo_epi32(f, m2));
+        add_wide(&mut xx, mul_wide(vxx, f));
+        add_wide(&mut yy, mul_wide(vyy, f));
+        add_wide(&mut xy, mul_wide(vxy, f));
+    }
+    let round16 = _mm512_set1_epi64(1 << 15);
+    // `(acc + 2^15) >> 16` of 64-bit sums, kept to 32 bits.
+    let rsh16 = |(e, o): (__m512i, __m512i)| {
+        merge_even_odd(
+            _mm512_srli_epi64::<16>(_mm512_add_epi64(e, round16)),
+            _mm512_srli_epi64::<16>(_mm512_add_epi64(o, round16)),
+        )
+    };
+    terms.add16((mu1, mu2), rsh16(xx), rsh16(yy), rsh16(xy), lanes, sums);
+}
+
+/// Whether the taps suit [`stat_horizontal_madd`]: each below 2^15 (an `i16` multiplier), every
+/// two consecutive ones summing below 2^16 (so no `madd` pair sum of offset values overflows),
+/// all summing to at most 2^16 (so every filtered 16-bit half fits 32 bits), an odd count
+/// within the padding.
+fn madd_taps_ok(filt: &[u16]) -> bool {
+    filt.iter().all(|&f| f < 1 << 15)
+        && filt
+            .windows(2)
+            .all(|p| (p[0] as u32 + p[1] as u32) < 1 << 16)
+        && filt.iter().map(|&f| f as u32).sum::<u32>() <= 1 << 16
+        && filt.len() % 2 == 1
+        && filt.len() <= 2 * PAD + 1
+}
+
+/// The horizontal filter in 16-bit lanes, the AVX2 peer's method 32 columns at a time: per chunk
+/// of [`MADD_CHUNK`] columns, the line values (means, and the low and high 16 bits of the
+/// squares) are copied offset by -2^15 into `i16` ([`WideAcc::narrow`]), two taps per
+/// `_mm512_madd_epi16` with the offset added back as `2^15 * sum(taps)`. Every filtered 16-bit
+/// half is below 2^32, so the wrapping `i32` sums equal it; the squares' 64-bit sums are
+/// `hi * 2^16 + lo`, whose `(+ 2^15) >> 16` is `hi + (lo >> 16) + ((lo & 0xffff) + 2^15) >> 16`
+/// in 32 bits. One `madd` of a run starting at tap `k` gives 16 even output columns, one of the
+/// run a column later the 16 odd ones; the VIF terms are formed on those sets (order-free integer
+/// sums), the columns past the row's end masked off. A chunk whose means are not all 16-bit
+/// (which the vertical passes never produce) goes to the scalar kernel. Returns the columns done
+/// (all `w`). Requires [`madd_taps_ok`].
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_horizontal_madd<const PAIRS: usize>(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    acc: &mut WideAcc,
+    terms: &mut TermSums<'_>,
+    sums: &mut VifSums,
+) -> usize {
+    let taps = filt.len();
+    let start = PAD - taps / 2;
+    // Every output column j reads the line values start + j .. start + j + taps.
+    let bufs = [&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy];
+    assert!(taps <= 2 * PAD + 1 && bufs.iter().all(|b| b.len() >= start + w + taps - 1));
+    assert_eq!(taps.div_ceil(2), PAIRS);
+    let pairs: [__m512i; PAIRS] = tap_pairs(filt);
+    let offset = madd_offset(filt);
+    let flip = _mm256_set1_epi16(i16::MIN);
+    let low16 = _mm512_set1_epi32(0xffff);
+    let r15 = _mm512_set1_epi32(1 << 15);
+    let not16 = _mm512_set1_epi32(!0xffff);
+    let [p_mu1, p_mu2, p_xx, p_yy, p_xy] = bufs.map(|b| b.as_ptr());
+    // 16-bit copies: mu1, mu2, xx lo/hi, yy lo/hi, xy lo/hi (taken out of `acc` so the scalar
+    // fallback below may use the rest of it).
+    let mut narrow = std::mem::take(&mut acc.narrow);
+    assert!(narrow.len() >= NARROW_COPIES * NARROW_LINE);
+    for c0 in (0..w).step_by(MADD_CHUNK) {
+        let cn = MADD_CHUNK.min(w - c0);
+        // The values 0 .. m of the chunk (m = cn + taps - 1): the last odd column also reads
+        // value m, times a zero tap, and the masked-off columns of a partial last vector read
+        // up to cn rounded up to 32, plus taps; all inside the copies, which hold stale but
+        // initialised values there.
+        let m = cn + taps - 1;
+        let mut wide_means = _mm512_setzero_si512();
+        for i in (0..m).step_by(16) {
+            let at = start + c0 + i;
+            let lanes = mask16(m - i);
+            // SAFETY: the enabled lanes are the values at + 0 .. at + min(16, m - i), below
+            // start + c0 + m <= start + w + taps - 1 <= every line's length (checked above).
+            let v = unsafe {
+                [
+                    load_u32x16_masked(p_mu1.add(at), lanes),
+                    load_u32x16_masked(p_mu2.add(at), lanes),
+                    load_u32x16_masked(p_xx.add(at), lanes),
+                    load_u32x16_masked(p_yy.add(at), lanes),
+                    load_u32x16_masked(p_xy.add(at), lanes),
+                ]
+            };
+            wide_means = _mm512_or_si512(wide_means, _mm512_or_si512(v[0], v[1]));
+            // Values below 2^16 narrow exactly (truncation); -2^15 offset by flipping the top bit.
+            let lo = |x: __m512i| _mm256_xor_si256(_mm512_cvtepi32_epi16(x), flip);
+            let hi = |x: __m512i| lo(_mm512_srli_epi32::<16>(x));
+            let out = [
+                lo(v[0]),
+                lo(v[1]),
+                lo(v[2]),
+                hi(v[2]),
+                lo(v[3]),
+                hi(v[3]),
+                lo(v[4]),
+                hi(v[4]),
+            ];
+            for (q, o) in out.into_iter().enumerate() {
+                let d = &mut narrow[q * NARROW_LINE + i..][..16];
+                // SAFETY: `d` holds 16 `i16` (32 bytes); the store is unaligned.
+                unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), o) };
+            }
+        }
+        if _mm512_test_epi32_mask(wide_means, not16) != 0 {
+            let cols = c0..c0 + cn;
+            scalar::stat_horizontal_cols(line, filt, cols, terms.gain_limit, terms.log2, acc, sums);
+            continue;
+        }
+        for jj in (0..cn).step_by(32) {
+            // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 32.
+            let filtered = |q: usize| {
+                let base = narrow[q * NARROW_LINE..][..NARROW_LINE].as_ptr();
+                let (mut e, mut o) = (offset, offset);
+                for (i, &c) in pairs.iter().enumerate() {
+                    // SAFETY: the highest value read is jj + 2i + 1 + 31 <= (cn rounded up to
+                    // 32) - 32 + taps + 31 < MADD_CHUNK + taps <= NARROW_LINE, the length of the
+                    // copy at `base` (jj < cn, 2i + 1 <= taps).
+                    let (a, b) = unsafe {
+                        let p = base.add(jj + 2 * i);
+                        (load_i16x32(p), load_i16x32(p.add(1)))
+                    };
+                    e = _mm512_add_epi32(e, _mm512_madd_epi16(a, c));
+                    o = _mm512_add_epi32(o, _mm512_madd_epi16(b, c));
+                }
+                (e, o)
+            };
+            // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits.
+            let sq = |lo: __m512i, hi: __m512i| {
+                _mm512_add_epi32(
+                    _mm512_add_epi32(hi, _mm512_srli_epi32::<16>(lo)),
+                    _mm512_srli_epi32::<16>(_mm512_add_epi32(_mm512_and_si512(lo, low16), r15)),
+                )
+            };
+            let (m1, m2) = (filtered(0), filtered(1));
+            let (xl, xh) = (filtered(2), filtered(3));
+            let (yl, yh) = (filtered(4), filtered(5));
+            let (pl, ph) = (filtered(6), filtered(7));
+            // Even columns jj + 2l are in the row while 2l < cn - jj, odd ones jj + 2l + 1 while
+            // 2l + 1 < cn - jj.
+            let left = cn - jj;
+            let (even, odd) = (mask16(left.div_ceil(2)), mask16(left / 2));
+            terms.add16(
+                (m1.0, m2.0),
+                sq(xl.0, xh.0),
+                sq(yl.0, yh.0),
+                sq(pl.0, ph.0),
+                even,
+                sums,
+            );
+            terms.add16(
+                (m1.1, m2.1),
+                sq(xl.1, xh.1),
+                sq(yl.1, yh.1),
+                sq(pl.1, ph.1),
+                odd,
+                sums,
+            );
+        }
+    }
+    acc.narrow = narrow;
+    w
+}
+
+/// 32 `i16`.
+///
+/// # Safety
+/// `p` must be valid for reading 32 `i16`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+unsafe fn load_i16x32(p: *const i16) -> __m512i {
+    // SAFETY: the caller guarantees 64 readable bytes; the load is unaligned.
+    unsafe { _mm512_loadu_si512(p.cast()) }
+}
+
+/// The VIF terms of 16 pixels at a time from their filtered statistics, accumulated in vector
+/// lanes until [`TermSums::flush`] (integer sums: the order is free).
+struct TermSums<'a> {
+    gain_limit: f64,
+    log2: &'a [u16; LOG2_TABLE_LEN],
+    /// Whether the vector log path is exact for this gain limit (see `LogTerms`).
+    vector_log: bool,
+    /// Per-lane sums of the non-log terms (64-bit lanes) and their count.
+    non_log: __m512i,
+    non_log_count: i64,
+    /// Per-lane sums of the log terms (64-bit lanes).
+    den_log: __m512i,
+    num_log: __m512i,
+}
+
+impl<'a> TermSums<'a> {
+    /// Largest gain limit for which `g * g * sigma1_sq` (`sigma1_sq < 2^31`) stays below 2^52,
+    /// so its `double` is an integer-exact product truncated like the scalar's; libvmaf's option
+    /// allows at most 100.
+    const MAX_GAIN_LIMIT: f64 = 1024.0;
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn new(gain_limit: f64, log2: &'a [u16; LOG2_TABLE_LEN]) -> Self {
+        let z = _mm512_setzero_si512();
+        TermSums {
+            gain_limit,
+            log2,
+            vector_log: (0.0..=Self::MAX_GAIN_LIMIT).contains(&gain_limit),
+            non_log: z,
+            non_log_count: 0,
+            den_log: z,
+            num_log: z,
+        }
+    }
+
+    /// Adds the lane sums to `sums`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn flush(&self, sums: &mut VifSums) {
+        sums.num_non_log += _mm512_reduce_add_epi64(self.non_log);
+        sums.den_non_log += self.non_log_count;
+        sums.den_log += _mm512_reduce_add_epi64(self.den_log);
+        sums.num_log += _mm512_reduce_add_epi64(self.num_log);
+    }
+
+    /// Adds the terms of the 16 pixels in `valid`: `mu1`, `mu2` are the filtered means (Q16
+    /// sums, `u32`), `xx`, `yy`, `xy` the filtered squares already rounded by 16 bits (kept to 32
+    /// bits), as [`scalar::stat_horizontal_cols`] forms them. Pixels whose log term goes lane by
+    /// lane (gain limit out of the vector range) add to `sums` directly.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn add16(
+        &mut self,
+        mu: (__m512i, __m512i),
+        xx: __m512i,
+        yy: __m512i,
+        xy: __m512i,
+        valid: __mmask16,
+        sums: &mut VifSums,
+    ) {
+        let (mu1, mu2) = mu;
+        let round32 = _mm512_set1_epi64(1 << 31);
+        // `(a * b + 2^31) >> 32` of the u32 lanes: the odd lanes' results are the high halves of
+        // their rounded 64-bit products, in place.
+        let rsh32 = |a: __m512i, b: __m512i| {
+            let (e, o) = mul_wide(a, b);
+            _mm512_mask_blend_epi32(
+                0xaaaa,
+                _mm512_srli_epi64::<32>(_mm512_add_epi64(e, round32)),
+                _mm512_add_epi64(o, round32),
+            )
+        };
+        let nsq = _mm512_set1_epi32(SIGMA_NSQ);
+        let z = _mm512_setzero_si512();
+        let sigma1_sq = _mm512_sub_epi32(xx, rsh32(mu1, mu1));
+        let sigma2_sq = _mm512_sub_epi32(yy, rsh32(mu2, mu2));
+        let sigma12 = _mm512_sub_epi32(xy, rsh32(mu1, mu2));
+        // Below the noise floor: add max(sigma2_sq, 0) and count (vif_term's linear branch).
+        let lin = _mm512_mask_cmplt_epi32_mask(valid, sigma1_sq, nsq);
+        let add = _mm512_maskz_max_epi32(lin, sigma2_sq, z);
+        self.non_log = _mm512_add_epi64(self.non_log, widen_sum_i32(add));
+        self.non_log_count += lin.count_ones() as i64;
+        // The log branch: 16 lanes at a time (the `double` parts 8 at a time), or lane by lane
+        // where the gain limit is outside the range the vector path handles exactly.
+        let log = valid & !lin;
+        if log == 0 {
+            return;
+        }
+        if self.vector_log {
+            let t = LogTerms {
+                log2: self.log2,
+                gain_limit: _mm512_set1_pd(self.gain_limit),
+            };
+            let s2 = _mm512_max_epi32(sigma2_sq, z);
+            let cond = _mm512_mask_cmpgt_epi32_mask(log, sigma12, z)
+                & _mm512_mask_cmpgt_epi32_mask(log, s2, z);
+            let (d, n) = t.terms(sigma1_sq, s2, sigma12, log, cond);
+            self.den_log = _mm512_add_epi64(self.den_log, widen_sum_i32(d));
+            self.num_log = _mm512_add_epi64(self.num_log, widen_sum_i32(n));
+        } else {
+            let (mut s1, mut s2, mut s12) = ([0u32; 16], [0u32; 16], [0u32; 16]);
+            store_u32x16(&mut s1, sigma1_sq, 16);
+            store_u32x16(&mut s2, sigma2_sq, 16);
+            store_u32x16(&mut s12, sigma12, 16);
+            let mut lanes = log;
+            while lanes != 0 {
+                let l = lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                scalar::vif_term(
+                    s1[l] as i32,
+                    s2[l] as i32,
+                    s12[l] as i32,
+                    self.gain_limit,
+                    self.log2,
+                    sums,
+                );
+            }
+        }
+    }
+}
+
+/// The log branch of [`scalar::vif_term`] for 16 lanes, in the same `double` operations
+/// (division, products and difference in the scalar's order, no fused multiply-add), the same
+/// truncations and the same table look-ups.
+struct LogTerms<'a> {
+    log2: &'a [u16; LOG2_TABLE_LEN],
+    gain_limit: __m512d,
+}
+
+impl LogTerms<'_> {
+    /// `(den_log, num_log)` terms of the 16 lanes as `i32` lanes, zero where the lane is not in
+    /// the log branch (`log`) or has no numerator term (`cond`: log, `sigma12 > 0`,
+    /// `sigma2_sq > 0`). `s2` is `max(sigma2_sq, 0)`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn terms(
+        &self,
+        s1: __m512i,
+        s2: __m512i,
+        s12: __m512i,
+        log: __mmask16,
+        cond: __mmask16,
+    ) -> (__m512i, __m512i) {
+        let nsq = _mm512_set1_epi32(SIGMA_NSQ);
+        // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17.
+        let den = self.log2_u32(_mm512_add_epi32(s1, nsq), log);
+        let den_t = _mm512_maskz_sub_epi32(log, den, _mm512_set1_epi32(2048 * 17));
+        if cond == 0 {
+            return (den_t, _mm512_setzero_si512());
+        }
+        // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12), >= 0;
+        // numer1_tmp = (int64)(g' * g' * sigma1_sq) + numer1 with g' = min(g, limit).
+        let half = |v: __m512i, hi: bool| {
+            if hi {
+                _mm512_extracti64x4_epi64::<1>(v)
+            } else {
+                _mm512_castsi512_si256(v)
+            }
+        };
+        let mut sv = [_mm256_setzero_si256(); 2];
+        let mut ggs = [_mm512_setzero_si512(); 2];
+        for (h, hi) in [false, true].into_iter().enumerate() {
+            let (s1d, s2d, s12d) = (
+                _mm512_cvtepi32_pd(half(s1, hi)),
+                _mm512_cvtepi32_pd(half(s2, hi)),
+                _mm512_cvtepi32_pd(half(s12, hi)),
+            );
+            let g = _mm512_div_pd(s12d, _mm512_add_pd(s1d, _mm512_set1_pd(EPS)));
+            // cvttpd gives INT32_MIN out of range, like the scalar's saturation (only downwards).
+            sv[h] = _mm512_cvttpd_epi32(_mm512_sub_pd(s2d, _mm512_mul_pd(g, s12d)));
+            // g = g < limit ? g : limit (minpd returns its second operand unless first < second).
+            let g = _mm512_min_pd(g, self.gain_limit);
+            // Below 2^52 (gain limit at most 1024): exact truncation toward zero.
+            ggs[h] = _mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_mul_pd(g, g), s1d));
+        }
+        let sv = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(sv[0]), sv[1]);
+        let sv = _mm512_max_epi32(sv, _mm512_setzero_si512());
+        let numer1 = _mm512_add_epi32(sv, nsq);
+        let numer1_tmp = [
+            _mm512_add_epi64(ggs[0], _mm512_cvtepu32_epi64(half(numer1, false))),
+            _mm512_add_epi64(ggs[1], _mm512_cvtepu32_epi64(half(numer1, true))),
+        ];
+        let num = _mm512_sub_epi32(
+            self.log2_u64x2(numer1_tmp, cond),
+            self.log2_u32(numer1, cond),
+        );
+        (den_t, _mm512_maskz_mov_epi32(cond, num))
+    }
+
+    /// libvmaf's `log2_32` of the 16 `u32` lanes in `m` (each at least 2^15):
+    /// `table[v >> k] + 2048 * k` with `k = 16 - leading_zeros(v)`; other lanes are garbage.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn log2_u32(&self, v: __m512i, m: __mmask16) -> __m512i {
+        let k = _mm512_sub_epi32(_mm512_set1_epi32(16), _mm512_lzcnt_epi32(v));
+        let idx = _mm512_srlv_epi32(v, k);
+        _mm512_add_epi32(self.lookup(idx, m), _mm512_slli_epi32::<11>(k))
+    }
+
+    /// libvmaf's `log2_64` of 16 `u64` lanes (two vectors of 8, each at least 2^15 and below
+    /// 2^52) in `m`: `table[v >> k] + 2048 * k` with `k = 48 - leading_zeros(v)`, as `i32` lanes
+    /// (lanes 0-7 from `v[0]`); other lanes are garbage.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn log2_u64x2(&self, v: [__m512i; 2], m: __mmask16) -> __m512i {
+        let k48 = _mm512_set1_epi64(48);
+        let k = [
+            _mm512_sub_epi64(k48, _mm512_lzcnt_epi64(v[0])),
+            _mm512_sub_epi64(k48, _mm512_lzcnt_epi64(v[1])),
+        ];
+        // v >> k is below 2^16 and k below 64, so both narrow to 32 bits exactly.
+        let narrow = |a: __m512i, b: __m512i| {
+            _mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvtepi64_epi32(a)),
+                _mm512_cvtepi64_epi32(b),
+            )
+        };
+        let idx = narrow(_mm512_srlv_epi64(v[0], k[0]), _mm512_srlv_epi64(v[1], k[1]));
+        let k = narrow(k[0], k[1]);
+        _mm512_add_epi32(self.lookup(idx, m), _mm512_slli_epi32::<11>(k))
+    }
+
+    /// `table[idx]` for the lanes in `m` (each index in `[2^15, 2^16)`); 0 in the other lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn lookup(&self, idx: __m512i, m: __mmask16) -> __m512i {
+        // Gather the 32 bits at entry idx - 1 and keep the high half (entry idx), so every read
+        // stays inside the table.
+        let at = _mm512_sub_epi32(idx, _mm512_set1_epi32(1));
+        // SAFETY: for the lanes in `m`, 32767 <= idx - 1 <= 65534, so each 4-byte read at byte
+        // 2 * (idx - 1) lies inside the 65536-entry (131072-byte) table; masked-off lanes are
+        // not read; gathers need no alignment.
+        let pair = unsafe {
+            _mm512_mask_i32gather_epi32::<2>(
+                _mm512_setzero_si512(),
+                m,
+                at,
+                self.log2.as_ptr().cast(),
+            )
+        };
+        _mm512_srli_epi32::<16>(pair)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Downsampling
+// ---------------------------------------------------------------------------------------------
+
+/// The constants of the `madd` vertical downsampling ([`subsample_vertical_madd`]).
+struct SubMaddConsts<const PAIRS: usize> {
+    pairs: [__m512i; PAIRS],
+    offset: __m512i,
+    flip: __m512i,
+    round: __m512i,
+    shift: __m128i,
+    low16: __m512i,
+}
+
+/// The vertical downsampling pass: the two-rows-per-`madd` method of the statistic when every
+/// tap is below 2^15 (libvmaf's scale 1 and 2 filters), the samples offset by -2^15 into `i16`
+/// (`|pair sum| <= 2^15 * (f_a + f_b) < 2^31`) and the offset added back; 32-bit products
+/// otherwise (scale 3's 43728 tap). Either way the wrapping `u32` sums are the scalar's.
+macro_rules! subsample_vertical_avx512 {
+    ($name:ident, $madd:ident, $wide:ident, $t:ty, $load32:ident, $load16:ident) => {
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+        fn $name(
+            r: &[&[$t]],
+            d: &[&[$t]],
+            filt: &[u16],
+            round: u32,
+            shift: u32,
+            w: usize,
+            out_r: &mut [u32],
+            out_d: &mut [u32],
+        ) {
+            assert!(r.len() == filt.len() && d.len() == filt.len());
+            assert!(r.iter().chain(d).all(|row| row.len() >= w));
+            assert!(out_r.len() >= PAD + w && out_d.len() >= PAD + w);
+            let madd = filt.iter().all(|&f| f < 1 << 15);
+            match (madd, filt.len().div_ceil(2)) {
+                (true, 5) => $madd::<5>(r, d, filt, round, shift, w, out_r, out_d),
+                (true, 3) => $madd::<3>(r, d, filt, round, shift, w, out_r, out_d),
+                (true, 2) => $madd::<2>(r, d, filt, round, shift, w, out_r, out_d),
+                _ => $wide(r, d, filt, round, shift, w, out_r, out_d),
+            }
+        }
+
+        /// The `madd` form of the pass (all taps below 2^15, `PAIRS` tap pairs); requires the
+        /// caller's length checks.
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+        fn $madd<const PAIRS: usize>(
+            r: &[&[$t]],
+            d: &[&[$t]],
+            filt: &[u16],
+            round: u32,
+            shift: u32,
+            w: usize,
+            out_r: &mut [u32],
+            out_d: &mut [u32],
+        ) {
+            let k = SubMaddConsts::<PAIRS> {
+                pairs: tap_pairs(filt),
+                offset: madd_offset(filt),
+                flip: _mm512_set1_epi16(i16::MIN),
+                round: _mm512_set1_epi32(round as i32),
+                shift: _mm_cvtsi32_si128(shift as i32),
+                low16: _mm512_set1_epi32(0xffff),
+            };
+            let taps = filt.len();
+            // One 32-column block; `n < 32` only with TAIL.
+            #[inline]
+            #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+            fn block<const PAIRS: usize, const TAIL: bool>(
+                r: &[&[$t]],
+                d: &[&[$t]],
+                taps: usize,
+                j: usize,
+                n: usize,
+                k: &SubMaddConsts<PAIRS>,
+                out: [&mut [u32]; 2],
+            ) {
+                let o = k.offset;
+                let (mut ar, mut ad) = ((o, o), (o, o));
+                for (i, &c) in k.pairs.iter().enumerate() {
+                    let (ka, kb) = (2 * i, (2 * i + 1).min(taps - 1));
+                    let (ra, rb, da, db) = (r[ka], r[kb], d[ka], d[kb]);
+                    assert!(ra.len().min(rb.len()).min(da.len()).min(db.len()) >= j + n);
+                    // SAFETY: each row holds at least j + n values (checked just above), and
+                    // the loads read n values from column j (32 = n without TAIL).
+                    let (xa, xb, ya, yb) = unsafe {
+                        (
+                            $load32::<TAIL>(ra.as_ptr().add(j), n),
+                            $load32::<TAIL>(rb.as_ptr().add(j), n),
+                            $load32::<TAIL>(da.as_ptr().add(j), n),
+                            $load32::<TAIL>(db.as_ptr().add(j), n),
+                        )
+                    };
+                    let acc = |s: &mut (__m512i, __m512i), a: __m512i, b: __m512i| {
+                        let (a, b) = (_mm512_xor_si512(a, k.flip), _mm512_xor_si512(b, k.flip));
+                        let lo = _mm512_madd_epi16(_mm512_unpacklo_epi16(a, b), c);
+                        let hi = _mm512_madd_epi16(_mm512_unpackhi_epi16(a, b), c);
+                        s.0 = _mm512_add_epi32(s.0, lo);
+                        s.1 = _mm512_add_epi32(s.1, hi);
+                    };
+                    acc(&mut ar, xa, xb);
+                    acc(&mut ad, ya, yb);
+                }
+                let fin = |v: __m512i| {
+                    _mm512_and_si512(
+                        _mm512_srl_epi32(_mm512_add_epi32(v, k.round), k.shift),
+                        k.low16,
+                    )
+                };
+                for (dst, (lo, hi)) in out.into_iter().zip([ar, ad]) {
+                    let v = in_column_order(lo, hi);
+                    let v = [fin(v[0]), fin(v[1])];
+                    store_u32x16(&mut dst[PAD + j..], v[0], n);
+                    if n > 16 {
+                        store_u32x16(&mut dst[PAD + j + 16..], v[1], n - 16);
+                    }
+                }
+            }
+            let w32 = w / 32 * 32;
+            for j in (0..w32).step_by(32) {
+                block::<PAIRS, false>(r, d, taps, j, 32, &k, [&mut *out_r, &mut *out_d]);
+            }
+            if w32 < w {
+                block::<PAIRS, true>(r, d, taps, w32, w - w32, &k, [out_r, out_d]);
+            }
+        }
+
+        /// The 32-bit-product form of the pass, 16 columns per step; requires the caller's
+        /// length checks.
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+        fn $wide(
+            r: &[&[$t]],
+            d: &[&[$t]],
+            filt: &[u16],
+            round: u32,
+            shift: u32,
+            w: usize,
+            out_r: &mut [u32],
+            out_d: &mut [u32],
+        ) {
+            let rnd = _mm512_set1_epi32(round as i32);
+            let sh = _mm_cvtsi32_si128(shift as i32);
+            let low16 = _mm512_set1_epi32(0xffff);
+            // One 16-column block; `n < 16` only with TAIL.
+            #[inline]
+            #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+            fn block<const TAIL: bool>(
+                r: &[&[$t]],
+                d: &[&[$t]],
+                filt: &[u16],
+                j: usize,
+                n: usize,
+            ) -> (__m512i, __m512i) {
+                let (mut ar, mut ad) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+                for ((&f, r), d) in filt.iter().zip(r).zip(d) {
+                    let f = _mm512_set1_epi32(f as i32);
+                    assert!(r.len().min(d.len()) >= j + n);
+                    // SAFETY: both rows hold at least j + n values (checked just above), and the
+                    // loads read n values from column j (16 = n without TAIL).
+                    let (x, y) = unsafe {
+                        (
+                            $load16::<TAIL>(r.as_ptr().add(j), n),
+                            $load16::<TAIL>(d.as_ptr().add(j), n),
+                        )
+                    };
+                    ar = _mm512_add_epi32(ar, _mm512_mullo_epi32(f, x));
+                    ad = _mm512_add_epi32(ad, _mm512_mullo_epi32(f, y));
+                }
+                (ar, ad)
+            }
+            let fin = |v: __m512i| {
+                _mm512_and_si512(_mm512_srl_epi32(_mm512_add_epi32(v, rnd), sh), low16)
+            };
+            let w16 = w / 16 * 16;
+            for j in (0..w16).step_by(16) {
+                let (ar, ad) = block::<false>(r, d, filt, j, 16);
+                store_u32x16(&mut out_r[PAD + j..], fin(ar), 16);
+                store_u32x16(&mut out_d[PAD + j..], fin(ad), 16);
+            }
+            if w16 < w {
+                let n = w - w16;
+                let (ar, ad) = block::<true>(r, d, filt, w16, n);
+                store_u32x16(&mut out_r[PAD + w16..], fin(ar), n);
+                store_u32x16(&mut out_d[PAD + w16..], fin(ad), n);
+            }
+        }
+    };
+}
+
+subsample_vertical_avx512!(
+    subsample_vertical_u8_avx512,
+    subsample_vertical_u8_madd,
+    subsample_vertical_u8_wide,
+    u8,
+    load_u8x32,
+    load_u8x16
+);
+subsample_vertical_avx512!(
+    subsample_vertical_u16_avx512,
+    subsample_vertical_u16_madd,
+    subsample_vertical_u16_wide,
+    u16,
+    load_u16x32,
+    load_u16x16
+);
+
+/// The horizontal downsampling pass, 16 outputs per step: output `m` reads the line at
+/// `start + 2m + k`, so a 16-value load at `start + 2m + k` holds the values of 8 consecutive
+/// outputs in the low halves of its 64-bit lanes, which `_mm512_mul_epu32` multiplies by the tap
+/// directly (64-bit products whose low 32 bits are the scalar's wrapping `u32` ones). A step's
+/// lanes past the row's end are masked off at the loads.
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn subsample_horizontal_avx512(
+    lr: &[u32],
+    ld: &[u32],
+    filt: &[u16],
+    w: usize,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) {
+    let taps = filt.len();
+    let start = PAD - taps / 2;
+    let half = w / 2;
+    if half == 0 {
+        return;
+    }
+    // The scalar kernel reads up to start + 2 (half - 1) + taps - 1.
+    let end = start + 2 * (half - 1) + taps;
+    assert!(taps <= 2 * PAD + 1 && lr.len() >= end && ld.len() >= end);
+    assert!(out_r.len() >= half && out_d.len() >= half);
+    let round = _mm512_set1_epi64(32768);
+    let low32 = _mm512_set1_epi64(0xffff_ffff);
+    // ((acc mod 2^32) + 2^15) mod 2^32 >> 16, as u16.
+    let fin = |v: __m512i| {
+        let v = _mm512_and_si512(_mm512_add_epi64(v, round), low32);
+        _mm512_cvtepi64_epi16(_mm512_srli_epi64::<16>(v))
+    };
+    for m in (0..half).step_by(16) {
+        let cnt = (half - m).min(16);
+        // Lanes read by each of the two loads: value 2l of load h is output m + 8h + l.
+        let lanes = |h: usize| {
+            let c = cnt.saturating_sub(8 * h).min(8);
+            if c == 0 {
+                0
+            } else {
+                mask16(2 * c - 1)
+            }
+        };
+        let (la, lb) = (lanes(0), lanes(1));
+        let z = _mm512_setzero_si512();
+        let (mut ar, mut ad) = ((z, z), (z, z));
+        for (k, &f) in filt.iter().enumerate() {
+            let at = start + 2 * m + k;
+            let f = _mm512_set1_epi64(f as i64);
+            // SAFETY: the enabled lanes read values at + 2l for outputs m + l < half (and the
+            // odd values between), at most start + 2 (half - 1) + taps - 1 < end <= both lines'
+            // lengths (checked above).
+            let (xa, xb, ya, yb) = unsafe {
+                (
+                    load_u32x16_masked(lr.as_ptr().add(at), la),
+                    load_u32x16_masked(lr.as_ptr().add(at + 16), lb),
+                    load_u32x16_masked(ld.as_ptr().add(at), la),
+                    load_u32x16_masked(ld.as_ptr().add(at + 16), lb),
+                )
+            };
+            ar.0 = _mm512_add_epi64(ar.0, _mm512_mul_epu32(xa, f));
+            ar.1 = _mm512_add_epi64(ar.1, _mm512_mul_epu32(xb, f));
+            ad.0 = _mm512_add_epi64(ad.0, _mm512_mul_epu32(ya, f));
+            ad.1 = _mm512_add_epi64(ad.1, _mm512_mul_epu32(yb, f));
+        }
+        store_u16x8(&mut out_r[m..], fin(ar.0), cnt);
+        store_u16x8(&mut out_d[m..], fin(ad.0), cnt);
+        if cnt > 8 {
+            store_u16x8(&mut out_r[m + 8..], fin(ar.1), cnt - 8);
+            store_u16x8(&mut out_d[m + 8..], fin(ad.1), cnt - 8);
+        }
+    }
+}
