@@ -253,6 +253,21 @@ fn log2_table_matches_log2f() {
 }
 
 #[test]
+fn compact_log2_table_matches_the_table() {
+    let (t, c) = (tables::log2_table(), tables::log2_compact());
+    assert_eq!(c[0], 0);
+    for i in 1usize << 15..1 << 16 {
+        let run = c[1 + (i >> 3) - (1 << 12)];
+        let (s, b) = (
+            (run >> 12) as usize,
+            (run & 0xfff) + tables::LOG2_COMPACT_BASE,
+        );
+        let e = b + ((i & 7) >= s) as u16;
+        assert_eq!(e, t[i], "index {i}");
+    }
+}
+
+#[test]
 fn padding_reflects_repeatedly() {
     // [a, b, c] padded by 4: libvmaf's copy order ([-f] = [f], then [w-1+f] = [w-1-f], for
     // f = 1..=4) yields a b c b | a b c | b a b c.
@@ -643,17 +658,33 @@ fn vif_kernel_timings() {
     let r8s: Vec<&[u8]> = rr8.iter().map(|x| x.as_slice()).collect();
     let d8s: Vec<&[u8]> = dr8.iter().map(|x| x.as_slice()).collect();
     // 16-bit rows at the scale-1 range (`<< 8`, like a downsampled 8-bit scale).
-    let r16s: Vec<Vec<u16>> = rr16.iter().map(|r| r.iter().map(|&x| x << 8).collect()).collect();
-    let d16s: Vec<Vec<u16>> = dr16.iter().map(|r| r.iter().map(|&x| x << 8).collect()).collect();
+    let r16s: Vec<Vec<u16>> = rr16
+        .iter()
+        .map(|r| r.iter().map(|&x| x << 8).collect())
+        .collect();
+    let d16s: Vec<Vec<u16>> = dr16
+        .iter()
+        .map(|r| r.iter().map(|&x| x << 8).collect())
+        .collect();
     let r16r: Vec<&[u16]> = r16s.iter().map(|x| x.as_slice()).collect();
     let d16r: Vec<&[u16]> = d16s.iter().map(|x| x.as_slice()).collect();
     let log2 = tables::log2_table();
     let mut line0 = StatLine::new(w);
     scalar::stat_vertical_u8(&r8s, &d8s, w, &mut line0);
     scalar::pad_stat_line(&mut line0, w, 8);
+    // VIF_TIMING_ONLY=<name prefix> times only those kernels, VIF_TIMING_REPEATS=<n> longer
+    // (for a profiler).
+    let only = std::env::var("VIF_TIMING_ONLY").unwrap_or_default();
+    let repeats: usize = std::env::var("VIF_TIMING_REPEATS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7);
     let time = |name: &str, level: crate::cpu::CpuLevel, f: &mut dyn FnMut()| {
+        if !name.starts_with(only.as_str()) {
+            return;
+        }
         let mut best = f64::INFINITY;
-        for _ in 0..7 {
+        for _ in 0..repeats {
             let t = Instant::now();
             for _ in 0..200 {
                 f();
@@ -690,7 +721,16 @@ fn vif_kernel_timings() {
         let n = w + 2 * PAD;
         let (mut tr, mut td) = (vec![0u32; n], vec![0u32; n]);
         time("subsample_vertical_u8", level, &mut || {
-            (k.subsample_vertical_u8)(&r8s[..9], &d8s[..9], &FILTER_S1, 128, 8, w, &mut tr, &mut td);
+            (k.subsample_vertical_u8)(
+                &r8s[..9],
+                &d8s[..9],
+                &FILTER_S1,
+                128,
+                8,
+                w,
+                &mut tr,
+                &mut td,
+            );
             black_box(&tr);
         });
         time("subsample_vertical_u16 s2", level, &mut || {

@@ -14,7 +14,9 @@
 use core::arch::x86_64::*;
 
 use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES, NARROW_LINE};
-use super::tables::{EPS, FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
+use super::tables::{
+    self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_COMPACT_LEN, LOG2_TABLE_LEN, PAD, SIGMA_NSQ,
+};
 use super::Kernels;
 
 /// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
@@ -545,7 +547,7 @@ fn stat_vertical_u16_block<const TAIL: bool>(
 /// [`WideAcc::narrow`]).
 const MADD_CHUNK: usize = 256;
 // The copies hold values up to the chunk rounded up to a vector, plus the filter's reach.
-const _: () = assert!(MADD_CHUNK % 32 == 0 && MADD_CHUNK + 2 * PAD + 16 <= NARROW_LINE);
+const _: () = assert!(MADD_CHUNK.is_multiple_of(32) && MADD_CHUNK + 2 * PAD + 16 <= NARROW_LINE);
 
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn stat_horizontal_avx512(
@@ -762,7 +764,9 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                     e = _mm512_add_epi32(e, _mm512_madd_epi16(a, c));
                     o = _mm512_add_epi32(o, _mm512_madd_epi16(b, c));
                 }
-                (e, o)
+                // An optimisation barrier: without it LLVM interleaves the 8 copies' 144 `madd`s
+                // and spills most of their products to the stack.
+                std::hint::black_box((e, o))
             };
             // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits.
             let sq = |lo: __m512i, hi: __m512i| {
@@ -817,6 +821,9 @@ unsafe fn load_i16x32(p: *const i16) -> __m512i {
 struct TermSums<'a> {
     gain_limit: f64,
     log2: &'a [u16; LOG2_TABLE_LEN],
+    /// [`tables::log2_compact`] when `log2` is [`tables::log2_table`] (always, but the kernels
+    /// take any table).
+    compact: Option<&'static [u16; LOG2_COMPACT_LEN]>,
     /// Whether the vector log path is exact for this gain limit (see `LogTerms`).
     vector_log: bool,
     /// Per-lane sums of the non-log terms (64-bit lanes) and their count.
@@ -837,9 +844,11 @@ impl<'a> TermSums<'a> {
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn new(gain_limit: f64, log2: &'a [u16; LOG2_TABLE_LEN]) -> Self {
         let z = _mm512_setzero_si512();
+        let compact = std::ptr::eq(log2, tables::log2_table()).then(tables::log2_compact);
         TermSums {
             gain_limit,
             log2,
+            compact,
             vector_log: (0.0..=Self::MAX_GAIN_LIMIT).contains(&gain_limit),
             non_log: z,
             non_log_count: 0,
@@ -904,6 +913,7 @@ impl<'a> TermSums<'a> {
         if self.vector_log {
             let t = LogTerms {
                 log2: self.log2,
+                compact: self.compact,
                 gain_limit: _mm512_set1_pd(self.gain_limit),
             };
             let s2 = _mm512_max_epi32(sigma2_sq, z);
@@ -939,6 +949,7 @@ impl<'a> TermSums<'a> {
 /// truncations and the same table look-ups.
 struct LogTerms<'a> {
     log2: &'a [u16; LOG2_TABLE_LEN],
+    compact: Option<&'static [u16; LOG2_COMPACT_LEN]>,
     gain_limit: __m512d,
 }
 
@@ -1035,10 +1046,38 @@ impl LogTerms<'_> {
         _mm512_add_epi32(self.lookup(idx, m), _mm512_slli_epi32::<11>(k))
     }
 
-    /// `table[idx]` for the lanes in `m` (each index in `[2^15, 2^16)`); 0 in the other lanes.
+    /// `table[idx]` for the lanes in `m` (each index in `[2^15, 2^16)`); other lanes are
+    /// garbage.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn lookup(&self, idx: __m512i, m: __mmask16) -> __m512i {
+        if let Some(compact) = self.compact {
+            // Run t = idx / 8 - 2^12 of the compact table: the 32 bits at entry t hold it in
+            // their high half (entry t + 1).
+            let t = _mm512_sub_epi32(_mm512_srli_epi32::<3>(idx), _mm512_set1_epi32(1 << 12));
+            // SAFETY: for the lanes in `m`, 0 <= t < 2^12, so each 4-byte read at byte 2t lies
+            // inside the (2^12 + 1)-entry table; masked-off lanes are not read; gathers need no
+            // alignment.
+            let pair = unsafe {
+                _mm512_mask_i32gather_epi32::<2>(
+                    _mm512_setzero_si512(),
+                    m,
+                    t,
+                    compact.as_ptr().cast(),
+                )
+            };
+            let run = _mm512_srli_epi32::<16>(pair);
+            let base = _mm512_add_epi32(
+                _mm512_and_si512(run, _mm512_set1_epi32(0xfff)),
+                _mm512_set1_epi32(LOG2_COMPACT_BASE as i32),
+            );
+            // The run steps up by one from position s = run >> 12 (8: never).
+            let up = _mm512_cmpge_epi32_mask(
+                _mm512_and_si512(idx, _mm512_set1_epi32(7)),
+                _mm512_srli_epi32::<12>(run),
+            );
+            return _mm512_mask_add_epi32(base, up, base, _mm512_set1_epi32(1));
+        }
         // Gather the 32 bits at entry idx - 1 and keep the high half (entry idx), so every read
         // stays inside the table.
         let at = _mm512_sub_epi32(idx, _mm512_set1_epi32(1));
@@ -1269,8 +1308,8 @@ subsample_vertical_avx512!(
 /// The horizontal downsampling pass, 16 outputs per step: output `m` reads the line at
 /// `start + 2m + k`, so a 16-value load at `start + 2m + k` holds the values of 8 consecutive
 /// outputs in the low halves of its 64-bit lanes, which `_mm512_mul_epu32` multiplies by the tap
-/// directly (64-bit products whose low 32 bits are the scalar's wrapping `u32` ones). A step's
-/// lanes past the row's end are masked off at the loads.
+/// directly (64-bit products whose low 32 bits are the scalar's wrapping `u32` ones). The last
+/// step's values past the row's end are masked off at the loads.
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn subsample_horizontal_avx512(
     lr: &[u32],
@@ -1281,15 +1320,11 @@ fn subsample_horizontal_avx512(
     out_d: &mut [u16],
 ) {
     let taps = filt.len();
-    let start = PAD - taps / 2;
     let half = w / 2;
-    if half == 0 {
-        return;
-    }
-    // The scalar kernel reads up to start + 2 (half - 1) + taps - 1.
-    let end = start + 2 * (half - 1) + taps;
-    assert!(taps <= 2 * PAD + 1 && lr.len() >= end && ld.len() >= end);
+    assert!(taps <= 2 * PAD + 1);
     assert!(out_r.len() >= half && out_d.len() >= half);
+    let len = lr.len().min(ld.len());
+    let start = PAD - taps / 2;
     let round = _mm512_set1_epi64(32768);
     let low32 = _mm512_set1_epi64(0xffff_ffff);
     // ((acc mod 2^32) + 2^15) mod 2^32 >> 16, as u16.
@@ -1299,42 +1334,88 @@ fn subsample_horizontal_avx512(
     };
     for m in (0..half).step_by(16) {
         let cnt = (half - m).min(16);
-        // Lanes read by each of the two loads: value 2l of load h is output m + 8h + l.
-        let lanes = |h: usize| {
-            let c = cnt.saturating_sub(8 * h).min(8);
-            if c == 0 {
-                0
-            } else {
-                mask16(2 * c - 1)
-            }
+        // A whole step also reads the odd value after its last output's, which every padded
+        // line but the shortest has.
+        let [ar0, ar1, ad0, ad1] = if cnt == 16 && start + 2 * m + taps + 31 <= len {
+            subsample_horizontal_step::<true>(lr, ld, filt, m, cnt)
+        } else {
+            subsample_horizontal_step::<false>(lr, ld, filt, m, cnt)
         };
-        let (la, lb) = (lanes(0), lanes(1));
-        let z = _mm512_setzero_si512();
-        let (mut ar, mut ad) = ((z, z), (z, z));
-        for (k, &f) in filt.iter().enumerate() {
-            let at = start + 2 * m + k;
-            let f = _mm512_set1_epi64(f as i64);
-            // SAFETY: the enabled lanes read values at + 2l for outputs m + l < half (and the
-            // odd values between), at most start + 2 (half - 1) + taps - 1 < end <= both lines'
-            // lengths (checked above).
-            let (xa, xb, ya, yb) = unsafe {
-                (
-                    load_u32x16_masked(lr.as_ptr().add(at), la),
-                    load_u32x16_masked(lr.as_ptr().add(at + 16), lb),
-                    load_u32x16_masked(ld.as_ptr().add(at), la),
-                    load_u32x16_masked(ld.as_ptr().add(at + 16), lb),
-                )
-            };
-            ar.0 = _mm512_add_epi64(ar.0, _mm512_mul_epu32(xa, f));
-            ar.1 = _mm512_add_epi64(ar.1, _mm512_mul_epu32(xb, f));
-            ad.0 = _mm512_add_epi64(ad.0, _mm512_mul_epu32(ya, f));
-            ad.1 = _mm512_add_epi64(ad.1, _mm512_mul_epu32(yb, f));
-        }
-        store_u16x8(&mut out_r[m..], fin(ar.0), cnt);
-        store_u16x8(&mut out_d[m..], fin(ad.0), cnt);
+        store_u16x8(&mut out_r[m..], fin(ar0), cnt);
+        store_u16x8(&mut out_d[m..], fin(ad0), cnt);
         if cnt > 8 {
-            store_u16x8(&mut out_r[m + 8..], fin(ar.1), cnt - 8);
-            store_u16x8(&mut out_d[m + 8..], fin(ad.1), cnt - 8);
+            store_u16x8(&mut out_r[m + 8..], fin(ar1), cnt - 8);
+            store_u16x8(&mut out_d[m + 8..], fin(ad1), cnt - 8);
         }
     }
+}
+
+/// The 64-bit sums of outputs `m .. m + cnt` (`cnt <= 16`) of [`subsample_horizontal_avx512`]:
+/// `[ref m..m+8, ref m+8..m+16, dis m..m+8, dis m+8..m+16]`. `WHOLE` (`cnt == 16`, both lines
+/// holding the values up to `start + 2m + taps + 31`) loads 16 values at a time; otherwise only
+/// the values the outputs read are.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn subsample_horizontal_step<const WHOLE: bool>(
+    lr: &[u32],
+    ld: &[u32],
+    filt: &[u16],
+    m: usize,
+    cnt: usize,
+) -> [__m512i; 4] {
+    let taps = filt.len();
+    let start = PAD - taps / 2;
+    let len = lr.len().min(ld.len());
+    // Output m + l reads the values start + 2 (m + l) + k, k < taps.
+    if WHOLE {
+        assert!(cnt == 16 && start + 2 * m + taps + 31 <= len);
+    } else {
+        assert!(cnt >= 1 && start + 2 * (m + cnt - 1) + taps <= len);
+    }
+    // Value 2l of load h is output m + 8h + l's.
+    let lanes = |h: usize| {
+        let c = cnt.saturating_sub(8 * h).min(8);
+        if c == 0 {
+            0
+        } else {
+            mask16(2 * c - 1)
+        }
+    };
+    let (la, lb) = (lanes(0), lanes(1));
+    let z = _mm512_setzero_si512();
+    let (mut ar, mut ad) = ((z, z), (z, z));
+    for (k, &f) in filt.iter().enumerate() {
+        let at = start + 2 * m + k;
+        let f = _mm512_set1_epi64(f as i64);
+        let (pr, pd) = (lr.as_ptr(), ld.as_ptr());
+        let (xa, xb, ya, yb) = if WHOLE {
+            // SAFETY: the loads read the values at .. at + 32 <= start + 2m + taps + 31 <= both
+            // lines' lengths (checked above); they are unaligned.
+            unsafe {
+                (
+                    _mm512_loadu_si512(pr.add(at).cast()),
+                    _mm512_loadu_si512(pr.add(at + 16).cast()),
+                    _mm512_loadu_si512(pd.add(at).cast()),
+                    _mm512_loadu_si512(pd.add(at + 16).cast()),
+                )
+            }
+        } else {
+            // SAFETY: the enabled lanes read the values at + 2l for outputs m + l < m + cnt
+            // (and the odd values between), at most start + 2 (m + cnt - 1) + taps - 1 < both
+            // lines' lengths (checked above).
+            unsafe {
+                (
+                    load_u32x16_masked(pr.add(at), la),
+                    load_u32x16_masked(pr.add(at + 16), lb),
+                    load_u32x16_masked(pd.add(at), la),
+                    load_u32x16_masked(pd.add(at + 16), lb),
+                )
+            }
+        };
+        ar.0 = _mm512_add_epi64(ar.0, _mm512_mul_epu32(xa, f));
+        ar.1 = _mm512_add_epi64(ar.1, _mm512_mul_epu32(xb, f));
+        ad.0 = _mm512_add_epi64(ad.0, _mm512_mul_epu32(ya, f));
+        ad.1 = _mm512_add_epi64(ad.1, _mm512_mul_epu32(yb, f));
+    }
+    [ar.0, ar.1, ad.0, ad.1]
 }
