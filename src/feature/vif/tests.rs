@@ -415,9 +415,35 @@ mod simd {
     use super::*;
     use crate::cpu::{sweep_levels, CpuLevel};
 
-    /// Widths covering every vector remainder, odd sizes and libvmaf's trigger widths.
+    /// Widths covering every vector remainder (of 8, 16 and 32 columns), odd sizes, libvmaf's
+    /// trigger widths and the 256-column chunks of the horizontal passes' 16-bit copies.
     fn widths() -> impl Iterator<Item = usize> {
-        (1..=70).chain([127, 128, 129, 321, 322, 1920])
+        (1..=70).chain([95, 127, 128, 129, 255, 256, 257, 289, 321, 322, 543, 1920])
+    }
+
+    #[test]
+    fn each_simd_level_installs_its_own_kernels() {
+        // A level with kernels of its own must not silently fall back to the lower level's (the
+        // sweeps below would then compare the same code twice).
+        let (avx2, avx512) = (
+            Kernels::for_level(CpuLevel::Avx2),
+            Kernels::for_level(CpuLevel::Avx512),
+        );
+        #[cfg(target_arch = "x86_64")]
+        if crate::cpu::cpu_level() >= CpuLevel::Avx512
+            && is_x86_feature_detected!("avx512cd")
+            && is_x86_feature_detected!("avx512dq")
+        {
+            assert_ne!(
+                avx2.stat_horizontal as usize,
+                avx512.stat_horizontal as usize
+            );
+            assert_ne!(
+                avx2.stat_vertical_u8 as usize,
+                avx512.stat_vertical_u8 as usize
+            );
+        }
+        let _ = (avx2, avx512);
     }
 
     /// The SIMD levels this machine runs, with their kernels.
@@ -540,6 +566,34 @@ mod simd {
     }
 
     #[test]
+    fn stat_horizontal_with_wide_means_matches_scalar() {
+        // Means above 16 bits (which the vertical passes never produce) in some 256-column chunks
+        // only: the SIMD peers take their exact fallback there and their fast path elsewhere.
+        let log2 = tables::log2_table();
+        for k in simd_kernels() {
+            for w in [40, 300, 700] {
+                let mut line = random_line(w, 77 + w as u64, false);
+                let n = line.mu1.len();
+                for (i, v) in noise(n, 16, 5).iter().enumerate() {
+                    if i == 3 {
+                        line.mu1[i] |= (*v as u32 | 1) << 16;
+                    }
+                    if (280..300).contains(&i) {
+                        line.mu2[i] = 70_000 + *v as u32;
+                    }
+                }
+                for filt in FILTERS {
+                    let mut acc = WideAcc::new(w);
+                    let (mut a, mut b) = (VifSums::default(), VifSums::default());
+                    (k.stat_horizontal)(&line, filt, w, 100.0, log2, &mut acc, &mut a);
+                    scalar::stat_horizontal(&line, filt, w, 100.0, log2, &mut acc, &mut b);
+                    assert_eq!(a, b, "{:?} w {w} taps {}", k.level(), filt.len());
+                }
+            }
+        }
+    }
+
+    #[test]
     fn subsample_matches_scalar() {
         for k in simd_kernels() {
             for w in widths() {
@@ -606,7 +660,15 @@ mod simd {
 
     #[test]
     fn whole_pictures_match_scalar_at_every_level() {
-        for (w, h) in [(16, 16), (37, 23), (64, 40), (321, 35), (130, 66)] {
+        for (w, h) in [
+            (16, 16),
+            (37, 23),
+            (64, 40),
+            (321, 35),
+            (130, 66),
+            (97, 18),
+            (257, 20),
+        ] {
             for bpc in [8u8, 10, 12, 16] {
                 let r = texture(w, h, bpc as u32, 7, 9);
                 let d = texture(w, h, bpc as u32, 8, 40);
