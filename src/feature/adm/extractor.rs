@@ -224,7 +224,7 @@ impl Adm {
                 dwt_s123(k, src, st, &pl, s, ind_y, ind_x, lo, hi, out, st);
             }
         }
-        scalar::decouple_s123(
+        k.decouple_s123(
             b.ref_.hvd(),
             b.dis.hvd(),
             muts(&mut b.r),

@@ -29,11 +29,14 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod x86_64_avx2;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx512;
 
 pub use extractor::Adm;
 pub use kernels::{
-    CmS0Interior, CmS123Interior, CsfS0, CsfS123, DecoupleS0, DwtS0Horizontal, DwtS0Sample,
-    DwtS0Vertical, DwtS123Horizontal, DwtS123Sample, DwtS123Vertical, Kernels,
+    CmS0Interior, CmS123Interior, CsfS0, CsfS123, DecoupleS0, DecoupleS123, DwtS0Horizontal,
+    DwtS0Sample, DwtS0Vertical, DwtS123Horizontal, DwtS123Sample, DwtS123Vertical, Kernels,
 };
 pub use params::{barten_csf, dwt_quant_step, AdmParams, CsfMode};
 pub use scores::AdmScores;

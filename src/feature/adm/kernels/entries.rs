@@ -38,6 +38,33 @@ impl Kernels {
         }
     }
 
+    /// The scale-1..3 decoupling entry ([`super::DecoupleS123`]; a whole stage over `reg`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn decouple_s123(
+        &self,
+        ref_hvd: [&[i32]; 3],
+        dis_hvd: [&[i32]; 3],
+        mut r_hvd: [&mut [i32]; 3],
+        mut a_hvd: [&mut [i32]; 3],
+        stride: usize,
+        reg: Region,
+        egl: f64,
+    ) {
+        #[cfg(feature = "check_simd")]
+        let before = self.checked().then(|| (owned(&r_hvd), owned(&a_hvd)));
+        let (r, a) = (reborrow(&mut r_hvd), reborrow(&mut a_hvd));
+        (self.decouple_s123)(ref_hvd, dis_hvd, r, a, stride, reg, egl);
+        #[cfg(feature = "check_simd")]
+        if let Some((mut r, mut a)) = before {
+            let (wr, wa) = (muts(&mut r), muts(&mut a));
+            scalar::decouple_s123(ref_hvd, dis_hvd, wr, wa, stride, reg, egl);
+            assert!(
+                same(&r_hvd, &r) && same(&a_hvd, &a),
+                "check_simd: adm decouple_s123, {reg:?}"
+            );
+        }
+    }
+
     /// The scale-0 CSF entry ([`super::CsfS0`]; a whole stage over `reg`).
     pub fn csf_s0(
         &self,

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use super::scalar::{self, CmShiftsS0, QuadMut, Region};
 #[cfg(target_arch = "x86_64")]
-use super::x86_64_avx2;
+use super::{x86_64_avx2, x86_64_avx512};
 use crate::cpu::CpuLevel;
 use crate::fidelity::LibvmafIsa;
 
@@ -36,6 +36,10 @@ pub type DwtS123Horizontal = fn(&[i32], &[[usize; 4]], usize, &mut [i32], &mut [
 /// Scale-0 decoupling ([`scalar::decouple_s0`]).
 pub type DecoupleS0 =
     fn([&[i16]; 3], [&[i16]; 3], [&mut [i16]; 3], [&mut [i16]; 3], usize, Region, f64);
+
+/// Scale-1..3 decoupling ([`scalar::decouple_s123`]).
+pub type DecoupleS123 =
+    fn([&[i32]; 3], [&[i32]; 3], [&mut [i32]; 3], [&mut [i32]; 3], usize, Region, f64);
 
 /// Scale-0 CSF ([`scalar::csf_s0`]).
 pub type CsfS0 = fn([&[i16]; 3], [&mut [i16]; 3], [&mut [i16]; 3], usize, Region, [u16; 3]);
@@ -89,6 +93,8 @@ pub struct Kernels {
     pub dwt_s123_horizontal: DwtS123Horizontal,
     /// See [`DecoupleS0`].
     pub decouple_s0: DecoupleS0,
+    /// See [`DecoupleS123`].
+    pub decouple_s123: DecoupleS123,
     /// See [`CsfS0`].
     pub csf_s0: CsfS0,
     /// See [`CsfS123`].
@@ -110,6 +116,7 @@ impl Kernels {
         dwt_s123_vertical_i32: scalar::dwt_s123_vertical::<i32>,
         dwt_s123_horizontal: scalar::dwt_s123_horizontal,
         decouple_s0: scalar::decouple_s0,
+        decouple_s123: scalar::decouple_s123,
         csf_s0: scalar::csf_s0,
         csf_s123: scalar::csf_s123,
         cm_s0_interior: scalar::cm_s0_interior,
@@ -121,8 +128,13 @@ impl Kernels {
         #[allow(unused_mut)]
         let mut k = Self::SCALAR;
         #[cfg(target_arch = "x86_64")]
-        if level >= CpuLevel::Avx2 {
-            x86_64_avx2::install(&mut k);
+        {
+            if level >= CpuLevel::Avx2 {
+                x86_64_avx2::install(&mut k);
+            }
+            if level >= CpuLevel::Avx512 {
+                x86_64_avx512::install(&mut k);
+            }
         }
         k.level = level;
         k
