@@ -1,6 +1,7 @@
 //! AVX-512 peers of the scalar ADM kernels, equal to them bit for bit, installed into the kernel
 //! table by [`install`] over the AVX2 ones (a kernel without an AVX-512 peer keeps its AVX2 one):
 //!
+//! * [`super::scalar::decouple_s0`]: see [`decouple_s0`];
 //! * [`super::scalar::decouple_s123`]: see [`decouple_s123`].
 //!
 //! Beyond AVX-512 F and BW ([`crate::cpu::CpuLevel::Avx512`]) the kernels use CD (`vplzcnt`) and
@@ -25,7 +26,198 @@ pub(super) fn install(k: &mut Kernels) {
     {
         return;
     }
+    k.decouple_s0 = decouple_s0;
     k.decouple_s123 = decouple_s123;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-0 decoupling
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX-512 [`DecoupleS0`](super::DecoupleS0), the AVX2 peer's method 16 samples per step in
+/// 32-bit lanes: the angle test's dot products in `double` (exact for `i16` bands) rounded to
+/// `float` and back, 8 lanes at a time; the reciprocal gathered from `DIV_LOOKUP` and its 64-bit
+/// product with `t` as even/odd lane pairs; the gain limit in `double` with `minpd`/`maxpd`
+/// (which return the second operand unless the first is smaller/greater, as the scalar's
+/// comparisons) and `cvttpd2dq` (C's truncation, `INT32_MIN` out of range). A row's last,
+/// partial step is masked.
+fn decouple_s0(
+    ref_hvd: [&[i16]; 3],
+    dis_hvd: [&[i16]; 3],
+    r_hvd: [&mut [i16]; 3],
+    a_hvd: [&mut [i16]; 3],
+    stride: usize,
+    reg: Region,
+    egl: f64,
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { decouple_s0_avx512(ref_hvd, dis_hvd, r_hvd, a_hvd, stride, reg, egl) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn decouple_s0_avx512(
+    ref_hvd: [&[i16]; 3],
+    dis_hvd: [&[i16]; 3],
+    r_hvd: [&mut [i16]; 3],
+    a_hvd: [&mut [i16]; 3],
+    stride: usize,
+    reg: Region,
+    egl: f64,
+) {
+    if reg.bottom <= reg.top || reg.right <= reg.left {
+        return;
+    }
+    let [r_h, r_v, r_d] = r_hvd;
+    let [a_h, a_v, a_d] = a_hvd;
+    let mut out = [r_h, r_v, r_d, a_h, a_v, a_d];
+    // Every step touches [i * stride + j, i * stride + j + n) with j + n <= right, i < bottom.
+    let end = (reg.bottom - 1) * stride + reg.right;
+    assert!(ref_hvd.iter().chain(&dis_hvd).all(|b| b.len() >= end));
+    assert!(out.iter().all(|b| b.len() >= end));
+    let c = DecoupleConsts {
+        inv4096: _mm512_set1_pd(1.0 / 4096.0),
+        cos: _mm512_set1_pd(COS_1DEG_SQ as f64),
+        egl: _mm512_set1_pd(egl),
+    };
+    for i in reg.top..reg.bottom {
+        for j in (reg.left..reg.right).step_by(16) {
+            let n = (reg.right - j).min(16);
+            decouple_s0_step(ref_hvd, dis_hvd, &mut out, i * stride + j, n, &c);
+        }
+    }
+}
+
+/// The 16 `i16` at `b[p..]` (only the first `n <= 16` read; the others 0), sign-extended to
+/// 32-bit lanes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn load_i16x16_i32(b: &[i16], p: usize, n: usize) -> __m512i {
+    let b = &b[p..p + n];
+    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+    // accessed.
+    let v = unsafe { _mm512_maskz_loadu_epi16((1u32 << n) - 1, b.as_ptr()) };
+    _mm512_cvtepi16_epi32(_mm512_castsi512_si256(v))
+}
+
+/// Stores the low 16 bits of the first `n <= 16` 32-bit lanes of `v` to `b[p..p + n]` (C's
+/// narrowing cast).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn store_i32x16_i16(b: &mut [i16], p: usize, n: usize, v: __m512i) {
+    let b = &mut b[p..p + n];
+    let v = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(v));
+    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+    // written.
+    unsafe { _mm512_mask_storeu_epi16(b.as_mut_ptr(), (1u32 << n) - 1, v) }
+}
+
+/// The low (`hi` false) or high 8 `i32` lanes of `v` as `double`s.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn half_pd(v: __m512i, hi: bool) -> __m512d {
+    _mm512_cvtepi32_pd(if hi {
+        _mm512_extracti64x4_epi64::<1>(v)
+    } else {
+        _mm512_castsi512_si256(v)
+    })
+}
+
+/// Two halves of 8 `i32` as 16 lanes (`lo` the low ones).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn join_i32(lo: __m256i, hi: __m256i) -> __m512i {
+    _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
+}
+
+/// Samples `p .. p + n` (`n <= 16`) of [`decouple_s0_avx512`]; `out` is `[r_h, r_v, r_d, a_h,
+/// a_v, a_d]`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn decouple_s0_step(
+    ref_hvd: [&[i16]; 3],
+    dis_hvd: [&[i16]; 3],
+    out: &mut [&mut [i16]; 6],
+    p: usize,
+    n: usize,
+    c: &DecoupleConsts,
+) {
+    let o = [
+        load_i16x16_i32(ref_hvd[0], p, n),
+        load_i16x16_i32(ref_hvd[1], p, n),
+        load_i16x16_i32(ref_hvd[2], p, n),
+    ];
+    let t = [
+        load_i16x16_i32(dis_hvd[0], p, n),
+        load_i16x16_i32(dis_hvd[1], p, n),
+        load_i16x16_i32(dis_hvd[2], p, n),
+    ];
+    // The angle flag, 8 lanes per half in double ((float) of the exact integer, then / 4096).
+    let scaled = |x: __m512d| _mm512_mul_pd(_mm512_cvtps_pd(_mm512_cvtpd_ps(x)), c.inv4096);
+    let flag_half = |hi: bool| {
+        let (o0, o1) = (half_pd(o[0], hi), half_pd(o[1], hi));
+        let (t0, t1) = (half_pd(t[0], hi), half_pd(t[1], hi));
+        let dot = |a0: __m512d, a1: __m512d, b0: __m512d, b1: __m512d| {
+            _mm512_add_pd(_mm512_mul_pd(a0, b0), _mm512_mul_pd(a1, b1))
+        };
+        let ot = scaled(dot(o0, o1, t0, t1));
+        let om = scaled(dot(o0, o1, o0, o1));
+        let tm = scaled(dot(t0, t1, t0, t1));
+        let rhs = _mm512_mul_pd(_mm512_mul_pd(c.cos, om), tm);
+        _mm512_cmp_pd_mask::<_CMP_GE_OQ>(ot, _mm512_setzero_pd())
+            & _mm512_cmp_pd_mask::<_CMP_GE_OQ>(_mm512_mul_pd(ot, ot), rhs)
+    };
+    let flag = flag_half(false) as u16 | (flag_half(true) as u16) << 8;
+    let z = _mm512_setzero_si512();
+    let k32768 = _mm512_set1_epi32(32768);
+    let r16384 = _mm512_set1_epi32(16384);
+    let r16384x = _mm512_set1_epi64(16384);
+    // C's (int16_t) of an int32 lane.
+    let to_i16 = |v: __m512i| _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(v));
+    for b in 0..3 {
+        let (ob, tb) = (o[b], t[b]);
+        // k = clamp((DIV_LOOKUP[o + 32768] * t + 16384) >> 15, 0, 32768), 32768 for o = 0.
+        // SAFETY: o + 32768 is in [0, 65535] (an i16 plus 2^15), inside the 65537-entry table;
+        // gathers need no alignment.
+        let dv = unsafe {
+            _mm512_i32gather_epi32::<4>(_mm512_add_epi32(ob, k32768), DIV_LOOKUP.as_ptr())
+        };
+        // The 64-bit products' bits 15..47, the same low 32 bits under a logical shift as under
+        // the scalar's arithmetic one.
+        let q = |d: __m512i, tt: __m512i| {
+            _mm512_srli_epi64::<15>(_mm512_add_epi64(_mm512_mul_epi32(d, tt), r16384x))
+        };
+        let qe = q(dv, tb);
+        let qo = q(_mm512_srli_epi64::<32>(dv), _mm512_srli_epi64::<32>(tb));
+        let q = _mm512_mask_blend_epi32(0xaaaa, qe, _mm512_slli_epi64::<32>(qo));
+        let q = _mm512_max_epi32(_mm512_min_epi32(q, k32768), z);
+        let nonzero = _mm512_cmpneq_epi32_mask(ob, z);
+        let k = _mm512_mask_mov_epi32(k32768, nonzero, q);
+        // r = (i16)((k * o + 16384) >> 15).
+        let r = _mm512_srai_epi32::<15>(_mm512_add_epi32(_mm512_mullo_epi32(k, ob), r16384));
+        let mut r = to_i16(r);
+        // The gain limit where the angles agree and the restoration has a sign.
+        let kpos = _mm512_cmpgt_epi32_mask(k, z);
+        let pos = kpos & _mm512_cmpgt_epi32_mask(ob, z);
+        let neg = kpos & _mm512_cmplt_epi32_mask(ob, z);
+        let apply = flag & (pos | neg);
+        if apply != 0 {
+            let limit = |hi: bool| {
+                let g = _mm512_mul_pd(half_pd(r, hi), c.egl);
+                let tt = half_pd(tb, hi);
+                (
+                    _mm512_cvttpd_epi32(_mm512_min_pd(g, tt)),
+                    _mm512_cvttpd_epi32(_mm512_max_pd(g, tt)),
+                )
+            };
+            let ((p0, n0), (p1, n1)) = (limit(false), limit(true));
+            let lim = _mm512_mask_mov_epi32(join_i32(n0, n1), pos, join_i32(p0, p1));
+            r = _mm512_mask_mov_epi32(r, apply, to_i16(lim));
+        }
+        let a = _mm512_sub_epi32(tb, r);
+        store_i32x16_i16(out[b], p, n, r);
+        store_i32x16_i16(out[3 + b], p, n, a);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
