@@ -1,6 +1,7 @@
 //! AVX-512 peers of the scalar ADM kernels, equal to them bit for bit, installed into the kernel
 //! table by [`install`] over the AVX2 ones (a kernel without an AVX-512 peer keeps its AVX2 one):
 //!
+//! * [`super::scalar::cm_s0_interior`]: see [`cm_s0_interior`];
 //! * [`super::scalar::decouple_s0`]: see [`decouple_s0`];
 //! * [`super::scalar::decouple_s123`]: see [`decouple_s123`].
 //!
@@ -11,9 +12,10 @@
 //! relies on.
 
 use core::arch::x86_64::*;
+use std::ops::Range;
 
 use super::scalar::Region;
-use super::tables::{COS_1DEG_SQ, DIV_LOOKUP};
+use super::tables::{COS_1DEG_SQ, DIV_LOOKUP, ONE_BY_15};
 use super::Kernels;
 
 /// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
@@ -26,8 +28,187 @@ pub(super) fn install(k: &mut Kernels) {
     {
         return;
     }
+    k.cm_s0_interior = cm_s0_interior;
     k.decouple_s0 = decouple_s0;
     k.decouple_s123 = decouple_s123;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-0 contrast masking
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX-512 [`CmS0Interior`](super::CmS0Interior), the AVX2 peer's method 16 samples per step
+/// in 32-bit lanes: the 64-bit square and cube as even/odd lane pairs (`_mm512_mul_epu32` /
+/// `_mm512_mul_epi32`) and the arithmetic 64-bit shift `vpsraq`; the row's last, partial step
+/// with masked loads, its missing lanes left out of the sums.
+#[allow(clippy::too_many_arguments)]
+fn cm_s0_interior(
+    x_hvd: [&[i16]; 3],
+    csf_hvd: [&[i16]; 3],
+    flt_hvd: [&[i16]; 3],
+    rows: (usize, usize, usize),
+    cols: Range<usize>,
+    i_rfactor: [u16; 3],
+    cub: [u32; 3],
+    cub_add: [i64; 3],
+) -> [i64; 3] {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { cm_s0_interior_avx512(x_hvd, csf_hvd, flt_hvd, rows, cols, i_rfactor, cub, cub_add) }
+}
+
+/// The constants of [`cm_s0_step`].
+struct CmS0Consts {
+    rf: [__m512i; 3],
+    sub: [__m128i; 3],
+    sq_add: [__m512i; 3],
+    sq_shift: [__m128i; 3],
+    cub_add: [__m512i; 3],
+    cub_shift: [__m128i; 3],
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+#[allow(clippy::too_many_arguments)]
+fn cm_s0_interior_avx512(
+    x_hvd: [&[i16]; 3],
+    csf_hvd: [&[i16]; 3],
+    flt_hvd: [&[i16]; 3],
+    rows: (usize, usize, usize),
+    cols: Range<usize>,
+    i_rfactor: [u16; 3],
+    cub: [u32; 3],
+    cub_add: [i64; 3],
+) -> [i64; 3] {
+    const SUB: [i32; 3] = [10, 10, 12];
+    const SQ_SHIFT: [i32; 3] = [29, 29, 30];
+    const SQ_ADD: [i64; 3] = [1 << 28, 1 << 28, 1 << 29];
+    if cols.end <= cols.start {
+        return [0; 3];
+    }
+    // Column j reads columns j - 1 ..= j + 1 of the three rows (as the scalar kernel does).
+    assert!(cols.start >= 1);
+    let top = rows.0.max(rows.1).max(rows.2) + cols.end + 1;
+    assert!(x_hvd
+        .iter()
+        .chain(&csf_hvd)
+        .chain(&flt_hvd)
+        .all(|b| b.len() >= top));
+    let c = CmS0Consts {
+        rf: [0, 1, 2].map(|b| _mm512_set1_epi32(i_rfactor[b] as i32)),
+        sub: SUB.map(|s| _mm_cvtsi32_si128(s)),
+        sq_add: SQ_ADD.map(|a| _mm512_set1_epi64(a)),
+        sq_shift: SQ_SHIFT.map(|s| _mm_cvtsi32_si128(s)),
+        cub_add: cub_add.map(|a| _mm512_set1_epi64(a)),
+        cub_shift: cub.map(|s| _mm_cvtsi32_si128((s & 63) as i32)),
+    };
+    let mut acc = [_mm512_setzero_si512(); 3];
+    let n = cols.end - cols.start;
+    let n16 = cols.start + n / 16 * 16;
+    for j in (cols.start..n16).step_by(16) {
+        cm_s0_step::<false>(x_hvd, csf_hvd, flt_hvd, rows, j, 16, &c, &mut acc);
+    }
+    if n16 < cols.end {
+        cm_s0_step::<true>(
+            x_hvd,
+            csf_hvd,
+            flt_hvd,
+            rows,
+            n16,
+            cols.end - n16,
+            &c,
+            &mut acc,
+        );
+    }
+    [
+        _mm512_reduce_add_epi64(acc[0]),
+        _mm512_reduce_add_epi64(acc[1]),
+        _mm512_reduce_add_epi64(acc[2]),
+    ]
+}
+
+/// 16 `i16` at `b[at..]` sign-extended to `i32` lanes (with `TAIL`, the first `n < 16` only;
+/// the others 0).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn load_i16x16<const TAIL: bool>(b: &[i16], at: usize, n: usize) -> __m512i {
+    let v = if TAIL {
+        let b = &b[at..at + n];
+        // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+        // accessed.
+        _mm512_castsi512_si256(unsafe { _mm512_maskz_loadu_epi16((1u32 << n) - 1, b.as_ptr()) })
+    } else {
+        let b = &b[at..at + 16];
+        // SAFETY: `b` holds 16 `i16` (32 bytes); the load is unaligned.
+        unsafe { _mm256_loadu_si256(b.as_ptr().cast()) }
+    };
+    _mm512_cvtepi16_epi32(v)
+}
+
+/// Columns `j .. j + n` (`n <= 16`, `n < 16` only with `TAIL`) of [`cm_s0_interior_avx512`],
+/// added to `acc` (per band, 64-bit lanes).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+#[allow(clippy::too_many_arguments)]
+fn cm_s0_step<const TAIL: bool>(
+    x_hvd: [&[i16]; 3],
+    csf_hvd: [&[i16]; 3],
+    flt_hvd: [&[i16]; 3],
+    rows: (usize, usize, usize),
+    j: usize,
+    n: usize,
+    c: &CmS0Consts,
+    acc: &mut [__m512i; 3],
+) {
+    let z = _mm512_setzero_si512();
+    let (u, m, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
+    let mut thr = z;
+    for b in 0..3 {
+        let f = flt_hvd[b];
+        let l = |at: usize| load_i16x16::<TAIL>(f, at, n);
+        let nb = _mm512_add_epi32(
+            _mm512_add_epi32(
+                _mm512_add_epi32(l(u - 1), l(u)),
+                _mm512_add_epi32(l(u + 1), l(m - 1)),
+            ),
+            _mm512_add_epi32(
+                _mm512_add_epi32(l(m + 1), l(d - 1)),
+                _mm512_add_epi32(l(d), l(d + 1)),
+            ),
+        );
+        let cs = load_i16x16::<TAIL>(csf_hvd[b], m, n);
+        // ((ONE_BY_15 * |csf| + 2048) >> 12) as i16, sign-extended back.
+        let cc = _mm512_srai_epi32::<12>(_mm512_add_epi32(
+            _mm512_mullo_epi32(_mm512_set1_epi32(ONE_BY_15), _mm512_abs_epi32(cs)),
+            _mm512_set1_epi32(2048),
+        ));
+        let cc = _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(cc));
+        thr = _mm512_add_epi32(thr, _mm512_add_epi32(nb, cc));
+    }
+    // The 64-bit lanes of the even (lane 2l) and odd (2l + 1) samples in the step.
+    let (even, odd): (__mmask8, __mmask8) = if TAIL {
+        (
+            ((1u32 << n.div_ceil(2)) - 1) as u8,
+            ((1u32 << (n / 2)) - 1) as u8,
+        )
+    } else {
+        (u8::MAX, u8::MAX)
+    };
+    for b in 0..3 {
+        let xv = load_i16x16::<TAIL>(x_hvd[b], m, n);
+        let x = _mm512_mullo_epi32(xv, c.rf[b]);
+        let x = _mm512_sub_epi32(_mm512_abs_epi32(x), _mm512_sll_epi32(thr, c.sub[b]));
+        let x = _mm512_max_epi32(x, z);
+        for (x, lanes) in [(x, even), (_mm512_srli_epi64::<32>(x), odd)] {
+            // x in [0, 2^31): the square in u64, its low 32 bits taken as i32 (C's cast).
+            let sq = _mm512_srl_epi64(
+                _mm512_add_epi64(_mm512_mul_epu32(x, x), c.sq_add[b]),
+                c.sq_shift[b],
+            );
+            let t = _mm512_add_epi64(_mm512_mul_epi32(sq, x), c.cub_add[b]);
+            let t = _mm512_sra_epi64(t, c.cub_shift[b]);
+            acc[b] = _mm512_mask_add_epi64(acc[b], lanes, acc[b], t);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
