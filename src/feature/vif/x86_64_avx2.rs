@@ -632,10 +632,15 @@ fn stat_horizontal_madd<const PAIRS: usize>(
     let r15 = _mm256_set1_epi32(1 << 15);
     let [p_mu1, p_mu2, p_xx, p_yy, p_xy] = bufs.map(|b| b.as_ptr());
     // 16-bit copies: mu1, mu2, xx lo/hi, yy lo/hi, xy lo/hi.
-    let mut l16: [&mut [i16]; NARROW_COPIES] = {
+    // Fixed-size views, so the copies' indexing needs no bounds checks the stack arrays they
+    // replace did not.
+    let mut l16: [&mut [i16; MADD_LINE]; NARROW_COPIES] = {
         let mut it = narrow.chunks_exact_mut(NARROW_LINE);
         std::array::from_fn(|_| {
-            &mut it.next().expect("WideAcc::narrow holds 8 line copies")[..MADD_LINE]
+            let line = it.next().expect("WideAcc::narrow holds 8 line copies");
+            (&mut line[..MADD_LINE])
+                .try_into()
+                .expect("MADD_LINE <= NARROW_LINE")
         })
     };
     for c0 in (0..w16).step_by(MADD_CHUNK) {
