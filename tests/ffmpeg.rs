@@ -1446,7 +1446,6 @@ fn segments_through_the_filter_merge_to_the_single_run() {
         encode: &[],
     };
     let (dir, r, d) = pair(&case, "segments");
-    let (rs, ds) = (r.to_str().unwrap(), d.to_str().unwrap());
     // 60 frames, a scene cut at 30: seams at 17 (inside a scene) and 30 (on the cut).
     let part = |name: &str| dir.join(format!("part-{name}.json"));
     let run = |graph: String| {
@@ -1478,7 +1477,8 @@ fn segments_through_the_filter_merge_to_the_single_run() {
         "a segment prints no pooled score:\n{out}"
     );
     let merged = dir.join("merged.json");
-    let mut m = Command::new(cli_path());
+    // Our CLI on the same (possibly emulated) CPU as our ffmpeg: libvmaf_isa=auto resolves alike.
+    let mut m = command_on(OracleCpu::Native, &cli_path());
     m.arg("merge")
         .args([part("c"), part("a"), part("b")])
         .arg("-o")
@@ -1486,10 +1486,7 @@ fn segments_through_the_filter_merge_to_the_single_run() {
         .args(["--json", "--reproducible"]);
     run_cmd_ok(&mut m, "vmaf-rs merge");
     let single = dir.join("single.json");
-    let mut s = Command::new(cli_path());
-    s.args(["-r", rs, "-d", ds, "--json", "--reproducible", "-q", "-o"])
-        .arg(&single);
-    run_cmd_ok(&mut s, "vmaf-rs single run");
+    vmaf_rs(&r, &d, &["--reproducible", "-q"], &single);
     assert_eq!(
         std::fs::read_to_string(&merged).unwrap(),
         std::fs::read_to_string(&single).unwrap(),
