@@ -60,6 +60,7 @@ if [ "$with_ffmpeg" = 1 ]; then
 fi
 
 log "installed into $prefix:"
-(cd "$prefix" && find bin/vmaf-rs bin/ffmpeg bin/ffprobe lib/libvmaf_rs.a include/vmaf_rs.h \
-    lib/pkgconfig/vmaf_rs.pc 2>/dev/null | sed 's/^/  /') >&2
+for f in bin/vmaf-rs bin/ffmpeg bin/ffprobe lib/libvmaf_rs.a include/vmaf_rs.h lib/pkgconfig/vmaf_rs.pc; do
+    if [ -e "$prefix/$f" ]; then echo "  $f" >&2; fi
+done
 log "link with: PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --static --cflags --libs vmaf_rs"
