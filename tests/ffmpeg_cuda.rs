@@ -193,6 +193,55 @@ enum Input {
         dis: &'static str,
         reference: &'static str,
     },
+    /// Encoded files under media() decoded in software by both runs; the CUDA run uploads the
+    /// decoded frames (`hwupload`), for codecs this GPU's NVDEC cannot decode.
+    FilesUploaded {
+        dis: &'static str,
+        reference: &'static str,
+    },
+}
+
+/// The two encoded files of a case, checked to exist.
+fn media_pair(dis: &str, reference: &str) -> (String, String) {
+    let (d, r) = (media().join(dis), media().join(reference));
+    assert!(
+        d.exists() && r.exists(),
+        "{} / {} missing: make them with scripts/gpu-check.sh --stage",
+        d.display(),
+        r.display()
+    );
+    (d.display().to_string(), r.display().to_string())
+}
+
+/// Why NVDEC cannot decode `file` on this GPU, from the driver's capability answer that FFmpeg
+/// prints (e.g. the H100/H200 have no AV1 decoder); None when it decodes a frame.
+fn nvdec_cannot_decode(file: &str) -> Option<String> {
+    let (d, _) = media_pair(file, file);
+    let o = ffmpeg(&[
+        "-hwaccel",
+        "cuda",
+        "-hwaccel_output_format",
+        "cuda",
+        "-i",
+        &d,
+        "-frames:v",
+        "1",
+        "-f",
+        "null",
+        "-",
+    ]);
+    let t = text(&o);
+    let lacks = [
+        "Hardware is lacking required capabilities",
+        "doesn't support hardware accelerated",
+    ];
+    if o.status.success() {
+        None
+    } else if let Some(line) = t.lines().find(|l| lacks.iter().any(|k| l.contains(k))) {
+        Some(line.trim().to_string())
+    } else {
+        panic!("NVDEC probe of {file} failed for another reason:\n{t}")
+    }
 }
 
 /// Scores a case on CUDA frames and on host frames; asserts identical logs and that the CUDA
@@ -238,15 +287,41 @@ fn cuda_vs_cpu(case: &str, input: &Input, sw: &str, opts: &str) -> usize {
                 ffmpeg(&["-filter_complex", &cpu_graph, "-f", "null", "-"]),
             )
         }
-        Input::Files { dis, reference } => {
-            let (d, r) = (media().join(dis), media().join(reference));
-            assert!(
-                d.exists() && r.exists(),
-                "{} / {} missing: make them with scripts/gpu-check.sh --stage",
-                d.display(),
-                r.display()
+        Input::FilesUploaded { dis, reference } => {
+            let (d, r) = media_pair(dis, reference);
+            let cuda_graph = format!(
+                "[0:v]hwupload[m];[1:v]hwupload[r];\
+                 [m][r]vmaf_rs=backend=cuda:log_fmt=json:log_path={}{extra},\
+                 hwdownload,format={sw},metadata=print:file={}",
+                cuda_log.display(),
+                meta.display()
             );
-            let (d, r) = (d.to_str().unwrap(), r.to_str().unwrap());
+            let cpu_graph = format!(
+                "[0:v][1:v]vmaf_rs=backend=cpu:log_fmt=json:log_path={}{extra}",
+                cpu_log.display()
+            );
+            (
+                ffmpeg(&[
+                    "-init_hw_device",
+                    "cuda=cu",
+                    "-filter_hw_device",
+                    "cu",
+                    "-i",
+                    &d,
+                    "-i",
+                    &r,
+                    "-filter_complex",
+                    &cuda_graph,
+                    "-f",
+                    "null",
+                    "-",
+                ]),
+                ffmpeg(&["-i", &d, "-i", &r, "-lavfi", &cpu_graph, "-f", "null", "-"]),
+            )
+        }
+        Input::Files { dis, reference } => {
+            let (d, r) = media_pair(dis, reference);
+            let (d, r) = (d.as_str(), r.as_str());
             let hw = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"];
             let cuda_graph = format!(
                 "[0:v][1:v]vmaf_rs=backend=cuda:log_fmt=json:log_path={}{extra},\
@@ -403,16 +478,33 @@ fn nvdec_av1_8bit_720p() {
     if skip() {
         return;
     }
-    // AV1 from SVT-AV1: NVDEC on the CUDA side, libdav1d on the CPU side.
-    cuda_vs_cpu(
-        "nvdec-av1-720p",
-        &Input::Files {
-            dis: "dis_av1_720p.mkv",
-            reference: "ref_av1_720p.mkv",
-        },
-        "nv12",
-        "",
-    );
+    // AV1 from SVT-AV1: NVDEC on the CUDA side, libdav1d on the CPU side. Some GPUs have NVDEC
+    // without AV1 (the H100/H200 among them): there the AV1 frames are decoded by libdav1d and
+    // uploaded, so AV1 content still meets the CUDA path, and the test says which it ran.
+    let (dis, reference) = ("dis_av1_720p.mkv", "ref_av1_720p.mkv");
+    match nvdec_cannot_decode(dis) {
+        None => {
+            cuda_vs_cpu(
+                "nvdec-av1-720p",
+                &Input::Files { dis, reference },
+                "nv12",
+                "",
+            );
+        }
+        Some(why) => {
+            assert!(
+                std::env::var("VMAF_RS_REQUIRE_NVDEC_AV1").as_deref() != Ok("1"),
+                "VMAF_RS_REQUIRE_NVDEC_AV1=1 but NVDEC cannot decode AV1 here: {why}"
+            );
+            println!("nvdec-av1-720p: NVDEC on this GPU has no AV1 decoder ({why}); AV1 decoded by libdav1d and uploaded instead");
+            cuda_vs_cpu(
+                "hwupload-av1-720p",
+                &Input::FilesUploaded { dis, reference },
+                "yuv420p",
+                "",
+            );
+        }
+    }
 }
 
 #[test]
