@@ -867,8 +867,9 @@ mod gpu {
 
     /// `backend=cuda` with host pictures (what the CLI's `--backend cuda` does): the engine uploads
     /// them into device 0's primary context and scores them on the GPU; bit-identical to the CPU,
-    /// psnr (no CUDA kernel, reads chroma) on the CPU fallback from downloaded planes, its
-    /// aggregates included, and the GPU side released by flush.
+    /// psnr's kernel reading the uploaded 10-bit chroma planes (its `apsnr_*` aggregates from the
+    /// plan's totals), float_ssim (no CUDA kernel) on the CPU fallback from downloaded planes, and
+    /// the GPU side released by flush.
     #[test]
     fn backend_cuda_uploads_host_frames() {
         let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -903,10 +904,9 @@ mod gpu {
                 let p = eng
                     .take_placement()
                     .expect("placement after the first frame");
-                assert!(
-                    p.contains("on CUDA: adm, motion, vif") && p.contains("psnr, float_ssim"),
-                    "{p}"
-                );
+                let (gpu, cpu_side) = placement(&p);
+                assert_eq!(gpu, ["adm", "motion", "psnr", "vif"], "{p}");
+                assert_eq!(cpu_side, ["float_ssim"], "{p}");
                 eprintln!("{p}");
             }
         }
@@ -930,6 +930,198 @@ mod gpu {
             cpu.columns().len(),
             cpu.aggregates().len()
         );
+    }
+
+    /// The features of a placement line on CUDA and on the CPU fallback, each sorted.
+    fn placement(line: &str) -> (Vec<String>, Vec<String>) {
+        let list = |after: &str| -> Vec<String> {
+            let mut v: Vec<String> = line
+                .split_once(after)
+                .map(|(_, rest)| rest.split(';').next().unwrap_or(""))
+                .unwrap_or("")
+                .split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect();
+            v.sort();
+            v
+        };
+        (
+            list("on CUDA: "),
+            list("on the CPU from downloaded planes (no CUDA kernel yet): "),
+        )
+    }
+
+    /// One stream scored with `backend=cuda` (uploads) and on the CPU: every frame's values as
+    /// f64 bits and the aggregates must agree; returns the frames compared and the CUDA
+    /// engine's placement line.
+    fn upload_vs_cpu(
+        fmt: PictureFormat,
+        features: Vec<FeatureSpec>,
+        n_subsample: u32,
+        frames: u32,
+        same: bool,
+    ) -> (usize, String) {
+        let mut cfg = EngineConfig::new(fmt);
+        cfg.features = features;
+        cfg.n_subsample = n_subsample;
+        let mut cpu = Engine::new(cfg.clone()).unwrap();
+        cfg.backend = vmaf_rs::backend::Backend::Cuda;
+        let mut eng = Engine::new(cfg).unwrap();
+        let (cw, ch) = fmt.layout.chroma_size(fmt.width, fmt.height);
+        let mut placement = String::new();
+        for t in 0..frames {
+            let planes = |distorted: bool| -> Vec<(Vec<u32>, usize, usize)> {
+                let mut v = vec![(
+                    picture(fmt.width, fmt.height, t, fmt.bpc, distorted),
+                    fmt.width,
+                    fmt.height,
+                )];
+                if fmt.layout != ChromaLayout::Gray {
+                    for k in [100, 200] {
+                        v.push((picture(cw, ch, t + k, fmt.bpc, distorted), cw, ch));
+                    }
+                }
+                v
+            };
+            let (r, d) = (planes(false), planes(same));
+            let (r8, d8): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (
+                r.iter()
+                    .map(|p| p.0.iter().map(|&x| x as u8).collect())
+                    .collect(),
+                d.iter()
+                    .map(|p| p.0.iter().map(|&x| x as u8).collect())
+                    .collect(),
+            );
+            let (r16, d16): (Vec<Vec<u16>>, Vec<Vec<u16>>) = (
+                r.iter()
+                    .map(|p| p.0.iter().map(|&x| x as u16).collect())
+                    .collect(),
+                d.iter()
+                    .map(|p| p.0.iter().map(|&x| x as u16).collect())
+                    .collect(),
+            );
+            fn build<'a>(
+                fmt: PictureFormat,
+                sizes: &[(usize, usize)],
+                p8: &'a [Vec<u8>],
+                p16: &'a [Vec<u16>],
+            ) -> Picture<'a> {
+                let make = |k: usize| {
+                    let (w, h) = sizes[k];
+                    if fmt.bpc == 8 {
+                        Plane::new_u8(&p8[k], w, h, w).unwrap()
+                    } else {
+                        Plane::new_u16(&p16[k], w, h, w).unwrap()
+                    }
+                };
+                let p = Picture::new(fmt, make(0)).unwrap();
+                if fmt.layout == ChromaLayout::Gray {
+                    p
+                } else {
+                    p.with_chroma(vmaf_rs::Chroma::Planar(make(1), make(2)))
+                        .unwrap()
+                }
+            }
+            let sizes: Vec<(usize, usize)> = r.iter().map(|p| (p.1, p.2)).collect();
+            let (pr, pd) = (build(fmt, &sizes, &r8, &r16), build(fmt, &sizes, &d8, &d16));
+            cpu.send(&pr, &pd).unwrap();
+            eng.send(&pr, &pd).unwrap();
+            if t == 0 {
+                placement = eng
+                    .take_placement()
+                    .expect("placement after the first frame");
+            }
+        }
+        cpu.flush().unwrap();
+        eng.flush().unwrap();
+        assert_eq!(cpu.columns(), eng.columns());
+        let mut n = 0;
+        while let Some(a) = cpu.receive() {
+            let b = eng.receive().expect("as many frames");
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&a.values),
+                bits(&b.values),
+                "{fmt:?}: frame {}: cpu {:?} cuda {:?}",
+                a.index,
+                a.values,
+                b.values
+            );
+            n += 1;
+        }
+        assert_eq!(cpu.aggregates(), eng.aggregates(), "{fmt:?}: aggregates");
+        (n, placement)
+    }
+
+    /// psnr's kernel against the CPU for every chroma layout, 8 to 16 bits, odd sizes (chroma
+    /// rounded down as libvmaf does), every option, identical frames (the capped value) and
+    /// n_subsample with the every-frame aggregate.
+    #[test]
+    fn psnr_kernel_every_layout_depth_and_option() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        let all = [("enable_mse", "true"), ("enable_apsnr", "true")];
+        // (layout, bits, width, height, options, n_subsample, distorted == reference)
+        type PsnrCase<'a> = (
+            ChromaLayout,
+            u8,
+            usize,
+            usize,
+            &'a [(&'a str, &'a str)],
+            u32,
+            bool,
+        );
+        let cases: &[PsnrCase] = &[
+            (ChromaLayout::Yuv420, 8, 161, 91, &all, 3, false),
+            (ChromaLayout::Yuv420, 8, 64, 48, &all, 1, true),
+            (
+                ChromaLayout::Yuv422,
+                10,
+                163,
+                90,
+                &[("enable_mse", "true"), ("reduced_hbd_peak", "true")],
+                1,
+                false,
+            ),
+            (
+                ChromaLayout::Yuv444,
+                12,
+                97,
+                65,
+                &[("min_sse", "0.5"), ("enable_apsnr", "true")],
+                2,
+                false,
+            ),
+            (ChromaLayout::Yuv420, 16, 130, 67, &all, 1, false),
+            (
+                ChromaLayout::Yuv420,
+                10,
+                129,
+                72,
+                &[("enable_chroma", "false")],
+                1,
+                false,
+            ),
+            (ChromaLayout::Gray, 10, 120, 70, &all, 1, false),
+        ];
+        for &(layout, bpc, w, h, opts, sub, same) in cases {
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout,
+            };
+            let (n, p) = upload_vs_cpu(fmt, vec![feat("psnr", opts)], sub, 7, same);
+            let (gpu, cpu_side) = placement(&p);
+            // The default model's features and psnr, all on the GPU.
+            assert_eq!(gpu, ["adm", "motion", "psnr", "vif"], "{p}");
+            assert!(cpu_side.is_empty(), "{p}");
+            println!(
+                "bit-identical: psnr kernel {layout:?} {bpc}-bit {w}x{h} {opts:?} n_subsample={sub}{}: {n} frames",
+                if same { " (identical frames)" } else { "" }
+            );
+        }
     }
 
     /// Writes an 8-bit 4:2:0 y4m of `frames` frames.
@@ -976,7 +1168,10 @@ mod gpu {
             let err = String::from_utf8_lossy(&o.stderr);
             assert!(o.status.success(), "vmaf-rs --backend {backend}: {err}");
             if backend == "cuda" {
-                assert!(err.contains("on CUDA: adm, motion, vif"), "{err}");
+                let line = err.lines().find(|l| l.contains("on CUDA: ")).unwrap_or("");
+                let (gpu, cpu_side) = placement(line);
+                assert_eq!(gpu, ["adm", "motion", "psnr", "vif"], "{err}");
+                assert_eq!(cpu_side, ["float_ssim"], "{err}");
             }
             serde_json::from_str(&std::fs::read_to_string(log).unwrap()).unwrap()
         };

@@ -722,48 +722,39 @@ fn throughput_frames_on_gpu() {
     }
 }
 
-/// A feature with no CUDA kernel (psnr) on CUDA frames runs on the CPU from downloaded planes:
-/// interleaved chroma (nv12, p010 with its 6-bit shift) and planar chroma, every frame for the
-/// aggregate with n_subsample,
-/// values and `apsnr_*` identical to the CPU path, and the verbose log says where it ran.
-#[test]
-fn feature_without_kernel_runs_on_the_cpu_fallback() {
-    if skip() {
-        return;
-    }
-    let psnr = "feature='name=psnr\\:enable_mse=true\\:enable_apsnr=true'";
-    for (case, fmt, chain, sub) in [
-        ("fallback-psnr-nv12", "nv12", "format=nv12", ""),
-        (
-            "fallback-psnr-yuv420p-sub3",
-            "yuv420p",
-            "format=yuv420p",
-            ":n_subsample=3",
-        ),
-        (
-            "fallback-psnr-p010",
-            "p010le",
-            "format=yuv420p10le,format=p010le",
-            "",
-        ),
-    ] {
+/// The cases of the chroma tests: interleaved chroma (nv12, p010 with its 6-bit shift) and planar
+/// chroma with n_subsample, at an odd size (chroma rounded down as libvmaf does).
+const CHROMA_CASES: [(&str, &str, &str, &str); 3] = [
+    ("nv12", "nv12", "format=nv12", ""),
+    (
+        "yuv420p-sub3",
+        "yuv420p",
+        "format=yuv420p",
+        ":n_subsample=3",
+    ),
+    ("p010", "p010le", "format=yuv420p10le,format=p010le", ""),
+];
+
+/// Runs `feature` on the CHROMA_CASES (CUDA == CPU), and returns each case's placement line.
+fn chroma_cases(prefix: &str, feature: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (name, fmt, chain, sub) in CHROMA_CASES {
+        let case = format!("{prefix}-{name}");
         let src = "testsrc2=s=641x361:r=25:d=0.48";
-        let dir = workdir(case);
-        let log = dir.join("verbose.txt");
+        let dis = lavfi(src, &format!("noise=alls=14:allf=t+u,{chain}"));
+        let reference = lavfi(src, chain);
         cuda_vs_cpu(
-            case,
+            &case,
             &Input::Lavfi {
-                dis: lavfi(src, &format!("noise=alls=14:allf=t+u,{chain}")),
-                reference: lavfi(src, chain),
+                dis: dis.clone(),
+                reference: reference.clone(),
             },
             fmt,
-            &format!("{psnr}{sub}"),
+            &format!("{feature}{sub}"),
         );
         // The placement line (a separate run: cuda_vs_cpu keeps only the logs).
         let graph = format!(
-            "{},hwupload[m];{},hwupload[r];[m][r]vmaf_rs=backend=cuda:{psnr}",
-            lavfi(src, &format!("noise=alls=14:allf=t+u,{chain}")),
-            lavfi(src, chain)
+            "{dis},hwupload[m];{reference},hwupload[r];[m][r]vmaf_rs=backend=cuda:{feature}"
         );
         let o = ffmpeg(&[
             "-init_hw_device",
@@ -776,12 +767,47 @@ fn feature_without_kernel_runs_on_the_cpu_fallback() {
             "null",
             "-",
         ]);
-        let t = ok(&o, case);
-        std::fs::write(&log, &t).unwrap();
+        let t = ok(&o, &case);
+        std::fs::write(workdir(&case).join("verbose.txt"), &t).unwrap();
+        let line = t
+            .lines()
+            .find(|l| l.contains("on CUDA: "))
+            .unwrap_or_else(|| {
+                panic!("{case}: no placement line:\n{t}");
+            });
+        lines.push(line.to_string());
+    }
+    lines
+}
+
+/// psnr on CUDA frames runs its own kernel, reading chroma straight from the frames (no
+/// download): values and `apsnr_*` (every frame, also with n_subsample) identical to the CPU
+/// path, and the verbose log says so.
+#[test]
+fn psnr_kernel_reads_chroma_from_cuda_frames() {
+    if skip() {
+        return;
+    }
+    let psnr = "feature='name=psnr\\:enable_mse=true\\:enable_apsnr=true'";
+    for line in chroma_cases("psnr-kernel", psnr) {
         assert!(
-            t.contains("on CUDA: ")
-                && t.contains("on the CPU from downloaded planes (no CUDA kernel yet): psnr"),
-            "{case}: no placement line:\n{t}"
+            line.contains("psnr") && !line.contains("downloaded planes"),
+            "psnr is not on CUDA alone: {line}"
+        );
+    }
+}
+
+/// A feature with no CUDA kernel (ciede, which reads chroma) on CUDA frames runs on the CPU from
+/// downloaded planes, identical to the CPU path, and the verbose log says where it ran.
+#[test]
+fn feature_without_kernel_runs_on_the_cpu_fallback() {
+    if skip() {
+        return;
+    }
+    for line in chroma_cases("fallback-ciede", "feature=name=ciede") {
+        assert!(
+            line.contains("on the CPU from downloaded planes (no CUDA kernel yet): ciede"),
+            "ciede is not on the fallback: {line}"
         );
     }
 }

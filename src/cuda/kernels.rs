@@ -137,6 +137,22 @@ pub(crate) struct AdmFinishArgs {
     pub add: [[u32; 9]; 4],
 }
 
+/// `PsnrArgs` (psnr.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PsnrArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub out: u64,
+    pub w: i32,
+    pub h: i32,
+    pub step: i32,
+    pub pad_: i32,
+}
+
+/// Rows each block of `vmaf_psnr_sse_*` covers (`PSNR_ROWS` in psnr.cu).
+pub(crate) const PSNR_ROWS: usize = 8;
+
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
 pub(crate) const BX: u32 = 128;
 
@@ -155,6 +171,8 @@ pub(crate) struct Kernels {
     pub adm_cm_s0: sys::CUfunction,
     pub adm_cm_s123: sys::CUfunction,
     pub adm_finish: sys::CUfunction,
+    pub psnr_sse_u8: sys::CUfunction,
+    pub psnr_sse_u16: sys::CUfunction,
 }
 
 impl Kernels {
@@ -183,6 +201,8 @@ impl Kernels {
             adm_cm_s0: m.function("vmaf_adm_cm_s0")?,
             adm_cm_s123: m.function("vmaf_adm_cm_s123")?,
             adm_finish: m.function("vmaf_adm_finish")?,
+            psnr_sse_u8: m.function("vmaf_psnr_sse_u8")?,
+            psnr_sse_u16: m.function("vmaf_psnr_sse_u16")?,
         })
     }
 }
@@ -207,5 +227,6 @@ mod tests {
         assert_eq!(std::mem::size_of::<AdmDwtArgs>(), 216);
         assert_eq!(std::mem::size_of::<AdmCmArgs>(), 128);
         assert_eq!(std::mem::size_of::<AdmFinishArgs>(), 32 + 8 + 16 + 144 * 2);
+        assert_eq!(std::mem::size_of::<PsnrArgs>(), 48 + 8 + 16);
     }
 }

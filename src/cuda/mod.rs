@@ -45,8 +45,8 @@ pub struct CudaFrame {
     /// Bytes between rows.
     pub pitch: usize,
     /// Device addresses of the Cb and Cr planes (0: none given). With `interleaved`, `chroma[0]`
-    /// is the CbCr plane (nv12, p010) and `chroma[1]` is unused. Only features without a CUDA
-    /// kernel that read chroma use them (downloaded for the CPU).
+    /// is the CbCr plane (nv12, p010) and `chroma[1]` is unused. Read by the CUDA kernels of
+    /// features that score chroma (psnr), and downloaded for those without a kernel.
     pub chroma: [u64; 2],
     /// Bytes between rows of the chroma planes.
     pub chroma_pitch: [usize; 2],

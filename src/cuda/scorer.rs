@@ -3,7 +3,7 @@
 use super::driver::{ensure_driver, CtxGuard, DevBuf, Event, Module, PinnedBytes, PinnedU64};
 use super::fallback::Fallback;
 use super::kernels::{Kernels, SrcPlane};
-use super::plans::{self, Ctx, FrameIo, FrameMeta, Geometry, GpuPlan, Scratch};
+use super::plans::{self, ChromaIo, Ctx, FrameIo, FrameMeta, Geometry, GpuPlan, Scratch};
 use super::CudaFrame;
 use crate::engine::{Engine, InstanceInfo};
 use crate::error::{Error, Result};
@@ -58,6 +58,8 @@ pub struct CudaScorer {
     stream: sys::CUstream,
     geom: Geometry,
     plans: Vec<Box<dyn GpuPlan>>,
+    /// The engine instance index of each plan (for its totals).
+    plan_instances: Vec<usize>,
     /// Extractors without a CUDA kernel, run on the CPU from downloaded planes.
     fallback: Option<Fallback>,
     row_len: usize,
@@ -134,8 +136,9 @@ impl CudaScorer {
             shift,
         };
         let mut plans = Vec::new();
+        let mut plan_instances = Vec::new();
         let mut offset = 0;
-        for info in instances {
+        for (i, info) in instances.iter().enumerate() {
             if info.columns.end > row_len {
                 return Err(Error::Internal(format!(
                     "instance {} writes column {} of a {row_len}-column row",
@@ -148,6 +151,7 @@ impl CudaScorer {
             let p = (gpu.create)(info, geom, offset)?;
             offset += p.results_len();
             plans.push(p);
+            plan_instances.push(i);
         }
         let lag = plans.iter().map(|p| p.ref_lag()).max().unwrap_or(0);
         let fallback = Fallback::new(instances, shift)?;
@@ -156,6 +160,7 @@ impl CudaScorer {
             stream: stream as sys::CUstream,
             geom,
             plans,
+            plan_instances,
             fallback,
             row_len,
             n_subsample: n_subsample as u64,
@@ -219,12 +224,19 @@ impl CudaScorer {
         s
     }
 
-    /// Integer totals of the extractors run on the CPU (instance index, totals), for
-    /// [`Engine::add_totals`] at the end of the stream.
-    pub fn fallback_totals(&self) -> Vec<(usize, Vec<u64>)> {
-        self.fallback
+    /// Integer totals of the extractors, on CUDA and on the CPU fallback (instance index,
+    /// totals), for [`Engine::add_totals`] at the end of the stream.
+    pub fn totals(&self) -> Vec<(usize, Vec<u64>)> {
+        let mut t = self
+            .fallback
             .as_ref()
-            .map_or_else(Vec::new, Fallback::totals)
+            .map_or_else(Vec::new, Fallback::totals);
+        for (p, &i) in self.plans.iter().zip(&self.plan_instances) {
+            if !p.totals().is_empty() {
+                t.push((i, p.totals().to_vec()));
+            }
+        }
+        t
     }
 
     /// Frames submitted so far (the next frame's index).
@@ -277,6 +289,36 @@ impl CudaScorer {
             pitch: f.pitch as u64,
             shift: self.geom.shift as i32,
             pad_: 0,
+        }
+    }
+
+    /// The chroma planes of `f` for the kernels (None when the frame has none).
+    fn chroma(&self, f: &CudaFrame) -> Option<ChromaIo> {
+        let plane = |ptr: u64, pitch: usize| SrcPlane {
+            ptr,
+            pitch: pitch as u64,
+            shift: self.geom.shift as i32,
+            pad_: 0,
+        };
+        if f.chroma[0] == 0 {
+            None
+        } else if f.interleaved {
+            let bps = self.geom.bytes_per_sample() as u64;
+            let p = f.chroma_pitch[0];
+            Some(ChromaIo {
+                planes: [plane(f.chroma[0], p), plane(f.chroma[0] + bps, p)],
+                step: 2,
+            })
+        } else if f.chroma[1] == 0 {
+            None
+        } else {
+            Some(ChromaIo {
+                planes: [
+                    plane(f.chroma[0], f.chroma_pitch[0]),
+                    plane(f.chroma[1], f.chroma_pitch[1]),
+                ],
+                step: 1,
+            })
         }
     }
 
@@ -333,6 +375,8 @@ impl CudaScorer {
         let io = FrameIo {
             reference: self.plane(&reference),
             distorted: self.plane(&distorted),
+            reference_chroma: self.chroma(&reference),
+            distorted_chroma: self.chroma(&distorted),
             prev: plane_at(1),
             prev_prev: plane_at(2),
             meta: FrameMeta { index, scored },
@@ -370,8 +414,11 @@ impl CudaScorer {
             rt.free_slots.push(slot);
             return Err(e);
         }
-        // A distorted frame nothing reads (not scored, no every-frame fallback) can go right away.
-        let needed = scored || self.fallback.as_ref().is_some_and(|f| f.needed(false));
+        // A distorted frame nothing reads (not scored, no every-frame plan or fallback) can go
+        // right away.
+        let needed = scored
+            || self.plans.iter().any(|p| p.reads_unscored_distorted())
+            || self.fallback.as_ref().is_some_and(|f| f.needed(false));
         let distorted = if needed { Some(distorted) } else { None };
         self.in_flight.push_back(InFlight {
             index,
@@ -406,7 +453,7 @@ impl CudaScorer {
             index: f.index,
             scored: f.scored,
         };
-        for p in &self.plans {
+        for p in &mut self.plans {
             p.finish(res, meta, self.geom, &mut row);
         }
         let host = match (&mut self.fallback, &slot.staging) {

@@ -60,7 +60,7 @@ impl CudaScorer {
     }
 
     /// Unreachable (no value of this type exists).
-    pub fn fallback_totals(&self) -> Vec<(usize, Vec<u64>)> {
+    pub fn totals(&self) -> Vec<(usize, Vec<u64>)> {
         match self._never {}
     }
 

@@ -408,7 +408,7 @@ impl GpuPlan for AdmPlan {
         Ok(())
     }
 
-    fn finish(&self, res: &[u64], io: FrameMeta, g: Geometry, row: &mut [f64]) {
+    fn finish(&mut self, res: &[u64], io: FrameMeta, g: Geometry, row: &mut [f64]) {
         if io.scored {
             self.finish_impl(res, g, row);
         }

@@ -11,6 +11,7 @@
 
 mod adm;
 mod motion;
+mod psnr;
 mod vif;
 
 use super::driver::DevBuf;
@@ -22,7 +23,7 @@ use cudarc::driver::sys;
 use std::any::{Any, TypeId};
 
 /// Every extractor with CUDA kernels in this build (the CUDA column of the registry).
-static REGISTRY: &[&GpuDef] = &[&adm::GPU, &motion::GPU, &vif::GPU];
+static REGISTRY: &[&GpuDef] = &[&adm::GPU, &motion::GPU, &psnr::GPU, &vif::GPU];
 
 /// The CUDA implementation of one extractor.
 pub(crate) struct GpuDef {
@@ -59,10 +60,21 @@ pub(crate) trait GpuPlan: Send {
         geom: Geometry,
         stream: sys::CUstream,
     ) -> Result<()>;
+    /// Whether it reads the distorted frame on frames `n_subsample` skips too (so the scorer
+    /// holds those frames until the kernels are done).
+    fn reads_unscored_distorted(&self) -> bool {
+        false
+    }
     /// Queues the frame's kernels.
     fn enqueue(&self, io: &FrameIo, c: &Ctx<'_>) -> Result<()>;
-    /// Writes the instance's per-frame values into `row` from the frame's result block.
-    fn finish(&self, res: &[u64], io: FrameMeta, geom: Geometry, row: &mut [f64]);
+    /// Writes the instance's per-frame values into `row` from the frame's result block (frames
+    /// complete in order, so a plan may keep stream totals here).
+    fn finish(&mut self, res: &[u64], io: FrameMeta, geom: Geometry, row: &mut [f64]);
+    /// The extractor's integer totals over the frames finished ([`crate::Engine::add_totals`]),
+    /// the same values as the CPU extractor's `totals`; empty when it has none.
+    fn totals(&self) -> &[u64] {
+        &[]
+    }
 }
 
 /// Size and sample layout of the stream.
@@ -98,10 +110,21 @@ pub(crate) struct FrameMeta {
     pub scored: bool,
 }
 
+/// The Cb and Cr planes of one frame as the kernels see them: sample `x` of a row is element
+/// `x * step` (`step` 2 in an interleaved CbCr plane, whose Cr plane starts one sample in).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChromaIo {
+    pub planes: [SrcPlane; 2],
+    pub step: i32,
+}
+
 /// The planes of one frame as the kernels see them.
 pub(crate) struct FrameIo {
     pub reference: SrcPlane,
     pub distorted: SrcPlane,
+    /// Chroma, when the frames came with chroma planes.
+    pub reference_chroma: Option<ChromaIo>,
+    pub distorted_chroma: Option<ChromaIo>,
     pub prev: Option<SrcPlane>,
     pub prev_prev: Option<SrcPlane>,
     pub meta: FrameMeta,

@@ -164,7 +164,7 @@ impl GpuPlan for MotionPlan {
         self.enqueue_impl(io, c)
     }
 
-    fn finish(&self, res: &[u64], io: FrameMeta, g: Geometry, row: &mut [f64]) {
+    fn finish(&mut self, res: &[u64], io: FrameMeta, g: Geometry, row: &mut [f64]) {
         self.finish_impl(res, io.index, g, row)
     }
 }

@@ -214,7 +214,7 @@ impl GpuPlan for VifPlan {
         Ok(())
     }
 
-    fn finish(&self, res: &[u64], io: FrameMeta, _geom: Geometry, row: &mut [f64]) {
+    fn finish(&mut self, res: &[u64], io: FrameMeta, _geom: Geometry, row: &mut [f64]) {
         if io.scored {
             self.finish_impl(res, row);
         }

@@ -140,12 +140,61 @@ fn limits(o: &OptValues, f: &PictureFormat) -> (u32, [f64; 3]) {
     (peak, max)
 }
 
-struct Psnr {
-    planes: usize,
+/// How one instance turns a plane's sum of squared differences into its values, shared by the
+/// CPU extractor and the CUDA plan (`cuda::plans::psnr`), so both backends compute them alike.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PsnrValues {
+    /// Planes scored: 1 (luma) or 3.
+    pub planes: usize,
+    /// Whether `mse_*` is written.
     mse: bool,
     /// Peak used per frame: 255 at 8 bits whatever the option (libvmaf's 8-bit path).
     frame_peak: u32,
     max: [f64; 3],
+}
+
+impl PsnrValues {
+    /// The instance's constants (after [`DEF`]'s `check` accepted the format).
+    pub(crate) fn new(o: &OptValues, f: &PictureFormat) -> Self {
+        let (peak, max) = limits(o, f);
+        PsnrValues {
+            planes: planes(o, f),
+            mse: o.bool("enable_mse"),
+            frame_peak: if f.bpc == 8 { 255 } else { peak },
+            max,
+        }
+    }
+
+    /// Writes plane `p`'s `psnr_*` (and `mse_*`) into the instance's row `out` from its sum of
+    /// squared differences `sse` over `n` samples.
+    pub(crate) fn write(&self, p: usize, sse: u64, n: u64, out: &mut [f64]) {
+        let peak2 = self.frame_peak.wrapping_mul(self.frame_peak) as f64;
+        let mse = sse as f64 / n as f64;
+        let floored = if mse > 1e-16 { mse } else { 1e-16 };
+        let psnr = 10.0 * (peak2 / floored).log10();
+        out[2 * p] = if psnr < self.max[p] {
+            psnr
+        } else {
+            self.max[p]
+        };
+        if self.mse {
+            out[2 * p + 1] = mse;
+        }
+    }
+}
+
+/// libvmaf's size of plane `p` (0 luma, 1 and 2 chroma): chroma `w >> 1` (and `h >> 1` for
+/// 4:2:0), rounded down.
+pub(crate) fn plane_size(f: &PictureFormat, p: usize) -> (usize, usize) {
+    match (p, f.layout) {
+        (0, _) | (_, ChromaLayout::Yuv444) | (_, ChromaLayout::Gray) => (f.width, f.height),
+        (_, ChromaLayout::Yuv422) => (f.width >> 1, f.height),
+        (_, ChromaLayout::Yuv420) => (f.width >> 1, f.height >> 1),
+    }
+}
+
+struct Psnr {
+    values: PsnrValues,
     /// (sse, pixels) per plane, summed over the frames extracted (the aggregate's totals).
     totals: [u64; 6],
     kernels: Kernels,
@@ -153,12 +202,8 @@ struct Psnr {
 
 fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     check(&cfg.opts, &cfg.format)?;
-    let (peak, max) = limits(&cfg.opts, &cfg.format);
     Ok(Box::new(Psnr {
-        planes: planes(&cfg.opts, &cfg.format),
-        mse: cfg.opts.bool("enable_mse"),
-        frame_peak: if cfg.format.bpc == 8 { 255 } else { peak },
-        max,
+        values: PsnrValues::new(&cfg.opts, &cfg.format),
         totals: [0; 6],
         kernels: Kernels::for_level(cpu_level()),
     }))
@@ -241,7 +286,8 @@ impl Extractor for Psnr {
             c.ok_or_else(|| Error::Internal("psnr: chroma planes missing".into()))
         }
         let mut pairs = [(input.reference, input.distorted); 3];
-        if self.planes == 3 {
+        let planes = self.values.planes;
+        if planes == 3 {
             let ([ru, rv], [du, dv]) = (
                 chroma(input.reference_chroma)?,
                 chroma(input.distorted_chroma)?,
@@ -249,23 +295,11 @@ impl Extractor for Psnr {
             pairs[1] = (ru, du);
             pairs[2] = (rv, dv);
         }
-        let peak2 = self.frame_peak.wrapping_mul(self.frame_peak) as f64;
-        for (p, (r, d)) in pairs.iter().take(self.planes).enumerate() {
+        for (p, (r, d)) in pairs.iter().take(planes).enumerate() {
             let sse = self.kernels.sse(r, d);
             let n = (r.width * r.height) as u64;
-            self.totals[2 * p] = self.totals[2 * p].wrapping_add(sse);
-            self.totals[2 * p + 1] = self.totals[2 * p + 1].wrapping_add(n);
-            let mse = sse as f64 / n as f64;
-            let floored = if mse > 1e-16 { mse } else { 1e-16 };
-            let psnr = 10.0 * (peak2 / floored).log10();
-            out[2 * p] = if psnr < self.max[p] {
-                psnr
-            } else {
-                self.max[p]
-            };
-            if self.mse {
-                out[2 * p + 1] = mse;
-            }
+            add_totals(&mut self.totals, p, sse, n);
+            self.values.write(p, sse, n, out);
         }
         Ok(())
     }
@@ -277,6 +311,12 @@ impl Extractor for Psnr {
 
 /// `apsnr_y/_cb/_cr` from the summed (sse, pixels), as libvmaf's `flush`: all three, even when
 /// chroma was not computed (its sums are then 0 and so is the value's meaning: -inf).
+/// Adds one plane's `(sse, n)` to an instance's totals (wrapping, as libvmaf's `u64` sums).
+pub(crate) fn add_totals(totals: &mut [u64; 6], p: usize, sse: u64, n: u64) {
+    totals[2 * p] = totals[2 * p].wrapping_add(sse);
+    totals[2 * p + 1] = totals[2 * p + 1].wrapping_add(n);
+}
+
 fn aggregate(o: &OptValues, f: &PictureFormat, totals: &[u64]) -> Vec<(String, f64)> {
     if !o.bool("enable_apsnr") {
         return Vec::new();
