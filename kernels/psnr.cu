@@ -43,3 +43,27 @@ extern "C" __global__ void __launch_bounds__(PSNR_BX) vmaf_psnr_sse_u8(PsnrArgs 
 extern "C" __global__ void __launch_bounds__(PSNR_BX) vmaf_psnr_sse_u16(PsnrArgs a) {
     psnr_sse_impl<uint16_t>(a);
 }
+
+// float_psnr at 16 bits (src/feature/float_psnr): each sample divided by 256 in f32 (exact), the
+// difference (exact) squared in f32 -- rounded, as on the CPU -- and that square, a multiple of
+// 2^-16 below 2^16, summed exactly as an integer count of 2^-16 units. The host turns the sum
+// back into the CPU's f64 sum, which is exact too while the total stays below 2^53 units
+// (guaranteed for pictures of at most 2^21 samples; larger ones run on the CPU).
+extern "C" __global__ void __launch_bounds__(PSNR_BX) vmaf_float_psnr_sq_u16(PsnrArgs a) {
+    __shared__ unsigned long long scratch[32];
+    const int x = blockIdx.x * PSNR_BX + threadIdx.x;
+    const int y0 = blockIdx.y * PSNR_ROWS;
+    const int y1 = min(y0 + PSNR_ROWS, a.h);
+    unsigned long long s = 0;
+    if (x < a.w) {
+        for (int y = y0; y < y1; ++y) {
+            const float r = __fdiv_rn((float)load_px<uint16_t>(a.reference, x * a.step, y), 256.0f);
+            const float d = __fdiv_rn((float)load_px<uint16_t>(a.distorted, x * a.step, y), 256.0f);
+            const float diff = __fsub_rn(r, d);
+            const float sq = __fmul_rn(diff, diff);
+            s += (unsigned long long)__fmul_rn(sq, 65536.0f);
+        }
+    }
+    s = block_sum_u64(s, scratch);
+    if (threadIdx.x == 0 && s != 0) atomicAdd(reinterpret_cast<unsigned long long *>(a.out), s);
+}

@@ -1054,15 +1054,16 @@ mod gpu {
         (n, placement)
     }
 
-    /// psnr's kernel against the CPU for every chroma layout, 8 to 16 bits, odd sizes (chroma
-    /// rounded down as libvmaf does), every option, identical frames (the capped value) and
-    /// n_subsample with the every-frame aggregate.
+    /// psnr's and float_psnr's kernels against the CPU for every chroma layout, 8 to 16 bits, odd
+    /// sizes (chroma rounded down as libvmaf does), every psnr option, identical frames (the
+    /// capped values) and n_subsample with psnr's every-frame aggregate; and a 16-bit picture
+    /// above 2^21 samples, whose float_psnr runs on the CPU fallback.
     #[test]
-    fn psnr_kernel_every_layout_depth_and_option() {
+    fn psnr_kernels_every_layout_depth_and_option() {
         let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let Some(_gpu) = Gpu::new(false) else { return };
         let all = [("enable_mse", "true"), ("enable_apsnr", "true")];
-        // (layout, bits, width, height, options, n_subsample, distorted == reference)
+        // (layout, bits, width, height, psnr options, n_subsample, distorted == reference)
         type PsnrCase<'a> = (
             ChromaLayout,
             u8,
@@ -1094,6 +1095,7 @@ mod gpu {
                 false,
             ),
             (ChromaLayout::Yuv420, 16, 130, 67, &all, 1, false),
+            (ChromaLayout::Yuv420, 16, 64, 48, &all, 1, true),
             (
                 ChromaLayout::Yuv420,
                 10,
@@ -1104,6 +1106,7 @@ mod gpu {
                 false,
             ),
             (ChromaLayout::Gray, 10, 120, 70, &all, 1, false),
+            (ChromaLayout::Gray, 16, 2050, 1024, &[], 1, false),
         ];
         for &(layout, bpc, w, h, opts, sub, same) in cases {
             let fmt = PictureFormat {
@@ -1112,13 +1115,21 @@ mod gpu {
                 bpc,
                 layout,
             };
-            let (n, p) = upload_vs_cpu(fmt, vec![feat("psnr", opts)], sub, 7, same);
+            let frames = if w * h > 1 << 20 { 3 } else { 7 };
+            let features = vec![feat("psnr", opts), feat("float_psnr", &[])];
+            let (n, p) = upload_vs_cpu(fmt, features, sub, frames, same);
             let (gpu, cpu_side) = placement(&p);
-            // The default model's features and psnr, all on the GPU.
-            assert_eq!(gpu, ["adm", "motion", "psnr", "vif"], "{p}");
-            assert!(cpu_side.is_empty(), "{p}");
+            // The default model's features and both psnr kinds on the GPU, but float_psnr at 16
+            // bits above 2^21 samples.
+            if bpc == 16 && w * h > 1 << 21 {
+                assert_eq!(gpu, ["adm", "motion", "psnr", "vif"], "{p}");
+                assert_eq!(cpu_side, ["float_psnr"], "{p}");
+            } else {
+                assert_eq!(gpu, ["adm", "float_psnr", "motion", "psnr", "vif"], "{p}");
+                assert!(cpu_side.is_empty(), "{p}");
+            }
             println!(
-                "bit-identical: psnr kernel {layout:?} {bpc}-bit {w}x{h} {opts:?} n_subsample={sub}{}: {n} frames",
+                "bit-identical: psnr/float_psnr kernels {layout:?} {bpc}-bit {w}x{h} {opts:?} n_subsample={sub}{}: {n} frames",
                 if same { " (identical frames)" } else { "" }
             );
         }

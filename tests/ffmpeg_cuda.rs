@@ -781,18 +781,20 @@ fn chroma_cases(prefix: &str, feature: &str) -> Vec<String> {
 }
 
 /// psnr on CUDA frames runs its own kernel, reading chroma straight from the frames (no
-/// download): values and `apsnr_*` (every frame, also with n_subsample) identical to the CPU
-/// path, and the verbose log says so.
+/// download), and float_psnr its own: values and `apsnr_*` (every frame, also with
+/// n_subsample) identical to the CPU path, and the verbose log says so.
 #[test]
 fn psnr_kernel_reads_chroma_from_cuda_frames() {
     if skip() {
         return;
     }
-    let psnr = "feature='name=psnr\\:enable_mse=true\\:enable_apsnr=true'";
+    let psnr = "feature='name=psnr\\:enable_mse=true\\:enable_apsnr=true|name=float_psnr'";
     for line in chroma_cases("psnr-kernel", psnr) {
         assert!(
-            line.contains("psnr") && !line.contains("downloaded planes"),
-            "psnr is not on CUDA alone: {line}"
+            line.contains(" psnr")
+                && line.contains("float_psnr")
+                && !line.contains("downloaded planes"),
+            "psnr and float_psnr are not both on CUDA: {line}"
         );
     }
 }

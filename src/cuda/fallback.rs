@@ -51,7 +51,7 @@ impl Fallback {
         let mut dist_history = false;
         let mut format = None;
         for (i, info) in instances.iter().enumerate() {
-            if super::plans::find(info.def).is_some() {
+            if super::plans::find_for(info).is_some() {
                 continue;
             }
             chroma |= (info.def.reads_chroma)(info.opts, &info.format);

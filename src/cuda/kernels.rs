@@ -173,6 +173,7 @@ pub(crate) struct Kernels {
     pub adm_finish: sys::CUfunction,
     pub psnr_sse_u8: sys::CUfunction,
     pub psnr_sse_u16: sys::CUfunction,
+    pub float_psnr_sq_u16: sys::CUfunction,
 }
 
 impl Kernels {
@@ -203,6 +204,7 @@ impl Kernels {
             adm_finish: m.function("vmaf_adm_finish")?,
             psnr_sse_u8: m.function("vmaf_psnr_sse_u8")?,
             psnr_sse_u16: m.function("vmaf_psnr_sse_u16")?,
+            float_psnr_sq_u16: m.function("vmaf_float_psnr_sq_u16")?,
         })
     }
 }

@@ -145,7 +145,7 @@ impl CudaScorer {
                     info.extractor, info.columns.end
                 )));
             }
-            let Some(gpu) = plans::find(info.def) else {
+            let Some(gpu) = plans::find_for(info) else {
                 continue; // no CUDA kernel: the fallback runs it on the CPU
             };
             let p = (gpu.create)(info, geom, offset)?;

@@ -10,6 +10,7 @@
 //! result block) follows from the registry.
 
 mod adm;
+mod float_psnr;
 mod motion;
 mod psnr;
 mod vif;
@@ -23,7 +24,13 @@ use cudarc::driver::sys;
 use std::any::{Any, TypeId};
 
 /// Every extractor with CUDA kernels in this build (the CUDA column of the registry).
-static REGISTRY: &[&GpuDef] = &[&adm::GPU, &motion::GPU, &psnr::GPU, &vif::GPU];
+static REGISTRY: &[&GpuDef] = &[
+    &adm::GPU,
+    &float_psnr::GPU,
+    &motion::GPU,
+    &psnr::GPU,
+    &vif::GPU,
+];
 
 /// The CUDA implementation of one extractor.
 pub(crate) struct GpuDef {
@@ -31,6 +38,14 @@ pub(crate) struct GpuDef {
     pub extractor: &'static ExtractorDef,
     /// Builds the plan of an engine instance; `offset` is its first slot in the result block.
     pub create: fn(&InstanceInfo<'_>, Geometry, usize) -> Result<Box<dyn GpuPlan>>,
+    /// Whether the kernels cover this instance (format, options); one they do not runs on the
+    /// CPU fallback.
+    pub supports: fn(&InstanceInfo<'_>) -> bool,
+}
+
+/// [`GpuDef::supports`] of kernels that cover every instance.
+pub(crate) fn every_instance(_: &InstanceInfo<'_>) -> bool {
+    true
 }
 
 /// The CUDA implementation of an extractor, if it has one (looked up by definition, not name).
@@ -39,6 +54,12 @@ pub(crate) fn find(def: &ExtractorDef) -> Option<&'static GpuDef> {
         .iter()
         .copied()
         .find(|g| std::ptr::eq(g.extractor, def))
+}
+
+/// The CUDA implementation that runs this instance, if any: its extractor has one and it covers
+/// the instance's format and options.
+pub(crate) fn find_for(info: &InstanceInfo<'_>) -> Option<&'static GpuDef> {
+    find(info.def).filter(|g| (g.supports)(info))
 }
 
 /// One extractor instance on the GPU.

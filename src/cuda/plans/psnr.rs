@@ -17,6 +17,7 @@ use std::ops::Range;
 pub(super) static GPU: GpuDef = GpuDef {
     extractor: &psnr::DEF,
     create,
+    supports: super::every_instance,
 };
 
 fn create(info: &InstanceInfo<'_>, _geom: Geometry, offset: usize) -> Result<Box<dyn GpuPlan>> {

@@ -18,6 +18,7 @@ use std::ops::Range;
 pub(super) static GPU: GpuDef = GpuDef {
     extractor: &crate::feature::vif::DEF,
     create,
+    supports: super::every_instance,
 };
 
 fn create(info: &InstanceInfo<'_>, geom: Geometry, offset: usize) -> Result<Box<dyn GpuPlan>> {

@@ -71,10 +71,20 @@ impl Extractor for FloatPsnr {
             let diff = a - b;
             noise += (diff * diff) as f64;
         }
-        noise /= (r.width * r.height) as i32 as f64;
-        let floored = if noise > 1e-10 { noise } else { 1e-10 };
-        let psnr = 10.0 * (self.peak * self.peak / floored).log10();
-        out[0] = if psnr < self.max { psnr } else { self.max };
+        out[0] = value(noise, r.width * r.height, self.peak, self.max);
         Ok(())
+    }
+}
+
+/// The frame's value from its summed squared differences `noise` (the `f64` sum of the `f32`
+/// squares) over `n` samples; shared with the CUDA plan (`cuda::plans::float_psnr`).
+pub(crate) fn value(noise: f64, n: usize, peak: f64, max: f64) -> f64 {
+    let noise = noise / n as i32 as f64;
+    let floored = if noise > 1e-10 { noise } else { 1e-10 };
+    let psnr = 10.0 * (peak * peak / floored).log10();
+    if psnr < max {
+        psnr
+    } else {
+        max
     }
 }
