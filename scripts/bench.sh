@@ -14,17 +14,27 @@
 # n_threads = all cores, frames in host memory. fps = (N2 - N1) / (t(N2) - t(N1)), each t the
 # median of 3 runs, which cancels the setup (device, graph, first frames).
 #   scripts/bench.sh --cuda [--runs R]      (VMAF_RS_FFMPEG=<ffmpeg>, default build/ffmpeg/bin/ffmpeg)
+#
+# --nvdec DIR (on the GPU machine): the decoder pipeline, both 1080p H.264 inputs decoded by NVDEC
+# (DIR/ref.mkv, DIR/dis.mkv, 600 frames, made here by --nvdec-stage DIR with the oracle's x264):
+# decode alone against decode + vmaf_rs (fps by the same two-length difference), 4 such
+# pipelines at once against 4 decode-only ones (wall time of the 4), and on a 48-frame clip the
+# time to the first score (a 1-frame run) and the total, NVDEC + CUDA against software decoding +
+# the CPU path (n_threads = all cores).
+#   scripts/bench.sh --nvdec-stage DIR ; scripts/bench.sh --nvdec DIR [--runs R]
 set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $(...) stops the script
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-frames=120; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""
+frames=120; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""; nvdec=""; nvdec_stage=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --frames) frames=$2; shift 2;;
         --threads) threads=$2; shift 2;;
         --runs) runs=$2; runs_set=1; shift 2;;
         --cuda) cuda=1; shift;;
+        --nvdec) nvdec=$2; shift 2;;
+        --nvdec-stage) nvdec_stage=$2; shift 2;;
         --features) features=$2; shift 2;;
         --model) model=$2; shift 2;;
         *) echo "usage: $0 [--frames N] [--threads \"1 2\"] [--runs R] [--features F] [--model V] | --cuda [--runs R]" >&2; exit 2;;
@@ -41,6 +51,63 @@ time_cmd() {
     done
     printf '%s\n' "${ts[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
+
+if [ -n "$nvdec_stage" ]; then
+    o=$(scripts/oracle.sh)
+    mkdir -p "$nvdec_stage"
+    q=(-hide_banner -loglevel error -nostdin -y)
+    "$o" "${q[@]}" -f lavfi -i "testsrc2=s=1920x1080:r=25,trim=end_frame=600" \
+        -c:v libx264 -preset veryfast -crf 26 -pix_fmt yuv420p "$nvdec_stage/ref.mkv"
+    "$o" "${q[@]}" -i "$nvdec_stage/ref.mkv" -vf "noise=alls=8:allf=t" \
+        -c:v libx264 -preset veryfast -crf 35 -pix_fmt yuv420p "$nvdec_stage/dis.mkv"
+    ls -la "$nvdec_stage"
+    exit 0
+fi
+
+if [ -n "$nvdec" ]; then
+    [ "$runs_set" = 1 ] || runs=5
+    ff=${VMAF_RS_FFMPEG:-$root/build/ffmpeg/bin/ffmpeg}
+    [ -x "$ff" ] || { echo "bench: $ff is missing (scripts/ffmpeg-build.sh)" >&2; exit 1; }
+    export LD_LIBRARY_PATH="/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}"
+    cores=$(nproc)
+    hw=(-hwaccel cuda -hwaccel_output_format cuda)
+    # pipe MODE N: MODE decode (both streams to the null muxer) or vmaf (both into vmaf_rs)
+    pipe() {
+        local mode=$1 n=$2
+        if [ "$mode" = decode ]; then
+            "$ff" -nostdin -hide_banner -loglevel error "${hw[@]}" -i "$nvdec/dis.mkv" "${hw[@]}" -i "$nvdec/ref.mkv" \
+                -map 0:v -map 1:v -frames:v "$n" -f null -
+        else
+            "$ff" -nostdin -hide_banner -loglevel error "${hw[@]}" -i "$nvdec/dis.mkv" "${hw[@]}" -i "$nvdec/ref.mkv" \
+                -lavfi "[0:v][1:v]vmaf_rs" -frames:v "$n" -f null -
+        fi
+    }
+    pfps() {  # MODE: frame pairs per second by difference of 100 and 600 frames
+        local t1 t2
+        t1=$(time_cmd pipe "$1" 100); t2=$(time_cmd pipe "$1" 600)
+        awk -v t1="$t1" -v t2="$t2" 'BEGIN {printf "%.1f", 500 / (t2 - t1)}'
+    }
+    four() { pipe "$1" 600 & pipe "$1" 600 & pipe "$1" 600 & pipe "$1" 600 & wait; }
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 || true)
+    echo "bench --nvdec: 1080p H.264 pair, NVDEC; GPU: ${gpu:-?}; CPU: $cores cores"
+    d=$(pfps decode); v=$(pfps vmaf)
+    echo "bench: nvdec decode only ${d} fps, decode + vmaf_rs ${v} fps, ratio $(awk -v a="$v" -v b="$d" 'BEGIN {printf "%.3f", a / b}')"
+    t4d=$(time_cmd four decode); t4v=$(time_cmd four vmaf)
+    echo "bench: 4 concurrent pipelines x 600 frames: decode only ${t4d} s, decode + vmaf_rs ${t4v} s, ratio $(awk -v a="$t4d" -v b="$t4v" 'BEGIN {printf "%.3f", a / b}')"
+    clip() {  # MODE N: the first N frames scored, NVDEC + CUDA (cuda) or software + CPU (cpu)
+        if [ "$1" = cuda ]; then
+            "$ff" -nostdin -hide_banner -loglevel error "${hw[@]}" -i "$nvdec/dis.mkv" "${hw[@]}" -i "$nvdec/ref.mkv" \
+                -lavfi "[0:v][1:v]vmaf_rs" -frames:v "$2" -f null -
+        else
+            "$ff" -nostdin -hide_banner -loglevel error -threads "$cores" -i "$nvdec/dis.mkv" -threads "$cores" -i "$nvdec/ref.mkv" \
+                -lavfi "[0:v][1:v]vmaf_rs=n_threads=$cores" -frames:v "$2" -f null -
+        fi
+    }
+    for m in cuda cpu; do
+        echo "bench: 48-frame clip, $m: first score $(time_cmd clip $m 1) s, all 48 $(time_cmd clip $m 48) s"
+    done
+    exit 0
+fi
 
 if [ "$cuda" = 1 ]; then
     [ "$runs_set" = 1 ] || runs=3

@@ -311,6 +311,39 @@ impl Drop for Event {
     }
 }
 
+/// A stream of our own in the current context, non-blocking (never implicitly ordered with the
+/// legacy default stream, so our kernels do not serialise with a producer's work there);
+/// destroyed on drop (the driver lets queued work finish first).
+pub(crate) struct Stream(pub(crate) sys::CUstream);
+
+impl Stream {
+    /// Creates a non-blocking stream in the current context.
+    pub(crate) fn new() -> Result<Self> {
+        let mut s: sys::CUstream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; a context is current.
+        let r = unsafe {
+            sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+        };
+        check(r, "cuStreamCreate")?;
+        Ok(Stream(s))
+    }
+
+    /// Makes work queued on this stream from now on wait for `event`'s last record.
+    pub(crate) fn wait_event(&self, event: &Event) -> Result<()> {
+        // SAFETY: valid stream and event of the current context.
+        let r = unsafe { sys::cuStreamWaitEvent(self.0, event.0, 0) };
+        check(r, "cuStreamWaitEvent")
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: created by cuStreamCreate in the context current at drop (the owners drop it
+        // inside their context guard).
+        let _ = unsafe { sys::cuStreamDestroy_v2(self.0) };
+    }
+}
+
 /// The fatbin built by build.rs, 16-byte aligned as cuModuleLoadData expects.
 #[repr(C, align(16))]
 struct Aligned<B: ?Sized>(B);

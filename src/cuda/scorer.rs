@@ -1,6 +1,9 @@
-//! The CUDA scorer: a bounded pipeline of frames in flight on a borrowed context and stream.
+//! The CUDA scorer: a bounded pipeline of frames in flight in a borrowed context, on its own
+//! stream ordered after the producer's.
 
-use super::driver::{ensure_driver, CtxGuard, DevBuf, Event, Module, PinnedBytes, PinnedU64};
+use super::driver::{
+    ensure_driver, CtxGuard, DevBuf, Event, Module, PinnedBytes, PinnedU64, Stream,
+};
 use super::fallback::Fallback;
 use super::kernels::{Kernels, SrcPlane};
 use super::plans::{self, ChromaIo, Ctx, FrameIo, FrameMeta, Geometry, GpuPlan, Scratch};
@@ -17,11 +20,14 @@ pub const DEFAULT_DEPTH: usize = 4;
 
 /// GPU state made on the first frame.
 struct Runtime {
-    // Dropped in this order: buffers first, the module last.
+    // Dropped in this order: buffers first, then our stream, the module last.
     scratch: Scratch,
     results: DevBuf,
     slots: Vec<Slot>,
     free_slots: Vec<usize>,
+    /// Where all our work runs: ordered after the producer's stream by each frame's `input`
+    /// event, never serialised with the producer's later work (the decoder's next frames).
+    stream: Stream,
     kernels: Kernels,
     _module: Module,
 }
@@ -30,6 +36,9 @@ struct Slot {
     pinned: PinnedU64,
     /// Downloaded planes for the CPU fallback, if the plan has one.
     staging: Option<PinnedBytes>,
+    /// Recorded on the producer's stream when the frame is submitted: our stream waits for it.
+    input: Event,
+    /// Recorded on our stream after the frame's last operation.
     event: Event,
 }
 
@@ -97,7 +106,9 @@ impl CudaScorer {
     ///
     /// * `ctx`: the `CUcontext` to work in (FFmpeg's `AVCUDADeviceContext.cuda_ctx`), borrowed:
     ///   the caller keeps it alive (holds its device reference) until the scorer is dropped.
-    /// * `stream`: the `CUstream` to queue work on (may be NULL, the legacy default stream).
+    /// * `stream`: the producer's `CUstream` (may be NULL, the legacy default stream): each
+    ///   frame's work waits for what is queued on it when the frame is submitted, then runs on
+    ///   the scorer's own non-blocking stream, so the producer's later work never waits for ours.
     /// * `format`: the stream's luma size and bit depth; `shift`: right shift of stored samples
     ///   (`16 - bpc` for MSB-aligned p010/p012/p016, yuv444p10msb/12msb; 0 otherwise).
     /// * `instances`, `row_len`, `n_subsample`: from the engine ([`Engine::instances`],
@@ -326,7 +337,8 @@ impl CudaScorer {
         if self.rt.is_none() {
             let module = Module::load()?;
             let kernels = Kernels::resolve(&module)?;
-            let scratch = Scratch::alloc(&self.plans, self.geom, self.stream)?;
+            let stream = Stream::new()?;
+            let scratch = Scratch::alloc(&self.plans, self.geom, stream.0)?;
             let results = DevBuf::new(self.results_len * 8, "per-frame results")?;
             let mut slots = Vec::with_capacity(self.depth);
             for _ in 0..self.depth {
@@ -337,6 +349,7 @@ impl CudaScorer {
                 slots.push(Slot {
                     pinned: PinnedU64::new(self.results_len)?,
                     staging,
+                    input: Event::new()?,
                     event: Event::new()?,
                 });
             }
@@ -345,6 +358,7 @@ impl CudaScorer {
                 results,
                 free_slots: (0..self.depth).rev().collect(),
                 slots,
+                stream,
                 kernels,
                 _module: module,
             });
@@ -383,32 +397,37 @@ impl CudaScorer {
         };
         let rt = self.rt.as_mut().expect("runtime");
         let slot = rt.free_slots.pop().expect("a slot is free below depth");
+        let stream = rt.stream.0;
         let ctx = Ctx {
             k: &rt.kernels,
-            stream: self.stream,
+            stream,
             results: rt.results.ptr,
             scratch: &rt.scratch,
             geom: self.geom,
         };
         let fallback = &mut self.fallback;
         let queued = (|| -> Result<()> {
-            rt.results.zero_async(self.results_len * 8, self.stream)?;
+            let s = &mut rt.slots[slot];
+            // Our stream starts on this frame once the producer's work queued so far (the
+            // decoder's or upload's writes of these planes) is done.
+            s.input.record(self.stream)?;
+            rt.stream.wait_event(&s.input)?;
+            rt.results.zero_async(self.results_len * 8, stream)?;
             for p in &self.plans {
                 p.enqueue(&io, &ctx)?;
             }
-            let s = &mut rt.slots[slot];
             if let (Some(fb), Some(staging)) = (fallback.as_mut(), s.staging.as_mut()) {
                 if fb.needed(scored) {
-                    fb.enqueue(staging, [&reference, &distorted], self.stream)?;
+                    fb.enqueue(staging, [&reference, &distorted], stream)?;
                 }
             }
-            s.pinned.download_async(rt.results.ptr, self.stream)?;
-            s.event.record(self.stream)
+            s.pinned.download_async(rt.results.ptr, stream)?;
+            s.event.record(stream)
         })();
         if let Err(e) = queued {
             // Some kernels may be queued on these frames: wait for them before releasing.
             let s = &rt.slots[slot];
-            if s.event.record(self.stream).is_ok() {
+            if s.event.record(stream).is_ok() {
                 let _ = s.event.wait();
             }
             rt.free_slots.push(slot);
