@@ -14,7 +14,8 @@ use crate::feature::{self, names, Extractor, ExtractorConfig, ExtractorDef, Fram
 use crate::fidelity::{LibvmafIsa, LibvmafIsaMode};
 use crate::model::{FeatureSpec, Loaded, Model, ModelSpec, PoolMethod, PoolStats};
 use crate::picture::{OwnedPicture, Picture, PictureFormat};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
 /// What to compute and how.
@@ -183,21 +184,174 @@ struct Pending {
     missing: usize,
 }
 
+/// One frame handed to a worker: its pictures (shared with the rings, which wait for the
+/// worker to let go before they reuse an entry) and the slot that extracts it.
+struct Job {
+    index: u64,
+    scored: bool,
+    /// The reference pictures `back` frames before (0: the current one), where held.
+    refs: [Option<Arc<OwnedPicture>>; 3],
+    /// The distorted pictures, likewise (history only when some extractor reads it).
+    dists: [Option<Arc<OwnedPicture>>; 3],
+    slot: Slot,
+}
+
+/// A worker's answer: the frame, its slot (row written) and the outcome.
+struct Done {
+    index: u64,
+    scored: bool,
+    slot: Slot,
+    result: Result<()>,
+}
+
 /// Lazily allocated per-stream state.
 struct Runtime {
     pool: Option<rayon::ThreadPool>,
+    /// Worker slots not extracting a frame (every slot between frames with one worker, and
+    /// after a flush).
     slots: Vec<Slot>,
-    /// Reference pictures by frame index modulo its length (history for motion + batch).
-    refs: Vec<OwnedPicture>,
-    /// Distorted pictures by frame index modulo its length: the current batch, and the two
-    /// frames before it when some extractor reads distorted history.
-    dists: Vec<OwnedPicture>,
+    /// Reference pictures by frame index modulo its length: the frames in flight and the
+    /// history they read.
+    refs: Vec<Arc<OwnedPicture>>,
+    /// Distorted pictures by frame index modulo its length, likewise.
+    dists: Vec<Arc<OwnedPicture>>,
     temporals: Vec<(usize, Box<dyn Temporal>)>,
-    batch: Vec<(u64, bool)>,
+    /// Frames handed to workers, in frame order, until their rows are accepted.
+    order: VecDeque<u64>,
+    /// Frames handed to workers whose answer has not come back.
+    in_flight: usize,
+    done_tx: mpsc::Sender<Done>,
+    done_rx: mpsc::Receiver<Done>,
+    /// Answers that came back before an earlier frame's: index → (scored, row, outcome).
+    finished: BTreeMap<u64, (bool, Vec<f64>, Result<()>)>,
     spare_rows: Vec<Vec<f64>>,
     model_inputs: Vec<f64>,
     /// Every model's raw score of the frame being completed (bootstrap statistics).
     raw_scores: Vec<f64>,
+}
+
+impl Runtime {
+    /// Takes one worker answer (waiting for it if `block`): its row is copied out and its slot
+    /// freed at once, so frames finish in any order while rows are accepted in frame order.
+    /// Returns whether an answer came.
+    fn take_done(&mut self, block: bool) -> bool {
+        if self.in_flight == 0 {
+            return false;
+        }
+        let done = if block {
+            self.done_rx.recv().ok()
+        } else {
+            self.done_rx.try_recv().ok()
+        };
+        let Some(d) = done else {
+            return false;
+        };
+        self.store_done(d);
+        true
+    }
+
+    fn store_done(&mut self, d: Done) {
+        self.in_flight -= 1;
+        let mut row = self.spare_rows.pop().unwrap_or_default();
+        row.clear();
+        row.extend_from_slice(&d.slot.row);
+        self.slots.push(d.slot);
+        self.finished.insert(d.index, (d.scored, row, d.result));
+    }
+
+    /// Waits until no worker holds ring entry `i` of `ring` (refs or dists), then borrows it.
+    fn ring_entry(&mut self, dists: bool, i: usize) -> &mut OwnedPicture {
+        loop {
+            let ring = if dists {
+                &mut self.dists
+            } else {
+                &mut self.refs
+            };
+            if Arc::get_mut(&mut ring[i]).is_some() {
+                break;
+            }
+            // A job still reads it: its answer frees it (jobs drop their pictures first).
+            assert!(
+                self.take_done(true),
+                "a ring entry is shared with no job in flight"
+            );
+        }
+        let ring = if dists {
+            &mut self.dists
+        } else {
+            &mut self.refs
+        };
+        Arc::get_mut(&mut ring[i]).expect("checked above")
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        // Jobs own what they use, but the caller may unload this code after dropping the
+        // engine: wait for every worker to finish.
+        while self.take_done(true) {}
+    }
+}
+
+/// Extracts one frame into its slot's row: every instance on scored frames, only the
+/// every-frame ones on frames `n_subsample` skips.
+fn extract_frame(plan: &Plan, job: &mut Job) -> Result<()> {
+    let missing = || Error::Internal("a frame's own pictures are not held".into());
+    let current = job.refs[0].as_deref().ok_or_else(missing)?;
+    let dist = job.dists[0].as_deref().ok_or_else(missing)?;
+    let back = |k: usize| job.refs[k].as_deref();
+    let dback = |k: usize| job.dists[k].as_deref();
+    let input = FrameInput {
+        reference: current.luma.as_plane(),
+        distorted: dist.luma.as_plane(),
+        prev_reference: back(1).map(|p| p.luma.as_plane()),
+        prev_reference_chroma: back(1).and_then(|p| p.chroma_planes()),
+        prev_prev_reference: back(2).map(|p| p.luma.as_plane()),
+        reference_chroma: current.chroma_planes(),
+        distorted_chroma: dist.chroma_planes(),
+        prev_distorted: dback(1).map(|p| p.luma.as_plane()),
+        prev_prev_distorted: dback(2).map(|p| p.luma.as_plane()),
+        prev_distorted_chroma: dback(1).and_then(|p| p.chroma_planes()),
+        index: job.index,
+    };
+    let slot = &mut job.slot;
+    for (inst, ex) in plan.instances.iter().zip(slot.extractors.iter_mut()) {
+        if !job.scored && !inst.runs_every_frame() {
+            continue;
+        }
+        let n = inst.def.spatial.len();
+        ex.extract(
+            &input,
+            &mut slot.row[inst.spatial_col..inst.spatial_col + n],
+        )?;
+    }
+    Ok(())
+}
+
+/// Runs a job (on a worker thread or inline) and makes its answer; a panic in an extractor
+/// becomes an error of that frame, never an unwind out of the worker.
+fn run_job(plan: &Plan, mut job: Job) -> Done {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        extract_frame(plan, &mut job)
+    }))
+    .unwrap_or_else(|_| {
+        Err(Error::Internal(format!(
+            "an extractor panicked on frame {}",
+            job.index
+        )))
+    });
+    let Job {
+        index,
+        scored,
+        slot,
+        ..
+    } = job; // the pictures go back to the rings here, before the answer is sent
+    Done {
+        index,
+        scored,
+        slot,
+        result,
+    }
 }
 
 /// What a segment-scoring engine ([`Engine::begin_segment`]) keeps instead of scores.
@@ -215,7 +369,8 @@ pub struct Engine {
     cfg: EngineConfig,
     libvmaf_isa: LibvmafIsa,
     warnings: Vec<String>,
-    plan: Plan,
+    /// Shared with the worker threads' jobs.
+    plan: Arc<Plan>,
     rt: Option<Runtime>,
     next_index: u64,
     pending: VecDeque<Pending>,
@@ -429,7 +584,7 @@ impl Engine {
             warnings,
             libvmaf_isa: cfg.libvmaf_isa.resolve(),
             cfg,
-            plan,
+            plan: Arc::new(plan),
             rt: None,
             next_index: 0,
             pending: VecDeque::new(),
@@ -508,13 +663,18 @@ impl Engine {
                 .map(|(_, c)| c.len())
                 .max()
                 .unwrap_or(0);
+            let (done_tx, done_rx) = mpsc::channel();
             self.rt = Some(Runtime {
                 pool: None,
                 slots: Vec::new(),
                 refs: Vec::new(),
                 dists: Vec::new(),
                 temporals,
-                batch: Vec::new(),
+                order: VecDeque::new(),
+                in_flight: 0,
+                done_tx,
+                done_rx,
+                finished: BTreeMap::new(),
                 spare_rows: Vec::new(),
                 model_inputs: vec![0.0; n_inputs],
                 raw_scores: Vec::with_capacity(self.plan.models.len()),
@@ -532,7 +692,8 @@ impl Engine {
         self.runtime()?;
         let plan = &self.plan;
         let rt = self.rt.as_mut().expect("runtime");
-        if rt.slots.is_empty() {
+        // Made once (the slots may all be out with workers later, the rings never go).
+        if rt.refs.is_empty() {
             if workers > 1 {
                 rt.pool = Some(
                     rayon::ThreadPoolBuilder::new()
@@ -561,14 +722,15 @@ impl Engine {
                     row: vec![0.0; plan.n_slots],
                 });
             }
-            rt.refs = (0..workers + 2)
-                .map(|_| OwnedPicture::new(f, plan.chroma))
+            // The frames in flight (one per worker), the two before the oldest that it reads,
+            // and one more so the next frame rarely waits for a worker to let go of an entry.
+            rt.refs = (0..workers + 3)
+                .map(|_| Arc::new(OwnedPicture::new(f, plan.chroma)))
                 .collect();
-            let dist_history = if plan.dist_history() { 2 } else { 0 };
+            let dist_history = if plan.dist_history() { 3 } else { 0 };
             rt.dists = (0..workers + dist_history)
-                .map(|_| OwnedPicture::new(f, plan.chroma))
+                .map(|_| Arc::new(OwnedPicture::new(f, plan.chroma)))
                 .collect();
-            rt.batch.reserve(workers);
         }
         Ok(rt)
     }
@@ -630,100 +792,88 @@ impl Engine {
         }
         let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
         let every_frame = self.plan.every_frame();
+        let history = self.plan.dist_history();
+        let first_held = self.first_held;
+        let plan = Arc::clone(&self.plan);
         let rt = self.cpu_runtime()?;
-        let nref = rt.refs.len();
-        rt.refs[(index as usize) % nref].copy_from(reference)?;
+        let (nref, ndist) = (rt.refs.len(), rt.dists.len());
+        rt.ring_entry(false, index as usize % nref)
+            .copy_from(reference)?;
         if scored || every_frame {
-            // Batches hold consecutive frames, so a batch's frames have distinct slots.
-            let ndist = rt.dists.len();
-            rt.dists[(index as usize) % ndist].copy_from(distorted)?;
+            rt.ring_entry(true, index as usize % ndist)
+                .copy_from(distorted)?;
         }
-        rt.batch.push((index, scored));
-        let full = rt.batch.len() == rt.slots.len();
+        while rt.slots.is_empty() {
+            rt.take_done(true);
+        }
+        let slot = rt.slots.pop().expect("a slot is free");
+        // Frames before `first_held` were never stored: a segment's extractors see exactly the
+        // context it was given.
+        let held = |back: u64| index >= back && index - back >= first_held;
+        let pic = |ring: &[Arc<OwnedPicture>], back: u64| {
+            held(back).then(|| Arc::clone(&ring[((index - back) as usize) % ring.len()]))
+        };
+        let job = Job {
+            index,
+            scored,
+            refs: [0, 1, 2].map(|b| pic(&rt.refs, b)),
+            dists: [0, 1, 2].map(|b| {
+                if b == 0 || history {
+                    pic(&rt.dists, b)
+                } else {
+                    None
+                }
+            }),
+            slot,
+        };
+        rt.order.push_back(index);
+        rt.in_flight += 1;
+        match &rt.pool {
+            Some(pool) => {
+                let tx = rt.done_tx.clone();
+                pool.spawn(move || {
+                    // The receiver lives as long as the runtime, which waits for every job.
+                    let _ = tx.send(run_job(&plan, job));
+                });
+            }
+            None => {
+                let done = run_job(&plan, job);
+                rt.store_done(done);
+            }
+        }
         self.next_index += 1;
-        if full {
-            self.run_batch()?;
-        }
+        self.accept_finished(false)?;
         self.elapsed += t0.elapsed().as_secs_f64();
         Ok(())
     }
 
-    /// Computes the queued batch, then feeds temporal stages and models in frame order.
-    fn run_batch(&mut self) -> Result<()> {
-        let plan = &self.plan;
-        let rt = self
-            .rt
-            .as_mut()
-            .expect("runtime exists when a batch is queued");
-        if rt.batch.is_empty() {
+    /// Feeds the rows of finished frames, in frame order, to the temporal stages and models;
+    /// with `wait`, first waits for every frame in flight.
+    fn accept_finished(&mut self, wait: bool) -> Result<()> {
+        let Some(rt) = self.rt.as_mut() else {
             return Ok(());
-        }
-        let (nref, ndist) = (rt.refs.len(), rt.dists.len());
-        let history = plan.dist_history();
-        let first_held = self.first_held;
-        let refs = &rt.refs;
-        let dists = &rt.dists;
-        let batch = &rt.batch;
-        let work = |(slot_i, slot): (usize, &mut Slot)| -> Result<()> {
-            let Some(&(index, scored)) = batch.get(slot_i) else {
-                return Ok(());
-            };
-            // Frames before `first_held` were never stored: a segment's extractors see exactly
-            // the context it was given.
-            let held = |back: u64| index >= back && index - back >= first_held;
-            let at = |back: u64| -> Option<&OwnedPicture> {
-                held(back).then(|| &refs[((index - back) as usize) % nref])
-            };
-            let dist_at = |back: u64| -> Option<&OwnedPicture> {
-                (held(back) && (back == 0 || history))
-                    .then(|| &dists[((index - back) as usize) % ndist])
-            };
-            let current = at(0).expect("current frame");
-            let dist = dist_at(0).expect("current frame");
-            let input = FrameInput {
-                reference: current.luma.as_plane(),
-                distorted: dist.luma.as_plane(),
-                prev_reference: at(1).map(|p| p.luma.as_plane()),
-                prev_reference_chroma: at(1).and_then(|p| p.chroma_planes()),
-                prev_prev_reference: at(2).map(|p| p.luma.as_plane()),
-                reference_chroma: current.chroma_planes(),
-                distorted_chroma: dist.chroma_planes(),
-                prev_distorted: dist_at(1).map(|p| p.luma.as_plane()),
-                prev_prev_distorted: dist_at(2).map(|p| p.luma.as_plane()),
-                prev_distorted_chroma: dist_at(1).and_then(|p| p.chroma_planes()),
-                index,
-            };
-            for (inst, ex) in plan.instances.iter().zip(slot.extractors.iter_mut()) {
-                if !scored && !inst.runs_every_frame() {
-                    continue;
-                }
-                let n = inst.def.spatial.len();
-                ex.extract(
-                    &input,
-                    &mut slot.row[inst.spatial_col..inst.spatial_col + n],
-                )?;
-            }
-            Ok(())
         };
-        // try_for_each: no per-batch allocation.
-        match &rt.pool {
-            Some(pool) => pool.install(|| {
-                use rayon::prelude::*;
-                rt.slots.par_iter_mut().enumerate().try_for_each(work)
-            })?,
-            None => rt.slots.iter_mut().enumerate().try_for_each(work)?,
+        if wait {
+            while rt.take_done(true) {}
+        } else {
+            while rt.take_done(false) {}
         }
-
-        // In frame order: temporal stages, completion.
-        let slots = std::mem::take(&mut rt.slots);
-        let batch = std::mem::take(&mut rt.batch);
-        for (slot, &(index, scored)) in slots.iter().zip(batch.iter()) {
-            self.accept_row(index, scored, &slot.row);
+        loop {
+            let rt = self.rt.as_mut().expect("runtime");
+            let Some(&next) = rt.order.front() else {
+                break;
+            };
+            let Some((scored, row, result)) = rt.finished.remove(&next) else {
+                break;
+            };
+            rt.order.pop_front();
+            if let Err(e) = result {
+                rt.spare_rows.push(row);
+                return Err(e);
+            }
+            self.accept_row(next, scored, &row);
+            self.rt.as_mut().expect("runtime").spare_rows.push(row);
         }
-        let rt = self.rt.as_mut().expect("runtime");
-        rt.slots = slots;
-        rt.batch = batch;
-        rt.batch.clear();
         self.complete_ready();
         Ok(())
     }
@@ -809,7 +959,7 @@ impl Engine {
             )));
         }
         let rt = self.runtime()?;
-        if !rt.batch.is_empty() {
+        if !rt.refs.is_empty() {
             return Err(Error::State(
                 "push_spatial mixed with send in one stream".into(),
             ));
@@ -897,7 +1047,7 @@ impl Engine {
             return Ok(());
         }
         let t0 = Instant::now();
-        self.run_batch()?;
+        self.accept_finished(true)?;
         let rt = self.rt.as_mut().expect("runtime");
         let pending = &mut self.pending;
         for (inst_i, stage) in rt.temporals.iter_mut() {
@@ -1057,14 +1207,15 @@ impl Engine {
         let index = self.next_index;
         let history = self.plan.dist_history();
         let rt = self.cpu_runtime()?;
-        if !rt.batch.is_empty() {
+        if !rt.order.is_empty() {
             return Err(Error::State("send_context after send".into()));
         }
-        let nref = rt.refs.len();
-        rt.refs[(index as usize) % nref].copy_from(reference)?;
+        let (nref, ndist) = (rt.refs.len(), rt.dists.len());
+        rt.ring_entry(false, index as usize % nref)
+            .copy_from(reference)?;
         if history {
-            let ndist = rt.dists.len();
-            rt.dists[(index as usize) % ndist].copy_from(distorted)?;
+            rt.ring_entry(true, index as usize % ndist)
+                .copy_from(distorted)?;
         }
         self.next_index += 1;
         Ok(())

@@ -6,6 +6,7 @@ use super::*;
 use crate::error::Result;
 use crate::feature::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::picture::{Chroma, ChromaLayout, Plane};
+use std::sync::Arc;
 
 /// Reports the planes it was given as one number: base-256 digits of the first sample of the
 /// current distorted luma, the previous and the one before, the previous distorted Cb and the
@@ -83,15 +84,15 @@ fn run(probe: &'static ExtractorDef, threads: usize, n_subsample: u32) -> (Vec<(
         .iter()
         .position(|c| c == "float_psnr")
         .unwrap();
-    let inst = engine
-        .plan
+    let inst = Arc::get_mut(&mut engine.plan)
+        .expect("no job yet")
         .instances
         .iter_mut()
         .find(|i| i.def.name == "float_psnr")
         .unwrap();
     inst.def = probe;
     // The plan was built for float_psnr, which reads luma only.
-    engine.plan.chroma = true;
+    Arc::get_mut(&mut engine.plan).expect("no job yet").chroma = true;
     let (cw, ch) = (W / 2, H / 2);
     let mut out = Vec::new();
     for i in 0..11u64 {
@@ -158,8 +159,8 @@ fn extractors_see_the_previous_distorted_frames() {
             assert_eq!(got, want, "{threads} threads, n_subsample {n_subsample}");
             assert_eq!(
                 kept,
-                threads.max(1) + 2,
-                "the batch and two frames before it"
+                threads.max(1) + 3,
+                "the frames in flight, the two before the oldest, one spare"
             );
         }
     }
@@ -210,14 +211,14 @@ fn run_segment(
         .iter()
         .position(|c| c == "float_psnr")
         .unwrap();
-    let inst = engine
-        .plan
+    let inst = Arc::get_mut(&mut engine.plan)
+        .expect("no job yet")
         .instances
         .iter_mut()
         .find(|i| i.def.name == "float_psnr")
         .unwrap();
     inst.def = &WITH_HISTORY;
-    engine.plan.chroma = true;
+    Arc::get_mut(&mut engine.plan).expect("no job yet").chroma = true;
     assert_eq!(engine.context_frames(), 2);
     engine.begin_segment(context_start)?;
     let (cw, ch) = (W / 2, H / 2);

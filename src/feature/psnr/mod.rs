@@ -185,6 +185,7 @@ impl PsnrValues {
 
 /// libvmaf's size of plane `p` (0 luma, 1 and 2 chroma): chroma `w >> 1` (and `h >> 1` for
 /// 4:2:0), rounded down.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub(crate) fn plane_size(f: &PictureFormat, p: usize) -> (usize, usize) {
     match (p, f.layout) {
         (0, _) | (_, ChromaLayout::Yuv444) | (_, ChromaLayout::Gray) => (f.width, f.height),
