@@ -6,6 +6,7 @@
 
 mod dwt;
 mod every_level;
+mod timings;
 
 use super::scalar;
 use super::tables::{COS_1DEG_SQ, DIV_LOOKUP};
