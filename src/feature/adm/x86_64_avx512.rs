@@ -1,6 +1,10 @@
 //! AVX-512 peers of the scalar ADM kernels, equal to them bit for bit, installed into the kernel
 //! table by [`install`] over the AVX2 ones (a kernel without an AVX-512 peer keeps its AVX2 one):
 //!
+//! * the scale-0 DWT row kernels ([`super::scalar::dwt_s0_vertical_both`],
+//!   [`super::scalar::dwt_s0_horizontal`]);
+//! * the scale-1..3 DWT row kernels ([`super::scalar::dwt_s123_vertical`],
+//!   [`super::scalar::dwt_s123_horizontal`]);
 //! * [`super::scalar::cm_s0_interior`]: see [`cm_s0_interior`];
 //! * [`super::scalar::decouple_s0`]: see [`decouple_s0`];
 //! * [`super::scalar::decouple_s123`]: see [`decouple_s123`].
@@ -14,8 +18,8 @@
 use core::arch::x86_64::*;
 use std::ops::Range;
 
-use super::scalar::Region;
-use super::tables::{COS_1DEG_SQ, DIV_LOOKUP, ONE_BY_15};
+use super::scalar::{self, Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND};
+use super::tables::{COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, ONE_BY_15};
 use super::Kernels;
 
 /// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
@@ -28,6 +32,12 @@ pub(super) fn install(k: &mut Kernels) {
     {
         return;
     }
+    k.dwt_s0_vertical_u8 = dwt_s0_vertical_u8;
+    k.dwt_s0_vertical_u16 = dwt_s0_vertical_u16;
+    k.dwt_s0_horizontal = dwt_s0_horizontal;
+    k.dwt_s123_vertical_i16 = dwt_s123_vertical_i16;
+    k.dwt_s123_vertical_i32 = dwt_s123_vertical_i32;
+    k.dwt_s123_horizontal = dwt_s123_horizontal;
     k.cm_s0_interior = cm_s0_interior;
     k.decouple_s0 = decouple_s0;
     k.decouple_s123 = decouple_s123;
@@ -588,4 +598,362 @@ fn decouple_s123_step(
         store_i64x8_i32(out[b], p, n, r);
         store_i64x8_i32(out[3 + b], p, n, a);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-0 DWT
+// ---------------------------------------------------------------------------------------------
+
+// The AVX-512 scale-0 DWT row kernels. The vertical pass, 32 columns per step in 16-bit lanes,
+// interleaves the samples of rows 0 and 1 (2 and 3) as the halves of 32-bit lanes
+// (`vpunpck[lh]wd`, within 128-bit lanes) and filters each pair with one `_mm512_madd_epi16`,
+// half the multiplies of the AVX2 peer's `int32` products: 8-bit samples fit `i16` as they are,
+// 9..16-bit ones as `s - 2^15` (the top bit flipped), the `2^15 * sum(taps)` that takes off
+// folded into the rounding constant; no pair sum overflows (`2^15 * (|c0| + |c1|) < 2^31` for
+// every tap pair), so the sums equal the scalar's wrapping `int32` ones modulo 2^32. The
+// rounded values fit `i16` (|value| <= 27411: the filter's positive or negative tap sum less the
+// centring, over 2^bpc), so the saturating `vpackssdw`, which also undoes the interleave's order,
+// is C's cast. The horizontal pass, 16 outputs per step, uses `_mm512_madd_epi16` on tap pairs
+// as the AVX2 peer does (the taps fit `i16` and no product pair overflows), `vpmovdw` narrowing
+// as C's cast does. A row's last, partial step is masked; only the mirrored edge outputs of the
+// horizontal pass go to the scalar kernel.
+
+/// The 32 `u8` at `b[p..]` (only the first `n <= 32` read; the others 0), zero-extended to
+/// 16-bit lanes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn load_u8x32_u16(b: &[u8], p: usize, n: usize) -> __m512i {
+    let b = &b[p..p + n];
+    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+    // accessed.
+    let v = unsafe { _mm512_maskz_loadu_epi8((1u64 << n) - 1, b.as_ptr().cast()) };
+    _mm512_cvtepu8_epi16(_mm512_castsi512_si256(v))
+}
+
+/// The 32 16-bit values at `b[p..]` (only the first `n <= 32` read; the others 0).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn load_16x32<T: Copy>(b: &[T], p: usize, n: usize) -> __m512i {
+    const { assert!(std::mem::size_of::<T>() == 2) };
+    let b = &b[p..p + n];
+    // SAFETY: `T` is 2 bytes (checked at compile time); the mask enables the first n lanes,
+    // which `b` holds; masked-off lanes are not accessed.
+    unsafe { _mm512_maskz_loadu_epi16(((1u64 << n) - 1) as u32, b.as_ptr().cast()) }
+}
+
+/// Stores the first `n <= 32` 16-bit lanes of `v` to `b[p..p + n]`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn store_i16x32(b: &mut [i16], p: usize, n: usize, v: __m512i) {
+    let b = &mut b[p..p + n];
+    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+    // written.
+    unsafe { _mm512_mask_storeu_epi16(b.as_mut_ptr(), ((1u64 << n) - 1) as u32, v) }
+}
+
+/// The taps `c[k]`, `c[k + 1]` as the low and high `i16` of each 32-bit lane.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn tap_pair(c: &[i32; 4], k: usize) -> __m512i {
+    _mm512_set1_epi32((c[k + 1] << 16) | (c[k] & 0xffff))
+}
+
+/// The vertical pass for one sample type; `$flip` says whether the samples may not fit `i16`
+/// (and go into the filter as `s - 2^15`).
+macro_rules! dwt_s0_vertical_avx512 {
+    ($entry:ident, $kernel:ident, $t:ty, $load:ident, $flip:expr) => {
+        fn $entry(rows: [&[$t]; 4], bpc: u32, lo: &mut [i16], hi: &mut [i16]) {
+            // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512
+            // F, BW, CD and DQ.
+            unsafe { $kernel(rows, bpc, lo, hi) }
+        }
+
+        #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+        fn $kernel(rows: [&[$t]; 4], bpc: u32, lo: &mut [i16], hi: &mut [i16]) {
+            const FLIP: bool = $flip;
+            let w = lo.len();
+            assert!(hi.len() == w && (8..=16).contains(&bpc));
+            let add = 1i32 << (bpc - 1);
+            // (fir - off + add) >> bpc, the wrapping `- off + add` folded into one constant with
+            // the 2^15 * sum(taps) the flipped samples leave out.
+            let rnd = |sum: i32| {
+                let unflip = if FLIP { sum.wrapping_mul(1 << 15) } else { 0 };
+                _mm512_set1_epi32(add.wrapping_sub(sum.wrapping_mul(add)).wrapping_add(unflip))
+            };
+            let (rnd_lo, rnd_hi) = (rnd(DB2_LO_SUM), rnd(DB2_HI_SUM));
+            let flip = _mm512_set1_epi16(if FLIP { i16::MIN } else { 0 });
+            let sh = _mm_cvtsi32_si128(bpc as i32);
+            let (lo01, lo23) = (tap_pair(&DB2_LO, 0), tap_pair(&DB2_LO, 2));
+            let (hi01, hi23) = (tap_pair(&DB2_HI, 0), tap_pair(&DB2_HI, 2));
+            for j in (0..w).step_by(32) {
+                let n = (w - j).min(32);
+                let s = rows.map(|r| _mm512_xor_si512($load(r, j, n), flip));
+                // Per 128-bit lane, columns 0..4 of its 8 (`l`) and 4..8 (`h`).
+                let (l01, h01) = (
+                    _mm512_unpacklo_epi16(s[0], s[1]),
+                    _mm512_unpackhi_epi16(s[0], s[1]),
+                );
+                let (l23, h23) = (
+                    _mm512_unpacklo_epi16(s[2], s[3]),
+                    _mm512_unpackhi_epi16(s[2], s[3]),
+                );
+                let fir = |c01: __m512i, c23: __m512i, rnd: __m512i| {
+                    let f = |p01: __m512i, p23: __m512i| {
+                        let acc = _mm512_add_epi32(
+                            _mm512_madd_epi16(p01, c01),
+                            _mm512_madd_epi16(p23, c23),
+                        );
+                        _mm512_sra_epi32(_mm512_add_epi32(acc, rnd), sh)
+                    };
+                    _mm512_packs_epi32(f(l01, l23), f(h01, h23))
+                };
+                store_i16x32(lo, j, n, fir(lo01, lo23, rnd_lo));
+                store_i16x32(hi, j, n, fir(hi01, hi23, rnd_hi));
+            }
+        }
+    };
+}
+
+dwt_s0_vertical_avx512!(
+    dwt_s0_vertical_u8,
+    dwt_s0_vertical_u8_avx512,
+    u8,
+    load_u8x32_u16,
+    false
+);
+dwt_s0_vertical_avx512!(
+    dwt_s0_vertical_u16,
+    dwt_s0_vertical_u16_avx512,
+    u16,
+    load_16x32,
+    true
+);
+
+fn dwt_s0_horizontal(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi: &mut [i16]) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { dwt_s0_horizontal_avx512(tmp, ind_x, lo, hi) }
+}
+
+/// The horizontal pass. `ind_x` must come from [`super::scalar::dwt_indices`] for `tmp.len()`:
+/// its interior outputs `j` (`1 <= j`, `2j + 2 < w`) have the unmirrored taps `2j - 1 ..= 2j +
+/// 2`, which the vector loop reads directly.
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn dwt_s0_horizontal_avx512(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi: &mut [i16]) {
+    let (w, n) = (tmp.len(), ind_x.len());
+    let (lo, hi) = (&mut lo[..n], &mut hi[..n]);
+    // Interior outputs: 1 <= j < jend, with 2 * (jend - 1) + 2 <= w - 1.
+    let jend = if w >= 3 { ((w - 3) / 2 + 1).min(n) } else { 0 };
+    let (lo01, lo23) = (tap_pair(&DB2_LO, 0), tap_pair(&DB2_LO, 2));
+    let (hi01, hi23) = (tap_pair(&DB2_HI, 0), tap_pair(&DB2_HI, 2));
+    let rnd = _mm512_set1_epi32(32768);
+    let mut j = 1;
+    while j < jend {
+        let m = (jend - j).min(16);
+        // Outputs j .. j + m take taps (2j - 1 + 2k, 2j + 2k) from `a` and (2j + 1 + 2k,
+        // 2j + 2 + 2k) from `b`; the highest, 2(j + m - 1) + 2 <= 2(jend - 1) + 2, is in the row.
+        let a = load_16x32(tmp, 2 * j - 1, 2 * m);
+        let b = load_16x32(tmp, 2 * j + 1, 2 * m);
+        let fir = |c01: __m512i, c23: __m512i| {
+            let acc = _mm512_add_epi32(_mm512_madd_epi16(a, c01), _mm512_madd_epi16(b, c23));
+            _mm512_srai_epi32::<16>(_mm512_add_epi32(acc, rnd))
+        };
+        store_i32x16_i16(lo, j, m, fir(lo01, lo23));
+        store_i32x16_i16(hi, j, m, fir(hi01, hi23));
+        j += m;
+    }
+    let first = n.min(1);
+    scalar::dwt_s0_horizontal(tmp, &ind_x[..first], &mut lo[..first], &mut hi[..first]);
+    let j = j.max(first);
+    scalar::dwt_s0_horizontal(tmp, &ind_x[j..], &mut lo[j..], &mut hi[j..]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-1..3 DWT
+// ---------------------------------------------------------------------------------------------
+
+// The AVX-512 scale-1..3 DWT row kernels of `i32` samples, the AVX2 peers' method (the `i16` one
+// is [`dwt_s123_vertical_i16_avx512`]): every `int64` four-tap sum as even/odd lane pairs of `_mm512_mul_epi32` products (exact: `i32` samples times `i16` taps), the
+// rounding shift (at most 16) logical, which keeps the same low 32 bits as the scalar's
+// arithmetic one; vertical 16 columns per step, horizontal 8 outputs per step from two loads of
+// the tap run. A row's last, partial step is masked; only the mirrored edge outputs of the
+// horizontal pass go to the scalar kernel.
+
+/// `sum_k c[k] * x[k]` of the low 32-bit halves of the 64-bit lanes, in 64 bits.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn fir4_epi64(c: &[__m512i; 4], x: &[__m512i; 4]) -> __m512i {
+    _mm512_add_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(x[0], c[0]), _mm512_mul_epi32(x[1], c[1])),
+        _mm512_add_epi64(_mm512_mul_epi32(x[2], c[2]), _mm512_mul_epi32(x[3], c[3])),
+    )
+}
+
+/// The 16 `i32` at `b[p..]` (only the first `n <= 16` read; the others 0).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn load_i32x16(b: &[i32], p: usize, n: usize) -> __m512i {
+    let b = &b[p..p + n];
+    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+    // accessed.
+    unsafe { _mm512_maskz_loadu_epi32(((1u32 << n) - 1) as u16, b.as_ptr()) }
+}
+
+/// Stores the first `n <= 16` 32-bit lanes of `v` to `b[p..p + n]`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn store_i32x16(b: &mut [i32], p: usize, n: usize, v: __m512i) {
+    let b = &mut b[p..p + n];
+    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+    // written.
+    unsafe { _mm512_mask_storeu_epi32(b.as_mut_ptr(), ((1u32 << n) - 1) as u16, v) }
+}
+
+/// The scale-1..3 vertical pass for one sample type.
+macro_rules! dwt_s123_vertical_avx512 {
+    ($entry:ident, $kernel:ident, $t:ty, $load:ident) => {
+        fn $entry(rows: [&[$t]; 4], scale: usize, lo: &mut [i32], hi: &mut [i32]) {
+            // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512
+            // F, BW, CD and DQ.
+            unsafe { $kernel(rows, scale, lo, hi) }
+        }
+
+        #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+        fn $kernel(rows: [&[$t]; 4], scale: usize, lo: &mut [i32], hi: &mut [i32]) {
+            let w = lo.len();
+            assert!(hi.len() == w);
+            let (add, shift) = DWT_S123_VERTICAL_ROUND[scale - 1];
+            let add = _mm512_set1_epi64(add);
+            let sh = _mm_cvtsi32_si128(shift as i32);
+            let clo = DB2_LO.map(|c| _mm512_set1_epi32(c));
+            let chi = DB2_HI.map(|c| _mm512_set1_epi32(c));
+            for j in (0..w).step_by(16) {
+                let n = (w - j).min(16);
+                let e = rows.map(|r| $load(r, j, n));
+                let o = e.map(|v| _mm512_srli_epi64::<32>(v));
+                let round = |c: &[__m512i; 4]| {
+                    let f = |x: &[__m512i; 4]| {
+                        _mm512_srl_epi64(_mm512_add_epi64(fir4_epi64(c, x), add), sh)
+                    };
+                    _mm512_mask_blend_epi32(0xaaaa, f(&e), _mm512_slli_epi64::<32>(f(&o)))
+                };
+                store_i32x16(lo, j, n, round(&clo));
+                store_i32x16(hi, j, n, round(&chi));
+            }
+        }
+    };
+}
+
+/// The 16 16-bit values at `b[p..]` (only the first `n <= 16` read; the others 0), their bits
+/// zero-extended to 32-bit lanes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn load_16x16_u32<T: Copy>(b: &[T], p: usize, n: usize) -> __m512i {
+    _mm512_cvtepu16_epi32(_mm512_castsi512_si256(load_16x32(b, p, n)))
+}
+
+/// The low 16 bits of the lanes of `a` (zero-extended 16-bit values) and of `b` side by side
+/// as the low and high halves of 32-bit lanes, for `_mm512_madd_epi16`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn pair16(a: __m512i, b: __m512i) -> __m512i {
+    _mm512_or_si512(a, _mm512_slli_epi32::<16>(b))
+}
+
+fn dwt_s123_vertical_i16(rows: [&[i16]; 4], scale: usize, lo: &mut [i32], hi: &mut [i32]) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW, CD
+    // and DQ.
+    unsafe { dwt_s123_vertical_i16_avx512(rows, scale, lo, hi) }
+}
+
+/// The scale-1..3 vertical pass of `i16` samples (the scale-0 approximation band), 16 columns
+/// per step in `int32`: rows 0 and 1 (2 and 3) side by side as the halves of 32-bit lanes, each
+/// pair filtered by one `_mm512_madd_epi16`. The scalar's `int64` sum fits `int32` here
+/// (`|sum| <= 2^15 * sum(|taps|) = 2^15 * 54822 < 2^31 - 2^15`, rounding term included), so the
+/// `int32` sum and arithmetic shift are the scalar's exactly.
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn dwt_s123_vertical_i16_avx512(rows: [&[i16]; 4], scale: usize, lo: &mut [i32], hi: &mut [i32]) {
+    let w = lo.len();
+    assert!(hi.len() == w);
+    let (add, shift) = DWT_S123_VERTICAL_ROUND[scale - 1];
+    let add = _mm512_set1_epi32(add as i32);
+    let sh = _mm_cvtsi32_si128(shift as i32);
+    let (lo01, lo23) = (tap_pair(&DB2_LO, 0), tap_pair(&DB2_LO, 2));
+    let (hi01, hi23) = (tap_pair(&DB2_HI, 0), tap_pair(&DB2_HI, 2));
+    for j in (0..w).step_by(16) {
+        let n = (w - j).min(16);
+        let s = rows.map(|r| load_16x16_u32(r, j, n));
+        let (p01, p23) = (pair16(s[0], s[1]), pair16(s[2], s[3]));
+        let fir = |c01: __m512i, c23: __m512i| {
+            let acc = _mm512_add_epi32(_mm512_madd_epi16(p01, c01), _mm512_madd_epi16(p23, c23));
+            _mm512_sra_epi32(_mm512_add_epi32(acc, add), sh)
+        };
+        store_i32x16(lo, j, n, fir(lo01, lo23));
+        store_i32x16(hi, j, n, fir(hi01, hi23));
+    }
+}
+
+dwt_s123_vertical_avx512!(
+    dwt_s123_vertical_i32,
+    dwt_s123_vertical_i32_avx512,
+    i32,
+    load_i32x16
+);
+
+fn dwt_s123_horizontal(
+    tmp: &[i32],
+    ind_x: &[[usize; 4]],
+    scale: usize,
+    lo: &mut [i32],
+    hi: &mut [i32],
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { dwt_s123_horizontal_avx512(tmp, ind_x, scale, lo, hi) }
+}
+
+/// The scale-1..3 horizontal pass. `ind_x` must come from [`super::scalar::dwt_indices`] for
+/// `tmp.len()`: its interior outputs `j` (`1 <= j`, `2j + 2 < w`) have the unmirrored taps
+/// `2j - 1 ..= 2j + 2`, which the vector loop reads directly.
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn dwt_s123_horizontal_avx512(
+    tmp: &[i32],
+    ind_x: &[[usize; 4]],
+    scale: usize,
+    lo: &mut [i32],
+    hi: &mut [i32],
+) {
+    let (w, n) = (tmp.len(), ind_x.len());
+    let (lo, hi) = (&mut lo[..n], &mut hi[..n]);
+    let jend = if w >= 3 { ((w - 3) / 2 + 1).min(n) } else { 0 };
+    let (add, shift) = DWT_S123_HORIZONTAL_ROUND[scale - 1];
+    let add = _mm512_set1_epi64(add);
+    let sh = _mm_cvtsi32_si128(shift as i32);
+    let clo = DB2_LO.map(|c| _mm512_set1_epi32(c));
+    let chi = DB2_HI.map(|c| _mm512_set1_epi32(c));
+    let mut j = 1;
+    while j < jend {
+        let m = (jend - j).min(8);
+        // Outputs j .. j + m: taps 0 and 1 are the even and odd lanes of the run from 2j - 1,
+        // taps 2 and 3 those of the run from 2j + 1; the highest, 2(j + m - 1) + 2 <=
+        // 2(jend - 1) + 2, is in the row.
+        let a = load_i32x16(tmp, 2 * j - 1, 2 * m);
+        let b = load_i32x16(tmp, 2 * j + 1, 2 * m);
+        let taps = [a, _mm512_srli_epi64::<32>(a), b, _mm512_srli_epi64::<32>(b)];
+        let round =
+            |c: &[__m512i; 4]| _mm512_srl_epi64(_mm512_add_epi64(fir4_epi64(c, &taps), add), sh);
+        store_i64x8_i32(lo, j, m, round(&clo));
+        store_i64x8_i32(hi, j, m, round(&chi));
+        j += m;
+    }
+    let first = n.min(1);
+    scalar::dwt_s123_horizontal(
+        tmp,
+        &ind_x[..first],
+        scale,
+        &mut lo[..first],
+        &mut hi[..first],
+    );
+    let j = j.max(first);
+    scalar::dwt_s123_horizontal(tmp, &ind_x[j..], scale, &mut lo[j..], &mut hi[j..]);
 }

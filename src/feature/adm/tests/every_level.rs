@@ -76,7 +76,9 @@ fn dwt_s0_kernels_match_scalar_at_every_level() {
         s ^= s << 17;
         s
     };
-    let widths = (1..=70).chain([95, 96, 97, 129, 130, 193, 257, 258, 321, 322, 961]);
+    let widths = (1..=70).chain([
+        95, 96, 97, 127, 128, 129, 130, 193, 255, 256, 257, 258, 321, 322, 961,
+    ]);
     for w in widths {
         for h in [1usize, 2, 5, 8] {
             for bpc in [8u32, 10, 12, 16] {
@@ -395,7 +397,7 @@ fn dwt_s123_kernels_match_scalar_at_every_level() {
         s ^= s << 17;
         s
     };
-    for w in (1..=40).chain([63, 64, 65, 66, 129, 241]) {
+    for w in (1..=40).chain([47, 48, 49, 63, 64, 65, 66, 95, 96, 97, 127, 128, 129, 241]) {
         for h in [1usize, 2, 5, 8] {
             for kind in 0..3 {
                 let stride = w + 2;
@@ -467,7 +469,7 @@ fn csf_kernels_match_scalar_at_every_level() {
         s ^= s << 17;
         s
     };
-    for w in (1..=40).chain([63, 64, 65, 331]) {
+    for w in (1..=40).chain([47, 48, 49, 63, 64, 65, 127, 128, 331]) {
         let h = 3;
         let n = w * h;
         let regs = [
