@@ -5,6 +5,7 @@
 //!   [`super::scalar::dwt_s0_horizontal`]);
 //! * the scale-1..3 DWT row kernels ([`super::scalar::dwt_s123_vertical`],
 //!   [`super::scalar::dwt_s123_horizontal`]);
+//! * [`super::scalar::csf_s0`] / [`super::scalar::csf_s123`]: see [`csf_s0`] / [`csf_s123`];
 //! * [`super::scalar::cm_s0_interior`]: see [`cm_s0_interior`];
 //! * [`super::scalar::decouple_s0`]: see [`decouple_s0`];
 //! * [`super::scalar::decouple_s123`]: see [`decouple_s123`].
@@ -19,7 +20,10 @@ use core::arch::x86_64::*;
 use std::ops::Range;
 
 use super::scalar::{self, Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND};
-use super::tables::{COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, ONE_BY_15};
+use super::tables::{
+    COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, FIX_ONE_BY_30,
+    I4_FIX_ONE_BY_30, ONE_BY_15,
+};
 use super::Kernels;
 
 /// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
@@ -38,6 +42,8 @@ pub(super) fn install(k: &mut Kernels) {
     k.dwt_s123_vertical_i16 = dwt_s123_vertical_i16;
     k.dwt_s123_vertical_i32 = dwt_s123_vertical_i32;
     k.dwt_s123_horizontal = dwt_s123_horizontal;
+    k.csf_s0 = csf_s0;
+    k.csf_s123 = csf_s123;
     k.cm_s0_interior = cm_s0_interior;
     k.decouple_s0 = decouple_s0;
     k.decouple_s123 = decouple_s123;
@@ -285,10 +291,15 @@ fn decouple_s0_avx512(
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn load_i16x16_i32(b: &[i16], p: usize, n: usize) -> __m512i {
     let b = &b[p..p + n];
-    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
-    // accessed.
-    let v = unsafe { _mm512_maskz_loadu_epi16((1u32 << n) - 1, b.as_ptr()) };
-    _mm512_cvtepi16_epi32(_mm512_castsi512_si256(v))
+    let v = if n == 16 {
+        // SAFETY: `b` holds 16 `i16` (32 bytes); the load is unaligned.
+        unsafe { _mm256_loadu_si256(b.as_ptr().cast()) }
+    } else {
+        // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+        // accessed.
+        _mm512_castsi512_si256(unsafe { _mm512_maskz_loadu_epi16((1u32 << n) - 1, b.as_ptr()) })
+    };
+    _mm512_cvtepi16_epi32(v)
 }
 
 /// Stores the low 16 bits of the first `n <= 16` 32-bit lanes of `v` to `b[p..p + n]` (C's
@@ -297,10 +308,17 @@ fn load_i16x16_i32(b: &[i16], p: usize, n: usize) -> __m512i {
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn store_i32x16_i16(b: &mut [i16], p: usize, n: usize, v: __m512i) {
     let b = &mut b[p..p + n];
-    let v = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(v));
-    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
-    // written.
-    unsafe { _mm512_mask_storeu_epi16(b.as_mut_ptr(), (1u32 << n) - 1, v) }
+    let v = _mm512_cvtepi32_epi16(v);
+    if n == 16 {
+        // SAFETY: `b` holds 16 `i16` (32 bytes); the store is unaligned.
+        unsafe { _mm256_storeu_si256(b.as_mut_ptr().cast(), v) }
+    } else {
+        // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+        // written.
+        unsafe {
+            _mm512_mask_storeu_epi16(b.as_mut_ptr(), (1u32 << n) - 1, _mm512_castsi256_si512(v))
+        }
+    }
 }
 
 /// The low (`hi` false) or high 8 `i32` lanes of `v` as `double`s.
@@ -494,10 +512,17 @@ fn load_i32x8_i64(b: &[i32], p: usize, n: usize) -> __m512i {
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn store_i64x8_i32(b: &mut [i32], p: usize, n: usize, v: __m512i) {
     let b = &mut b[p..p + n];
-    let v = _mm512_castsi256_si512(_mm512_cvtepi64_epi32(v));
-    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
-    // written.
-    unsafe { _mm512_mask_storeu_epi32(b.as_mut_ptr(), (1u16 << n) - 1, v) }
+    let v = _mm512_cvtepi64_epi32(v);
+    if n == 8 {
+        // SAFETY: `b` holds 8 `i32` (32 bytes); the store is unaligned.
+        unsafe { _mm256_storeu_si256(b.as_mut_ptr().cast(), v) }
+    } else {
+        // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+        // written.
+        unsafe {
+            _mm512_mask_storeu_epi32(b.as_mut_ptr(), (1u16 << n) - 1, _mm512_castsi256_si512(v))
+        }
+    }
 }
 
 /// Samples `p .. p + n` (`n <= 8`) of [`decouple_s123_avx512`]; `out` is `[r_h, r_v, r_d, a_h,
@@ -624,10 +649,17 @@ fn decouple_s123_step(
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn load_u8x32_u16(b: &[u8], p: usize, n: usize) -> __m512i {
     let b = &b[p..p + n];
-    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
-    // accessed.
-    let v = unsafe { _mm512_maskz_loadu_epi8((1u64 << n) - 1, b.as_ptr().cast()) };
-    _mm512_cvtepu8_epi16(_mm512_castsi512_si256(v))
+    let v = if n == 32 {
+        // SAFETY: `b` holds 32 `u8`; the load is unaligned.
+        unsafe { _mm256_loadu_si256(b.as_ptr().cast()) }
+    } else {
+        // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+        // accessed.
+        _mm512_castsi512_si256(unsafe {
+            _mm512_maskz_loadu_epi8((1u64 << n) - 1, b.as_ptr().cast())
+        })
+    };
+    _mm512_cvtepu8_epi16(v)
 }
 
 /// The 32 16-bit values at `b[p..]` (only the first `n <= 32` read; the others 0).
@@ -636,9 +668,15 @@ fn load_u8x32_u16(b: &[u8], p: usize, n: usize) -> __m512i {
 fn load_16x32<T: Copy>(b: &[T], p: usize, n: usize) -> __m512i {
     const { assert!(std::mem::size_of::<T>() == 2) };
     let b = &b[p..p + n];
-    // SAFETY: `T` is 2 bytes (checked at compile time); the mask enables the first n lanes,
-    // which `b` holds; masked-off lanes are not accessed.
-    unsafe { _mm512_maskz_loadu_epi16(((1u64 << n) - 1) as u32, b.as_ptr().cast()) }
+    if n == 32 {
+        // SAFETY: `T` is 2 bytes (checked at compile time), so `b` holds 64 bytes; the load is
+        // unaligned.
+        unsafe { _mm512_loadu_si512(b.as_ptr().cast()) }
+    } else {
+        // SAFETY: `T` is 2 bytes (checked at compile time); the mask enables the first n lanes,
+        // which `b` holds; masked-off lanes are not accessed.
+        unsafe { _mm512_maskz_loadu_epi16(((1u64 << n) - 1) as u32, b.as_ptr().cast()) }
+    }
 }
 
 /// Stores the first `n <= 32` 16-bit lanes of `v` to `b[p..p + n]`.
@@ -646,9 +684,14 @@ fn load_16x32<T: Copy>(b: &[T], p: usize, n: usize) -> __m512i {
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn store_i16x32(b: &mut [i16], p: usize, n: usize, v: __m512i) {
     let b = &mut b[p..p + n];
-    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
-    // written.
-    unsafe { _mm512_mask_storeu_epi16(b.as_mut_ptr(), ((1u64 << n) - 1) as u32, v) }
+    if n == 32 {
+        // SAFETY: `b` holds 32 `i16` (64 bytes); the store is unaligned.
+        unsafe { _mm512_storeu_si512(b.as_mut_ptr().cast(), v) }
+    } else {
+        // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+        // written.
+        unsafe { _mm512_mask_storeu_epi16(b.as_mut_ptr(), ((1u64 << n) - 1) as u32, v) }
+    }
 }
 
 /// The taps `c[k]`, `c[k + 1]` as the low and high `i16` of each 32-bit lane.
@@ -794,9 +837,14 @@ fn fir4_epi64(c: &[__m512i; 4], x: &[__m512i; 4]) -> __m512i {
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn load_i32x16(b: &[i32], p: usize, n: usize) -> __m512i {
     let b = &b[p..p + n];
-    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
-    // accessed.
-    unsafe { _mm512_maskz_loadu_epi32(((1u32 << n) - 1) as u16, b.as_ptr()) }
+    if n == 16 {
+        // SAFETY: `b` holds 16 `i32` (64 bytes); the load is unaligned.
+        unsafe { _mm512_loadu_si512(b.as_ptr().cast()) }
+    } else {
+        // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+        // accessed.
+        unsafe { _mm512_maskz_loadu_epi32(((1u32 << n) - 1) as u16, b.as_ptr()) }
+    }
 }
 
 /// Stores the first `n <= 16` 32-bit lanes of `v` to `b[p..p + n]`.
@@ -804,9 +852,14 @@ fn load_i32x16(b: &[i32], p: usize, n: usize) -> __m512i {
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn store_i32x16(b: &mut [i32], p: usize, n: usize, v: __m512i) {
     let b = &mut b[p..p + n];
-    // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
-    // written.
-    unsafe { _mm512_mask_storeu_epi32(b.as_mut_ptr(), ((1u32 << n) - 1) as u16, v) }
+    if n == 16 {
+        // SAFETY: `b` holds 16 `i32` (64 bytes); the store is unaligned.
+        unsafe { _mm512_storeu_si512(b.as_mut_ptr().cast(), v) }
+    } else {
+        // SAFETY: the mask enables the first n lanes, which `b` holds; masked-off lanes are not
+        // written.
+        unsafe { _mm512_mask_storeu_epi32(b.as_mut_ptr(), ((1u32 << n) - 1) as u16, v) }
+    }
 }
 
 /// The scale-1..3 vertical pass for one sample type.
@@ -956,4 +1009,130 @@ fn dwt_s123_horizontal_avx512(
     );
     let j = j.max(first);
     scalar::dwt_s123_horizontal(tmp, &ind_x[j..], scale, &mut lo[j..], &mut hi[j..]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSF
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX-512 [`CsfS0`](super::CsfS0): the AVX2 peer's `int32` arithmetic (the products wrap
+/// as the scalar's `int32` ones) 32 samples per step, on the even and odd samples of a 16-bit
+/// vector sign-extended in place to 32-bit lanes (no lane crossing), the two results put back
+/// together from their low 16 bits (C's narrowing cast); a row's last, partial step is masked.
+fn csf_s0(
+    src: [&[i16]; 3],
+    csf: [&mut [i16]; 3],
+    flt: [&mut [i16]; 3],
+    stride: usize,
+    reg: Region,
+    i_rfactor: [u16; 3],
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { csf_s0_avx512(src, csf, flt, stride, reg, i_rfactor) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn csf_s0_avx512(
+    src_hvd: [&[i16]; 3],
+    csf_hvd: [&mut [i16]; 3],
+    flt_hvd: [&mut [i16]; 3],
+    stride: usize,
+    reg: Region,
+    i_rfactor: [u16; 3],
+) {
+    const SHIFT: [i32; 3] = [15, 15, 17];
+    const ADD: [i32; 3] = [16384, 16384, 65535];
+    let k30 = _mm512_set1_epi32(FIX_ONE_BY_30);
+    let r2048 = _mm512_set1_epi32(2048);
+    // The odd 16-bit lanes' low 16 bits over the even ones'.
+    let join = |even: __m512i, odd: __m512i| {
+        _mm512_mask_blend_epi16(0xaaaa_aaaa, even, _mm512_slli_epi32::<16>(odd))
+    };
+    for (b, ((src, csf), flt)) in src_hvd.into_iter().zip(csf_hvd).zip(flt_hvd).enumerate() {
+        let rf = _mm512_set1_epi32(i_rfactor[b] as i32);
+        let add = _mm512_set1_epi32(ADD[b]);
+        let sh = _mm_cvtsi32_si128(SHIFT[b]);
+        // (csf, flt) of 16 samples in 32-bit lanes.
+        let step = |s: __m512i| {
+            let c = _mm512_sra_epi32(_mm512_add_epi32(_mm512_mullo_epi32(rf, s), add), sh);
+            let c = _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(c));
+            let f = _mm512_srai_epi32::<12>(_mm512_add_epi32(
+                _mm512_mullo_epi32(k30, _mm512_abs_epi32(c)),
+                r2048,
+            ));
+            (c, f)
+        };
+        for i in reg.top..reg.bottom {
+            for j in (reg.left..reg.right).step_by(32) {
+                let (p, n) = (i * stride + j, (reg.right - j).min(32));
+                let s = load_16x32(src, p, n);
+                let (ce, fe) = step(_mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(s)));
+                let (co, fo) = step(_mm512_srai_epi32::<16>(s));
+                store_i16x32(csf, p, n, join(ce, co));
+                store_i16x32(flt, p, n, join(fe, fo));
+            }
+        }
+    }
+}
+
+/// The AVX-512 [`CsfS123`](super::CsfS123), the AVX2 peer's method 16 samples per step: the
+/// 64-bit products as even/odd lane pairs (the unsigned Q32 weight as a signed product plus
+/// `x << 32`; `>> 28` logical, `>> 32` as the high halves); a row's last, partial step is masked.
+fn csf_s123(
+    src: [&[i32]; 3],
+    csf: [&mut [i32]; 3],
+    flt: [&mut [i32]; 3],
+    stride: usize,
+    reg: Region,
+    i_rfactor: [u32; 3],
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { csf_s123_avx512(src, csf, flt, stride, reg, i_rfactor) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn csf_s123_avx512(
+    src_hvd: [&[i32]; 3],
+    csf_hvd: [&mut [i32]; 3],
+    flt_hvd: [&mut [i32]; 3],
+    stride: usize,
+    reg: Region,
+    i_rfactor: [u32; 3],
+) {
+    // I4_FIX_ONE_BY_30 < 2^31: a valid signed 32-bit multiplier.
+    let k30 = _mm512_set1_epi32(I4_FIX_ONE_BY_30 as i32);
+    let add32 = _mm512_set1_epi64(i32::MIN as i64);
+    let r27 = _mm512_set1_epi64(1 << 27);
+    for (b, ((src, csf), flt)) in src_hvd.into_iter().zip(csf_hvd).zip(flt_hvd).enumerate() {
+        let rf = _mm512_set1_epi32(i_rfactor[b] as i32);
+        let hi_rf = i_rfactor[b] >= 1 << 31;
+        // ((s * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
+        let scaled = |xs: __m512i| {
+            let mut p = _mm512_mul_epi32(xs, rf);
+            if hi_rf {
+                p = _mm512_add_epi64(p, _mm512_slli_epi64::<32>(xs));
+            }
+            _mm512_srli_epi64::<28>(_mm512_add_epi64(p, r27))
+        };
+        for i in reg.top..reg.bottom {
+            for j in (reg.left..reg.right).step_by(16) {
+                let (p, n) = (i * stride + j, (reg.right - j).min(16));
+                let s = load_i32x16(src, p, n);
+                let c = _mm512_mask_blend_epi32(
+                    0xaaaa,
+                    scaled(s),
+                    _mm512_slli_epi64::<32>(scaled(_mm512_srli_epi64::<32>(s))),
+                );
+                // ((I4_FIX_ONE_BY_30 * |c| - 2^31) >> 32) as i32: the high halves.
+                let a = _mm512_abs_epi32(c);
+                let fe = _mm512_add_epi64(_mm512_mul_epi32(a, k30), add32);
+                let fo = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(a), k30), add32);
+                let f = _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64::<32>(fe), fo);
+                store_i32x16(csf, p, n, c);
+                store_i32x16(flt, p, n, f);
+            }
+        }
+    }
 }
