@@ -7,6 +7,7 @@
 //!   [`super::scalar::dwt_s123_horizontal`]);
 //! * [`super::scalar::csf_s0`] / [`super::scalar::csf_s123`]: see [`csf_s0`] / [`csf_s123`];
 //! * [`super::scalar::cm_s0_interior`]: see [`cm_s0_interior`];
+//! * [`super::scalar::cm_s123_interior`]: see [`cm_s123_interior`];
 //! * [`super::scalar::decouple_s0`]: see [`decouple_s0`];
 //! * [`super::scalar::decouple_s123`]: see [`decouple_s123`].
 //!
@@ -19,10 +20,12 @@
 use core::arch::x86_64::*;
 use std::ops::Range;
 
-use super::scalar::{self, Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND};
+use super::scalar::{
+    self, half_pow2_u32, Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND,
+};
 use super::tables::{
     COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, FIX_ONE_BY_30,
-    I4_FIX_ONE_BY_30, ONE_BY_15,
+    I4_FIX_ONE_BY_30, I4_ONE_BY_15, ONE_BY_15,
 };
 use super::Kernels;
 
@@ -45,6 +48,7 @@ pub(super) fn install(k: &mut Kernels) {
     k.csf_s0 = csf_s0;
     k.csf_s123 = csf_s123;
     k.cm_s0_interior = cm_s0_interior;
+    k.cm_s123_interior = cm_s123_interior;
     k.decouple_s0 = decouple_s0;
     k.decouple_s123 = decouple_s123;
 }
@@ -1133,6 +1137,150 @@ fn csf_s123_avx512(
                 store_i32x16(csf, p, n, c);
                 store_i32x16(flt, p, n, f);
             }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-1..3 contrast masking
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX-512 [`CmS123Interior`](super::CmS123Interior), the AVX2 peer's method 16 samples per
+/// step in 32-bit lanes: every 64-bit product as even/odd lane pairs, `x * rfactor` with the
+/// unsigned `rfactor` as a signed product plus `x << 32` where `rfactor >= 2^31` (equal modulo
+/// 2^64, all the scalar's wrapping product keeps), `>> 32` as the high halves, `>> 28` logical
+/// (the low 32 bits kept are the arithmetic shift's), the cube's arithmetic shift `vpsraq`; the
+/// row's last, partial step with masked loads, its missing lanes left out of the sums.
+fn cm_s123_interior(
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    rows: (usize, usize, usize),
+    cols: Range<usize>,
+    rfactor: [u32; 3],
+    shift_cub: u32,
+) -> [i64; 3] {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { cm_s123_interior_avx512(x_hvd, csf_hvd, flt_hvd, rows, cols, rfactor, shift_cub) }
+}
+
+/// The constants of [`cm_s123_step`].
+struct CmS123Consts {
+    rf: [__m512i; 3],
+    hi_rf: [bool; 3],
+    cub_add: __m512i,
+    cub_shift: __m128i,
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn cm_s123_interior_avx512(
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    rows: (usize, usize, usize),
+    cols: Range<usize>,
+    rfactor: [u32; 3],
+    shift_cub: u32,
+) -> [i64; 3] {
+    if cols.end <= cols.start {
+        return [0; 3];
+    }
+    // Column j reads columns j - 1 ..= j + 1 of the three rows (as the scalar kernel does).
+    assert!(cols.start >= 1);
+    let top = rows.0.max(rows.1).max(rows.2) + cols.end + 1;
+    assert!(x_hvd
+        .iter()
+        .chain(&csf_hvd)
+        .chain(&flt_hvd)
+        .all(|b| b.len() >= top));
+    let c = CmS123Consts {
+        rf: rfactor.map(|r| _mm512_set1_epi32(r as i32)),
+        hi_rf: rfactor.map(|r| r >= 1 << 31),
+        cub_add: _mm512_set1_epi64(half_pow2_u32(shift_cub) as i64),
+        cub_shift: _mm_cvtsi32_si128((shift_cub & 63) as i32),
+    };
+    let mut acc = [_mm512_setzero_si512(); 3];
+    for j in (cols.start..cols.end).step_by(16) {
+        let n = (cols.end - j).min(16);
+        cm_s123_step(x_hvd, csf_hvd, flt_hvd, rows, j, n, &c, &mut acc);
+    }
+    [
+        _mm512_reduce_add_epi64(acc[0]),
+        _mm512_reduce_add_epi64(acc[1]),
+        _mm512_reduce_add_epi64(acc[2]),
+    ]
+}
+
+/// Columns `j .. j + n` (`n <= 16`) of [`cm_s123_interior_avx512`], added to `acc` (per band,
+/// 64-bit lanes).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+#[allow(clippy::too_many_arguments)]
+fn cm_s123_step(
+    x_hvd: [&[i32]; 3],
+    csf_hvd: [&[i32]; 3],
+    flt_hvd: [&[i32]; 3],
+    rows: (usize, usize, usize),
+    j: usize,
+    n: usize,
+    c: &CmS123Consts,
+    acc: &mut [__m512i; 3],
+) {
+    let z = _mm512_setzero_si512();
+    // I4_ONE_BY_15 < 2^31: a valid signed 32-bit multiplier.
+    let k15 = _mm512_set1_epi32(I4_ONE_BY_15 as i32);
+    let add32 = _mm512_set1_epi64(i32::MIN as i64);
+    let r27 = _mm512_set1_epi64(1 << 27);
+    let sq_add = _mm512_set1_epi64(1 << 29);
+    let (u, m, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
+    let mut thr = z;
+    for b in 0..3 {
+        let f = flt_hvd[b];
+        let l = |at: usize| load_i32x16(f, at, n);
+        let nb = _mm512_add_epi32(
+            _mm512_add_epi32(
+                _mm512_add_epi32(l(u - 1), l(u)),
+                _mm512_add_epi32(l(u + 1), l(m - 1)),
+            ),
+            _mm512_add_epi32(
+                _mm512_add_epi32(l(m + 1), l(d - 1)),
+                _mm512_add_epi32(l(d), l(d + 1)),
+            ),
+        );
+        // ((I4_ONE_BY_15 * |csf| - 2^31) >> 32) as i32: the high halves of the 64-bit sums
+        // (|i32::MIN| wraps to itself, a signed multiplier, as in the scalar).
+        let a = _mm512_abs_epi32(load_i32x16(csf_hvd[b], m, n));
+        let pe = _mm512_add_epi64(_mm512_mul_epi32(a, k15), add32);
+        let po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(a), k15), add32);
+        let cc = _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64::<32>(pe), po);
+        thr = _mm512_add_epi32(thr, _mm512_add_epi32(nb, cc));
+    }
+    // The 64-bit lanes of the even (lane 2l) and odd (2l + 1) samples in the step.
+    let even = ((1u32 << n.div_ceil(2)) - 1) as u8;
+    let odd = ((1u32 << (n / 2)) - 1) as u8;
+    for b in 0..3 {
+        let xv = load_i32x16(x_hvd[b], m, n);
+        // ((x * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
+        let scaled = |xs: __m512i| {
+            let mut p = _mm512_mul_epi32(xs, c.rf[b]);
+            if c.hi_rf[b] {
+                p = _mm512_add_epi64(p, _mm512_slli_epi64::<32>(xs));
+            }
+            _mm512_srli_epi64::<28>(_mm512_add_epi64(p, r27))
+        };
+        let x = _mm512_mask_blend_epi32(
+            0xaaaa,
+            scaled(xv),
+            _mm512_slli_epi64::<32>(scaled(_mm512_srli_epi64::<32>(xv))),
+        );
+        let x = _mm512_max_epi32(_mm512_sub_epi32(_mm512_abs_epi32(x), thr), z);
+        for (x, lanes) in [(x, even), (_mm512_srli_epi64::<32>(x), odd)] {
+            // x in [0, 2^31): the square in u64, its low 32 bits taken as i32 (C's cast).
+            let sq = _mm512_srli_epi64::<30>(_mm512_add_epi64(_mm512_mul_epu32(x, x), sq_add));
+            let t = _mm512_add_epi64(_mm512_mul_epi32(sq, x), c.cub_add);
+            let t = _mm512_sra_epi64(t, c.cub_shift);
+            acc[b] = _mm512_mask_add_epi64(acc[b], lanes, acc[b], t);
         }
     }
 }
