@@ -183,7 +183,7 @@ impl Adm {
         );
         let area = pl.reg_pool.area();
         let shift = scalar::den_s0_shift(area);
-        let acc = scalar::csf_den_s0(b.ref_.hvd(), st, pl.reg_pool, shift);
+        let acc = k.csf_den_s0(b.ref_.hvd(), st, pl.reg_pool, shift);
         let den = scalar::csf_den_pool_s0(acc, shift, pl.rfactor, area, prm.noise_weight);
         let shifts = CmShiftsS0::new(pl.w, pl.h, self.isa);
         let acc = b.csf_cm(k, false, &pl, self.i_rfactor_s0, shifts);
@@ -235,8 +235,7 @@ impl Adm {
         );
         let area = pl.reg_pool.area();
         let den_shifts = scalar::den_s123_shifts(pl.reg_pool);
-        let acc =
-            scalar::csf_den_s123(b.ref_.hvd(), st, pl.reg_pool, s, den_shifts.0, den_shifts.1);
+        let acc = k.csf_den_s123(b.ref_.hvd(), st, pl.reg_pool, s, den_shifts.0, den_shifts.1);
         let den = scalar::csf_den_pool_s123(acc, s, den_shifts, pl.rfactor, area, prm.noise_weight);
         let irf = self.i_rfactor_s123[s - 1];
         let shifts = scalar::cm_s123_shifts(pl.w, pl.h);

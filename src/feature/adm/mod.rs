@@ -35,8 +35,9 @@ mod x86_64_avx512;
 
 pub use extractor::Adm;
 pub use kernels::{
-    CmS0Interior, CmS123Interior, CsfS0, CsfS123, DecoupleS0, DecoupleS123, DwtS0Horizontal,
-    DwtS0Sample, DwtS0Vertical, DwtS123Horizontal, DwtS123Sample, DwtS123Vertical, Kernels,
+    CmS0Interior, CmS123Interior, CsfDenS0, CsfDenS123, CsfS0, CsfS123, DecoupleS0, DecoupleS123,
+    DwtS0Horizontal, DwtS0Sample, DwtS0Vertical, DwtS123Horizontal, DwtS123Sample, DwtS123Vertical,
+    Kernels,
 };
 pub use params::{barten_csf, dwt_quant_step, AdmParams, CsfMode};
 pub use scores::AdmScores;

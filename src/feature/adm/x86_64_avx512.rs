@@ -6,6 +6,8 @@
 //! * the scale-1..3 DWT row kernels ([`super::scalar::dwt_s123_vertical`],
 //!   [`super::scalar::dwt_s123_horizontal`]);
 //! * [`super::scalar::csf_s0`] / [`super::scalar::csf_s123`]: see [`csf_s0`] / [`csf_s123`];
+//! * [`super::scalar::csf_den_s0`] / [`super::scalar::csf_den_s123`] (the denominators' integer
+//!   reductions, scalar at the AVX2 level): see [`csf_den_s0`] / [`csf_den_s123`];
 //! * [`super::scalar::cm_s0_interior`]: see [`cm_s0_interior`];
 //! * [`super::scalar::cm_s123_interior`]: see [`cm_s123_interior`];
 //! * [`super::scalar::decouple_s0`]: see [`decouple_s0`];
@@ -47,6 +49,8 @@ pub(super) fn install(k: &mut Kernels) {
     k.dwt_s123_horizontal = dwt_s123_horizontal;
     k.csf_s0 = csf_s0;
     k.csf_s123 = csf_s123;
+    k.csf_den_s0 = csf_den_s0;
+    k.csf_den_s123 = csf_den_s123;
     k.cm_s0_interior = cm_s0_interior;
     k.cm_s123_interior = cm_s123_interior;
     k.decouple_s0 = decouple_s0;
@@ -1283,4 +1287,97 @@ fn cm_s123_step(
             acc[b] = _mm512_mask_add_epi64(acc[b], lanes, acc[b], t);
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Denominators
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX-512 [`CsfDenS0`](super::CsfDenS0): 16 samples per step, `|x|` (2^15 for
+/// `i16::MIN`, as the scalar's `unsigned_abs`) squared in 32 bits (at most 2^30) and cubed in
+/// 64 as even/odd lane pairs (`_mm512_mul_epu32`), summed with the scalar's wrapping `u64`
+/// additions (the order of wrapping additions does not change their sum); each row's sum
+/// rounded as the scalar does. A row's last, partial step is masked (its missing lanes are 0,
+/// whose cube adds nothing).
+fn csf_den_s0(ref_hvd: [&[i16]; 3], stride: usize, reg: Region, shift: u32) -> [u64; 3] {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { csf_den_s0_avx512(ref_hvd, stride, reg, shift) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn csf_den_s0_avx512(ref_hvd: [&[i16]; 3], stride: usize, reg: Region, shift: u32) -> [u64; 3] {
+    let add: u64 = if shift > 0 { 1 << (shift - 1) } else { 0 };
+    let mut accum = [0u64; 3];
+    for (b, src) in ref_hvd.into_iter().enumerate() {
+        for i in reg.top..reg.bottom {
+            let (mut even, mut odd) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+            for j in (reg.left..reg.right).step_by(16) {
+                let (p, n) = (i * stride + j, (reg.right - j).min(16));
+                let x = _mm512_abs_epi32(load_i16x16_i32(src, p, n));
+                let sq = _mm512_mullo_epi32(x, x);
+                even = _mm512_add_epi64(even, _mm512_mul_epu32(sq, x));
+                let (sq, x) = (_mm512_srli_epi64::<32>(sq), _mm512_srli_epi64::<32>(x));
+                odd = _mm512_add_epi64(odd, _mm512_mul_epu32(sq, x));
+            }
+            let inner = _mm512_reduce_add_epi64(_mm512_add_epi64(even, odd)) as u64;
+            accum[b] = accum[b].wrapping_add(inner.wrapping_add(add) >> shift);
+        }
+    }
+    accum
+}
+
+/// The AVX-512 [`CsfDenS123`](super::CsfDenS123): 8 samples per step in 64-bit lanes, so every
+/// `u64` of the scalar kernel is a lane: `|x|` (2^31 for `i32::MIN`, as the scalar's
+/// `wrapping_abs() as u32`), its square exact (`_mm512_mul_epu32`), the product with the rounded
+/// square `vpmullq` (the low 64 bits, the scalar's wrapping product), the scalar's wrapping sums;
+/// each row's sum rounded as the scalar does. A row's last, partial step is masked, its missing
+/// lanes left out of the sums.
+fn csf_den_s123(
+    ref_hvd: [&[i32]; 3],
+    stride: usize,
+    reg: Region,
+    scale: usize,
+    shift_cub: u32,
+    shift_accum: u32,
+) -> [u64; 3] {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { csf_den_s123_avx512(ref_hvd, stride, reg, scale, shift_cub, shift_accum) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn csf_den_s123_avx512(
+    ref_hvd: [&[i32]; 3],
+    stride: usize,
+    reg: Region,
+    scale: usize,
+    shift_cub: u32,
+    shift_accum: u32,
+) -> [u64; 3] {
+    const SHIFT_SQ: [u32; 3] = [31, 30, 31];
+    let shift_sq = SHIFT_SQ[scale - 1];
+    let add_sq = _mm512_set1_epi64(1i64 << shift_sq);
+    let sh_sq = _mm_cvtsi32_si128(shift_sq as i32);
+    let add_cub = _mm512_set1_epi64(half_pow2_u32(shift_cub) as i64);
+    let sh_cub = _mm_cvtsi32_si128((shift_cub & 63) as i32);
+    let add_accum = half_pow2_u32(shift_accum) as u64;
+    let sa = shift_accum & 63;
+    let mut accum = [0u64; 3];
+    for (b, src) in ref_hvd.into_iter().enumerate() {
+        for i in reg.top..reg.bottom {
+            let mut acc = _mm512_setzero_si512();
+            for j in (reg.left..reg.right).step_by(8) {
+                let (p, n) = (i * stride + j, (reg.right - j).min(8));
+                let x = _mm512_abs_epi64(load_i32x8_i64(src, p, n));
+                let sq = _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epu32(x, x), add_sq), sh_sq);
+                let val =
+                    _mm512_srl_epi64(_mm512_add_epi64(_mm512_mullo_epi64(sq, x), add_cub), sh_cub);
+                acc = _mm512_mask_add_epi64(acc, ((1u32 << n) - 1) as u8, acc, val);
+            }
+            let inner = _mm512_reduce_add_epi64(acc) as u64;
+            accum[b] = accum[b].wrapping_add(inner.wrapping_add(add_accum) >> sa);
+        }
+    }
+    accum
 }

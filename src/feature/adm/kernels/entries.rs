@@ -113,6 +113,45 @@ impl Kernels {
         }
     }
 
+    /// The scale-0 denominator entry ([`super::CsfDenS0`]).
+    pub fn csf_den_s0(
+        &self,
+        ref_hvd: [&[i16]; 3],
+        stride: usize,
+        reg: Region,
+        shift: u32,
+    ) -> [u64; 3] {
+        let got = (self.csf_den_s0)(ref_hvd, stride, reg, shift);
+        #[cfg(feature = "check_simd")]
+        if self.checked() {
+            let want = scalar::csf_den_s0(ref_hvd, stride, reg, shift);
+            assert_eq!(got, want, "check_simd: adm csf_den_s0, {reg:?}");
+        }
+        got
+    }
+
+    /// The scale-1..3 denominator entry ([`super::CsfDenS123`]).
+    pub fn csf_den_s123(
+        &self,
+        ref_hvd: [&[i32]; 3],
+        stride: usize,
+        reg: Region,
+        scale: usize,
+        shift_cub: u32,
+        shift_accum: u32,
+    ) -> [u64; 3] {
+        let got = (self.csf_den_s123)(ref_hvd, stride, reg, scale, shift_cub, shift_accum);
+        #[cfg(feature = "check_simd")]
+        if self.checked() {
+            let want = scalar::csf_den_s123(ref_hvd, stride, reg, scale, shift_cub, shift_accum);
+            assert_eq!(
+                got, want,
+                "check_simd: adm csf_den_s123, {reg:?} scale {scale}"
+            );
+        }
+        got
+    }
+
     pub(super) fn dwt_s0_vertical<S: DwtS0Sample>(
         &self,
         rows: [&[S]; 4],

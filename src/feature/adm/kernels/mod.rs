@@ -47,6 +47,14 @@ pub type CsfS0 = fn([&[i16]; 3], [&mut [i16]; 3], [&mut [i16]; 3], usize, Region
 /// Scale-1..3 CSF ([`scalar::csf_s123`]).
 pub type CsfS123 = fn([&[i32]; 3], [&mut [i32]; 3], [&mut [i32]; 3], usize, Region, [u32; 3]);
 
+/// Integer part of the scale-0 denominator ([`scalar::csf_den_s0`]): the bands, their stride,
+/// the pooling region and the row shift.
+pub type CsfDenS0 = fn([&[i16]; 3], usize, Region, u32) -> [u64; 3];
+
+/// Integer part of the scale-1..3 denominator ([`scalar::csf_den_s123`]): the bands, their
+/// stride, the pooling region, the scale (1..=3), the cube shift and the row shift.
+pub type CsfDenS123 = fn([&[i32]; 3], usize, Region, usize, u32, u32) -> [u64; 3];
+
 /// Interior columns of the scale-0 masking ([`scalar::cm_s0_interior`]): the per-row sums of
 /// [`scalar::cm_s0`] over columns `cols` (`1 <= j`, `j + 1 < w`) of the row at offset `rows.1`,
 /// whose neighbour rows start at `rows.0` / `rows.2`; `cub` and `cub_add` are the cube shifts and
@@ -99,6 +107,10 @@ pub struct Kernels {
     pub csf_s0: CsfS0,
     /// See [`CsfS123`].
     pub csf_s123: CsfS123,
+    /// See [`CsfDenS0`].
+    pub csf_den_s0: CsfDenS0,
+    /// See [`CsfDenS123`].
+    pub csf_den_s123: CsfDenS123,
     /// See [`CmS0Interior`].
     pub cm_s0_interior: CmS0Interior,
     /// See [`CmS123Interior`].
@@ -119,6 +131,8 @@ impl Kernels {
         decouple_s123: scalar::decouple_s123,
         csf_s0: scalar::csf_s0,
         csf_s123: scalar::csf_s123,
+        csf_den_s0: scalar::csf_den_s0,
+        csf_den_s123: scalar::csf_den_s123,
         cm_s0_interior: scalar::cm_s0_interior,
         cm_s123_interior: scalar::cm_s123_interior,
     };

@@ -564,6 +564,91 @@ fn csf_kernels_match_scalar_at_every_level() {
     }
 }
 
+/// Every SIMD level's denominator reductions equal the scalar ones on random and extreme bands
+/// of many widths and regions, at the shifts the extractor uses and a few others.
+#[test]
+fn csf_den_kernels_match_scalar_at_every_level() {
+    let mut s = 0x7a3c_0ffe_e15b_2d49u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for w in (1..=40).chain([47, 48, 49, 63, 64, 65, 127, 128, 331]) {
+        let h = 4;
+        let n = w * h;
+        let regs = [
+            scalar::Region {
+                top: 0,
+                bottom: h,
+                left: 0,
+                right: w,
+            },
+            scalar::Region {
+                top: 1,
+                bottom: 3,
+                left: w.min(3),
+                right: w - w / 5,
+            },
+        ];
+        for kind in 0..3 {
+            let src16: Vec<Vec<i16>> = (0..3)
+                .map(|_| {
+                    (0..n)
+                        .map(|_| {
+                            let v = rnd() as i16;
+                            match kind {
+                                0 => v,
+                                1 => v % 500,
+                                _ => [i16::MIN, i16::MAX, 0, -1][(v & 3) as usize],
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let src32: Vec<Vec<i32>> = (0..3)
+                .map(|_| {
+                    (0..n)
+                        .map(|_| {
+                            let v = rnd() as i32;
+                            match kind {
+                                0 => v,
+                                1 => v % 70000,
+                                _ => [i32::MIN, i32::MAX, 0, -1][(v & 3) as usize],
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let t16 = [&src16[0][..], &src16[1][..], &src16[2][..]];
+            let t32 = [&src32[0][..], &src32[1][..], &src32[2][..]];
+            for reg in regs {
+                let (sc, sa) = scalar::den_s123_shifts(reg);
+                for level in sweep_levels("csf_den_kernels_match_scalar_at_every_level") {
+                    let k = Kernels::for_level(level);
+                    for shift in [scalar::den_s0_shift(reg.area()), 0, 3, 20] {
+                        assert_eq!(
+                            (k.csf_den_s0)(t16, w, reg, shift),
+                            scalar::csf_den_s0(t16, w, reg, shift),
+                            "{level:?} s0 w {w} kind {kind} {reg:?} shift {shift}"
+                        );
+                    }
+                    for scale in 1..=3 {
+                        for (sc, sa) in [(sc, sa), (0, 0), (5, 1), (9, 2)] {
+                            assert_eq!(
+                                (k.csf_den_s123)(t32, w, reg, scale, sc, sa),
+                                scalar::csf_den_s123(t32, w, reg, scale, sc, sa),
+                                "{level:?} s123 w {w} kind {kind} {reg:?} scale {scale} {sc} {sa}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Whole pictures through the extractor give the scalar kernels' values at every SIMD level, for
 /// every bit depth, libvmaf variant and a few option sets (widths where libvmaf's AVX2 and
 /// AVX-512 last DWT column applies included).

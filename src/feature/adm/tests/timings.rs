@@ -161,6 +161,12 @@ fn adm_kernel_timings() {
             );
             black_box(&c32);
         });
+        time("csf_den_s0", level, &mut || {
+            black_box((k.csf_den_s0)(tri16(&b16a), w0, reg(w0), 0));
+        });
+        time("csf_den_s123", level, &mut || {
+            black_box((k.csf_den_s123)(tri32(&b32a), w1, reg(w1), 1, 9, 3));
+        });
         time("cm_s0_interior", level, &mut || {
             let rows = (0, w0, 2 * w0);
             let irf = [40000, 40000, 30000];
