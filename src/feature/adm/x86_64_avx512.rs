@@ -14,7 +14,8 @@
 //! * [`super::scalar::decouple_s123`]: see [`decouple_s123`].
 //!
 //! Beyond AVX-512 F and BW ([`crate::cpu::CpuLevel::Avx512`]) the kernels use CD (`vplzcnt`) and
-//! DQ (`int64` to `float`/`double` conversions), which every AVX-512 CPU with BW also has. They
+//! DQ (`int64` to `float`/`double` conversions, `vpmullq`), which every AVX-512 CPU with BW also
+//! has. They
 //! are `#[target_feature]` functions reached only through safe entry points that [`install`]
 //! puts into the table after checking all four; that check is what every `unsafe` call of them
 //! relies on.
