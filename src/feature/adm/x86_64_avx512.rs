@@ -240,13 +240,13 @@ fn cm_s0_step<const TAIL: bool>(
 // Scale-0 decoupling
 // ---------------------------------------------------------------------------------------------
 
-/// The AVX-512 [`DecoupleS0`](super::DecoupleS0), the AVX2 peer's method 16 samples per step in
-/// 32-bit lanes: the angle test's dot products in `double` (exact for `i16` bands) rounded to
-/// `float` and back, 8 lanes at a time; the reciprocal gathered from `DIV_LOOKUP` and its 64-bit
-/// product with `t` as even/odd lane pairs; the gain limit in `double` with `minpd`/`maxpd`
-/// (which return the second operand unless the first is smaller/greater, as the scalar's
-/// comparisons) and `cvttpd2dq` (C's truncation, `INT32_MIN` out of range). A row's last,
-/// partial step is masked.
+/// The AVX-512 [`DecoupleS0`](super::DecoupleS0), 16 samples per step in 32-bit lanes: the angle
+/// test's dot products exact in `int32` (`vpmaddwd`, the one wrapping value told apart) rounded
+/// to `float`, compared in `double` 8 lanes at a time; as in the AVX2 peer, the reciprocal
+/// gathered from `DIV_LOOKUP` and its 64-bit product with `t` as even/odd lane pairs, the gain
+/// limit in `double` with `minpd`/`maxpd` (which return the second operand unless the first is
+/// smaller/greater, as the scalar's comparisons) and `cvttpd2dq` (C's truncation, `INT32_MIN`
+/// out of range). A row's last, partial step is masked.
 fn decouple_s0(
     ref_hvd: [&[i16]; 3],
     dis_hvd: [&[i16]; 3],
@@ -370,17 +370,36 @@ fn decouple_s0_step(
         load_i16x16_i32(dis_hvd[1], p, n),
         load_i16x16_i32(dis_hvd[2], p, n),
     ];
-    // The angle flag, 8 lanes per half in double ((float) of the exact integer, then / 4096).
-    let scaled = |x: __m512d| _mm512_mul_pd(_mm512_cvtps_pd(_mm512_cvtpd_ps(x)), c.inv4096);
+    // The angle flag. The dot products in `int32` by `madd` of the (h, v) pairs, exact but for
+    // 2^31 (both products 2^30), which wraps to INT32_MIN, a value no exact sum takes (the least
+    // is -2^31 + 2^16); `(float)` of them as `vcvtdq2ps` (correctly rounded, as C's of the
+    // `int64`). The comparisons in `double`, 8 lanes per half, without the scalar's `/ 4096` of
+    // each operand: those scale both sides by 2^-24 exactly (no value comes near the ends of the
+    // `double` range), which changes no rounding and so no comparison.
+    let pair = |a: __m512i, b: __m512i| {
+        _mm512_mask_blend_epi16(0xaaaa_aaaa, a, _mm512_slli_epi32::<16>(b))
+    };
+    let (op, tp) = (pair(o[0], o[1]), pair(t[0], t[1]));
+    let to_f32 = |d: __m512i| {
+        let wrapped = _mm512_cmpeq_epi32_mask(d, _mm512_set1_epi32(i32::MIN));
+        _mm512_mask_mov_ps(
+            _mm512_cvtepi32_ps(d),
+            wrapped,
+            _mm512_set1_ps(2_147_483_648.0),
+        )
+    };
+    let ot = to_f32(_mm512_madd_epi16(op, tp));
+    let om = to_f32(_mm512_madd_epi16(op, op));
+    let tm = to_f32(_mm512_madd_epi16(tp, tp));
     let flag_half = |hi: bool| {
-        let (o0, o1) = (half_pd(o[0], hi), half_pd(o[1], hi));
-        let (t0, t1) = (half_pd(t[0], hi), half_pd(t[1], hi));
-        let dot = |a0: __m512d, a1: __m512d, b0: __m512d, b1: __m512d| {
-            _mm512_add_pd(_mm512_mul_pd(a0, b0), _mm512_mul_pd(a1, b1))
+        let half = |v: __m512| {
+            _mm512_cvtps_pd(if hi {
+                _mm512_extractf32x8_ps::<1>(v)
+            } else {
+                _mm512_castps512_ps256(v)
+            })
         };
-        let ot = scaled(dot(o0, o1, t0, t1));
-        let om = scaled(dot(o0, o1, o0, o1));
-        let tm = scaled(dot(t0, t1, t0, t1));
+        let (ot, om, tm) = (half(ot), half(om), half(tm));
         let rhs = _mm512_mul_pd(_mm512_mul_pd(c.cos, om), tm);
         _mm512_cmp_pd_mask::<_CMP_GE_OQ>(ot, _mm512_setzero_pd())
             & _mm512_cmp_pd_mask::<_CMP_GE_OQ>(_mm512_mul_pd(ot, ot), rhs)

@@ -279,6 +279,50 @@ fn decouple_s0_kernels_match_scalar_at_every_level() {
     }
 }
 
+/// Every SIMD level's scale-0 decoupling equals the scalar one on every combination of extreme
+/// values of the three reference and three distorted bands (dot products and magnitudes up to
+/// 2^31, with and without the gain limit taking effect in each band).
+#[test]
+fn decouple_s0_extreme_orientations_match_scalar_at_every_level() {
+    let e = [i16::MIN, i16::MIN + 1, -1, 0, 1, 2, i16::MAX];
+    let mut o: [Vec<i16>; 3] = Default::default();
+    let mut t: [Vec<i16>; 3] = Default::default();
+    for mut idx in 0..e.len().pow(6) {
+        for b in o.iter_mut().chain(t.iter_mut()) {
+            b.push(e[idx % e.len()]);
+            idx /= e.len();
+        }
+    }
+    let w = o[0].len();
+    let reg = scalar::Region {
+        top: 0,
+        bottom: 1,
+        left: 0,
+        right: w,
+    };
+    for egl in [1.0, 100.0] {
+        let run = |k: DecoupleS0| {
+            let (mut r, mut a) = (vec![vec![7i16; w]; 3], vec![vec![7i16; w]; 3]);
+            {
+                let [r0, r1, r2] = &mut r[..] else {
+                    unreachable!()
+                };
+                let [a0, a1, a2] = &mut a[..] else {
+                    unreachable!()
+                };
+                let (ob, tb) = ([&o[0][..], &o[1], &o[2]], [&t[0][..], &t[1], &t[2]]);
+                k(ob, tb, [r0, r1, r2], [a0, a1, a2], w, reg, egl);
+            }
+            (r, a)
+        };
+        let want = run(scalar::decouple_s0);
+        for level in sweep_levels("decouple_s0_extreme_orientations_match_scalar_at_every_level") {
+            let got = run(Kernels::for_level(level).decouple_s0);
+            assert!(got == want, "{level:?} egl {egl}");
+        }
+    }
+}
+
 /// Every SIMD level's scale-1..3 decoupling equals the scalar one on random bands (wide `i32`
 /// values, values around 2^15 where the reciprocal switches to the 15 leading bits, near-parallel
 /// pairs that take the gain limit, extremes up to `INT32_MIN` where the rounding constant wraps)
