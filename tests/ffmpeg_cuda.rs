@@ -260,17 +260,7 @@ fn cuda_vs_cpu(case: &str, input: &Input, sw: &str, opts: &str) -> usize {
         format!(":{opts}")
     };
     let (cuda_out, cpu_out) = match input {
-        Input::Lavfi { .. } | Input::FilesUploaded { .. } => {
-            // Decoded (or generated) on the host; the CUDA run uploads both.
-            let (inputs, dis, reference) = match input {
-                Input::Lavfi { dis, reference } => (Vec::new(), dis.clone(), reference.clone()),
-                Input::FilesUploaded { dis, reference } => {
-                    let (d, r) = media_pair(dis, reference);
-                    let args = vec!["-i".to_string(), d, "-i".to_string(), r];
-                    (args, "[0:v]null".to_string(), "[1:v]null".to_string())
-                }
-                Input::Files { .. } => unreachable!("matched below"),
-            };
+        Input::Lavfi { dis, reference } => {
             let cuda_graph = format!(
                 "{dis},hwupload[m];{reference},hwupload[r];\
                  [m][r]vmaf_rs=backend=cuda:log_fmt=json:log_path={}{extra},\
@@ -282,19 +272,51 @@ fn cuda_vs_cpu(case: &str, input: &Input, sw: &str, opts: &str) -> usize {
                 "{dis}[m];{reference}[r];[m][r]vmaf_rs=backend=cpu:log_fmt=json:log_path={}{extra}",
                 cpu_log.display()
             );
-            let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
-            let run = |dev: &[&str], graph: &str| {
-                let mut a = dev.to_vec();
-                a.extend(&inputs);
-                a.extend(["-filter_complex", graph, "-f", "null", "-"]);
-                ffmpeg(&a)
-            };
             (
-                run(
-                    &["-init_hw_device", "cuda=cu", "-filter_hw_device", "cu"],
+                ffmpeg(&[
+                    "-init_hw_device",
+                    "cuda=cu",
+                    "-filter_hw_device",
+                    "cu",
+                    "-filter_complex",
                     &cuda_graph,
-                ),
-                run(&[], &cpu_graph),
+                    "-f",
+                    "null",
+                    "-",
+                ]),
+                ffmpeg(&["-filter_complex", &cpu_graph, "-f", "null", "-"]),
+            )
+        }
+        Input::FilesUploaded { dis, reference } => {
+            let (d, r) = media_pair(dis, reference);
+            let cuda_graph = format!(
+                "[0:v]hwupload[m];[1:v]hwupload[r];\
+                 [m][r]vmaf_rs=backend=cuda:log_fmt=json:log_path={}{extra},\
+                 hwdownload,format={sw},metadata=print:file={}",
+                cuda_log.display(),
+                meta.display()
+            );
+            let cpu_graph = format!(
+                "[0:v][1:v]vmaf_rs=backend=cpu:log_fmt=json:log_path={}{extra}",
+                cpu_log.display()
+            );
+            (
+                ffmpeg(&[
+                    "-init_hw_device",
+                    "cuda=cu",
+                    "-filter_hw_device",
+                    "cu",
+                    "-i",
+                    &d,
+                    "-i",
+                    &r,
+                    "-filter_complex",
+                    &cuda_graph,
+                    "-f",
+                    "null",
+                    "-",
+                ]),
+                ffmpeg(&["-i", &d, "-i", &r, "-lavfi", &cpu_graph, "-f", "null", "-"]),
             )
         }
         Input::Files { dis, reference } => {
