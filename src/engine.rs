@@ -206,7 +206,8 @@ struct Done {
 
 /// Lazily allocated per-stream state.
 struct Runtime {
-    pool: Option<rayon::ThreadPool>,
+    /// The worker threads (none with one thread: frames are extracted inline).
+    workers: Option<Workers>,
     /// Worker slots not extracting a frame (every slot between frames with one worker, and
     /// after a flush).
     slots: Vec<Slot>,
@@ -220,7 +221,8 @@ struct Runtime {
     order: VecDeque<u64>,
     /// Frames handed to workers whose answer has not come back.
     in_flight: usize,
-    done_tx: mpsc::Sender<Done>,
+    /// Answers of the workers (bounded by the slots in flight: no allocation per frame).
+    done_tx: mpsc::SyncSender<Done>,
     done_rx: mpsc::Receiver<Done>,
     /// Answers that came back before an earlier frame's: index → (scored, row, outcome).
     finished: BTreeMap<u64, (bool, Vec<f64>, Result<()>)>,
@@ -288,8 +290,55 @@ impl Runtime {
 impl Drop for Runtime {
     fn drop(&mut self) {
         // Jobs own what they use, but the caller may unload this code after dropping the
-        // engine: wait for every worker to finish.
+        // engine: wait for every job, then stop and join the threads.
         while self.take_done(true) {}
+        if let Some(w) = self.workers.take() {
+            drop(w.jobs);
+            for h in w.handles {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+/// The worker threads: each takes the next job from one shared queue (bounded, so handing a
+/// frame over allocates nothing) and sends its answer back.
+struct Workers {
+    jobs: mpsc::SyncSender<Job>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Workers {
+    /// Starts `n` threads extracting with `plan`, answering on `done`.
+    fn start(n: usize, plan: &Arc<Plan>, done: &mpsc::SyncSender<Done>) -> Result<Self> {
+        let (jobs, queue) = mpsc::sync_channel::<Job>(n);
+        let queue = Arc::new(std::sync::Mutex::new(queue));
+        let mut handles = Vec::with_capacity(n);
+        for i in 0..n {
+            let (plan, queue, done) = (Arc::clone(plan), Arc::clone(&queue), done.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("vmaf_rs-{i}"))
+                .spawn(move || loop {
+                    // One thread waits on the queue at a time; the others wait for the lock.
+                    let job = match queue.lock() {
+                        Ok(q) => q.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(job) = job else {
+                        return; // the engine is gone
+                    };
+                    if done.send(run_job(&plan, job)).is_err() {
+                        return;
+                    }
+                })
+                .map_err(|e| {
+                    Error::Resource(format!(
+                        "cannot start {n} worker threads (n_threads={n}): {e}; use fewer threads"
+                    ))
+                })?;
+            handles.push(h);
+        }
+        Ok(Workers { jobs, handles })
     }
 }
 
@@ -663,9 +712,10 @@ impl Engine {
                 .map(|(_, c)| c.len())
                 .max()
                 .unwrap_or(0);
-            let (done_tx, done_rx) = mpsc::channel();
+            // Room for one answer per worker slot: workers never wait to answer.
+            let (done_tx, done_rx) = mpsc::sync_channel(self.cfg.n_threads.max(1));
             self.rt = Some(Runtime {
-                pool: None,
+                workers: None,
                 slots: Vec::new(),
                 refs: Vec::new(),
                 dists: Vec::new(),
@@ -695,18 +745,7 @@ impl Engine {
         // Made once (the slots may all be out with workers later, the rings never go).
         if rt.refs.is_empty() {
             if workers > 1 {
-                rt.pool = Some(
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(workers)
-                        .thread_name(|i| format!("vmaf_rs-{i}"))
-                        .build()
-                        .map_err(|e| {
-                            Error::Resource(format!(
-                                "cannot start {workers} worker threads (n_threads={workers}): \
-                                 {e}; use fewer threads"
-                            ))
-                        })?,
-                );
+                rt.workers = Some(Workers::start(workers, plan, &rt.done_tx)?);
             }
             for _ in 0..workers {
                 let mut extractors = Vec::new();
@@ -828,14 +867,11 @@ impl Engine {
         };
         rt.order.push_back(index);
         rt.in_flight += 1;
-        match &rt.pool {
-            Some(pool) => {
-                let tx = rt.done_tx.clone();
-                pool.spawn(move || {
-                    // The receiver lives as long as the runtime, which waits for every job.
-                    let _ = tx.send(run_job(&plan, job));
-                });
-            }
+        match &rt.workers {
+            Some(w) => w
+                .jobs
+                .send(job)
+                .map_err(|_| Error::Internal("the worker threads stopped".into()))?,
             None => {
                 let done = run_job(&plan, job);
                 rt.store_done(done);
