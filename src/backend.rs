@@ -208,10 +208,11 @@ impl Engine {
         Ok(())
     }
 
-    /// Releases the GPU side: drains it, adds the extractors' totals (CUDA plans and CPU fallback), frees device
-    /// and pinned memory, unloads kernels and releases held frames (and our uploads' context).
-    /// Idempotent; the engine stays usable for its results. Call it while the frames' context is
-    /// still alive (FFmpeg: in the filter's uninit, before the hw device goes).
+    /// Releases the GPU side: drains it, adds the extractors' totals (CUDA plans and CPU
+    /// fallback), frees device and pinned memory, unloads kernels and releases held frames (and
+    /// our uploads' context). Idempotent; the engine stays usable for its results. Call it while
+    /// the frames' context is still alive (FFmpeg: in the filter's uninit, before the hw device
+    /// goes).
     pub fn release_gpu(&mut self) -> Result<()> {
         let r = self.drain_gpu();
         if let Some(gpu) = self.gpu.take() {

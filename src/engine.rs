@@ -14,7 +14,7 @@ use crate::feature::{self, names, Extractor, ExtractorConfig, ExtractorDef, Fram
 use crate::fidelity::{LibvmafIsa, LibvmafIsaMode};
 use crate::model::{FeatureSpec, Loaded, Model, ModelSpec, PoolMethod, PoolStats};
 use crate::picture::{OwnedPicture, Picture, PictureFormat};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
@@ -196,6 +196,9 @@ struct Job {
     slot: Slot,
 }
 
+/// A frame's answer kept until its row is accepted: scored, its row, the outcome.
+type Answered = (bool, Vec<f64>, Result<()>);
+
 /// A worker's answer: the frame, its slot (row written) and the outcome.
 struct Done {
     index: u64,
@@ -217,15 +220,17 @@ struct Runtime {
     /// Distorted pictures by frame index modulo its length, likewise.
     dists: Vec<Arc<OwnedPicture>>,
     temporals: Vec<(usize, Box<dyn Temporal>)>,
-    /// Frames handed to workers, in frame order, until their rows are accepted.
-    order: VecDeque<u64>,
     /// Frames handed to workers whose answer has not come back.
     in_flight: usize,
     /// Answers of the workers (bounded by the slots in flight: no allocation per frame).
     done_tx: mpsc::SyncSender<Done>,
     done_rx: mpsc::Receiver<Done>,
-    /// Answers that came back before an earlier frame's: index → (scored, row, outcome).
-    finished: BTreeMap<u64, (bool, Vec<f64>, Result<()>)>,
+    /// The frames handed to workers and not yet accepted, in frame order from `first_waiting`
+    /// (every `send` hands one over, so they are consecutive): (scored, row, outcome) once the
+    /// answer is in, `None` before.
+    waiting: VecDeque<Option<Answered>>,
+    /// Index of `waiting`'s first frame.
+    first_waiting: u64,
     spare_rows: Vec<Vec<f64>>,
     model_inputs: Vec<f64>,
     /// Every model's raw score of the frame being completed (bootstrap statistics).
@@ -258,7 +263,8 @@ impl Runtime {
         row.clear();
         row.extend_from_slice(&d.slot.row);
         self.slots.push(d.slot);
-        self.finished.insert(d.index, (d.scored, row, d.result));
+        let at = (d.index - self.first_waiting) as usize;
+        self.waiting[at] = Some((d.scored, row, d.result));
     }
 
     /// Waits until no worker holds ring entry `i` of `ring` (refs or dists), then borrows it.
@@ -720,11 +726,11 @@ impl Engine {
                 refs: Vec::new(),
                 dists: Vec::new(),
                 temporals,
-                order: VecDeque::new(),
                 in_flight: 0,
                 done_tx,
                 done_rx,
-                finished: BTreeMap::new(),
+                waiting: VecDeque::new(),
+                first_waiting: 0,
                 spare_rows: Vec::new(),
                 model_inputs: vec![0.0; n_inputs],
                 raw_scores: Vec::with_capacity(self.plan.models.len()),
@@ -865,7 +871,10 @@ impl Engine {
             }),
             slot,
         };
-        rt.order.push_back(index);
+        if rt.waiting.is_empty() {
+            rt.first_waiting = index;
+        }
+        rt.waiting.push_back(None);
         rt.in_flight += 1;
         match &rt.workers {
             Some(w) => w
@@ -896,13 +905,12 @@ impl Engine {
         }
         loop {
             let rt = self.rt.as_mut().expect("runtime");
-            let Some(&next) = rt.order.front() else {
+            let Some(Some(_)) = rt.waiting.front() else {
                 break;
             };
-            let Some((scored, row, result)) = rt.finished.remove(&next) else {
-                break;
-            };
-            rt.order.pop_front();
+            let (scored, row, result) = rt.waiting.pop_front().flatten().expect("checked");
+            let next = rt.first_waiting;
+            rt.first_waiting += 1;
             if let Err(e) = result {
                 rt.spare_rows.push(row);
                 return Err(e);
@@ -1243,7 +1251,7 @@ impl Engine {
         let index = self.next_index;
         let history = self.plan.dist_history();
         let rt = self.cpu_runtime()?;
-        if !rt.order.is_empty() {
+        if !rt.waiting.is_empty() {
             return Err(Error::State("send_context after send".into()));
         }
         let (nref, ndist) = (rt.refs.len(), rt.dists.len());

@@ -51,6 +51,17 @@ impl ChromaLayout {
             ChromaLayout::Yuv444 => (width, height),
         }
     }
+
+    /// libvmaf's size of the chroma planes it reads: `w >> 1` (and `h >> 1` for 4:2:0), rounded
+    /// down where FFmpeg's planes ([`ChromaLayout::chroma_size`]) round up; luma size for 4:4:4
+    /// and gray.
+    pub fn libvmaf_chroma_size(self, width: usize, height: usize) -> (usize, usize) {
+        match self {
+            ChromaLayout::Yuv420 => (width >> 1, height >> 1),
+            ChromaLayout::Yuv422 => (width >> 1, height),
+            ChromaLayout::Yuv444 | ChromaLayout::Gray => (width, height),
+        }
+    }
 }
 
 /// Size, bit depth and layout of a picture stream.
@@ -330,11 +341,7 @@ impl OwnedPicture {
     /// libvmaf's chroma size: `w >> 1` (and `h >> 1` for 4:2:0), rounded down where FFmpeg's
     /// planes round up; the copy takes their top-left part, as libvmaf's filter does.
     pub fn new(f: PictureFormat, chroma: bool) -> Self {
-        let (cw, ch) = match f.layout {
-            ChromaLayout::Yuv420 => (f.width >> 1, f.height >> 1),
-            ChromaLayout::Yuv422 => (f.width >> 1, f.height),
-            _ => (f.width, f.height),
-        };
+        let (cw, ch) = f.layout.libvmaf_chroma_size(f.width, f.height);
         OwnedPicture {
             luma: OwnedPlane::new(f.width, f.height, f.bpc),
             chroma: (chroma && f.layout != ChromaLayout::Gray)

@@ -187,10 +187,10 @@ impl PsnrValues {
 /// 4:2:0), rounded down.
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub(crate) fn plane_size(f: &PictureFormat, p: usize) -> (usize, usize) {
-    match (p, f.layout) {
-        (0, _) | (_, ChromaLayout::Yuv444) | (_, ChromaLayout::Gray) => (f.width, f.height),
-        (_, ChromaLayout::Yuv422) => (f.width >> 1, f.height),
-        (_, ChromaLayout::Yuv420) => (f.width >> 1, f.height >> 1),
+    if p == 0 {
+        (f.width, f.height)
+    } else {
+        f.layout.libvmaf_chroma_size(f.width, f.height)
     }
 }
 
