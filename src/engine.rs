@@ -739,7 +739,7 @@ impl Engine {
         Ok(self.rt.as_mut().expect("just created"))
     }
 
-    /// The CPU workers: thread pool, per-slot extractors and scratch, frame buffers. Made on the
+    /// The CPU workers: worker threads, per-slot extractors and scratch, frame buffers. Made on the
     /// first picture sent.
     fn cpu_runtime(&mut self) -> Result<&mut Runtime> {
         let workers = self.cfg.n_threads.max(1);
