@@ -22,11 +22,17 @@
 # time to the first score (a 1-frame run) and the total, NVDEC + CUDA against software decoding +
 # the CPU path (n_threads = all cores).
 #   scripts/bench.sh --nvdec-stage DIR ; scripts/bench.sh --nvdec DIR [--runs R]
+#
+# --ladder "1 3 6": ladder scoring, one reference against N renditions (the same distorted file N
+# times) in one `vmaf-rs -d ... -d ...` run, against N separate vmaf-rs runs and N separate libvmaf
+# runs (libvmaf scores one pair per run), each at --threads T (the first of --threads); prints the
+# seconds per rendition and the speed-up of the ladder over N separate runs.
+#   scripts/bench.sh --ladder "1 3 6" [--threads 1] [--frames N] [--runs R]
 set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $(...) stops the script
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-frames=120; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""; nvdec=""; nvdec_stage=""
+frames=120; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""; nvdec=""; nvdec_stage=""; ladder=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --frames) frames=$2; shift 2;;
@@ -37,6 +43,7 @@ while [ $# -gt 0 ]; do
         --nvdec-stage) nvdec_stage=$2; shift 2;;
         --features) features=$2; shift 2;;
         --model) model=$2; shift 2;;
+        --ladder) ladder=$2; shift 2;;
         *) echo "usage: $0 [--frames N] [--threads \"1 2\"] [--runs R] [--features F] [--model V] | --cuda [--runs R]" >&2; exit 2;;
     esac
 done
@@ -184,6 +191,37 @@ if [ -n "$model" ]; then
     fopt="$fopt:model=version=$model"
     cli_feat+=(-m "version=$model")
     echo "bench: model $model on both sides"
+fi
+
+if [ -n "$ladder" ]; then
+    t=${threads%% *}
+    # N separate runs, one after the other, as a pipeline without ladder scoring does them.
+    separate() {
+        for _ in $(seq "$2"); do
+            if [ "$1" = ours ]; then
+                "$cli" -q -r "$w/ref-$frames.yuv" -d "$w/dis-$frames.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t"
+            else
+                "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$frames.yuv" $raw -i "$w/ref-$frames.yuv" \
+                    -lavfi "libvmaf=n_threads=$t" -f null -
+            fi
+        done
+    }
+    printf '%-40s %8s %14s\n' "what (1080p, $frames frames, threads $t)" "seconds" "s / rendition"
+    summary=()
+    for n in $ladder; do
+        ds=(); for _ in $(seq "$n"); do ds+=(-d "$w/dis-$frames.yuv"); done
+        lt=$(time_cmd "$cli" -q -r "$w/ref-$frames.yuv" "${ds[@]}" -w 1920 -h 1080 -p 420 -b 8 --threads "$t")
+        st=$(time_cmd separate ours "$n")
+        vt=$(time_cmd separate libvmaf "$n")
+        per() { awk -v a="$1" -v n="$n" 'BEGIN {printf "%.3f", a / n}'; }
+        printf '%-40s %8.2f %14s\n' "vmaf-rs ladder, N=$n" "$lt" "$(per "$lt")"
+        printf '%-40s %8.2f %14s\n' "vmaf-rs, $n separate runs" "$st" "$(per "$st")"
+        printf '%-40s %8.2f %14s\n' "libvmaf (ffmpeg), $n separate runs" "$vt" "$(per "$vt")"
+        summary+=("N=$n: ladder / $n separate vmaf-rs runs = $(ratio "$st" "$lt")x; / $n separate libvmaf runs = $(ratio "$vt" "$lt")x")
+    done
+    echo
+    printf 'speed-up (higher is faster): %s\n' "${summary[@]}"
+    exit 0
 fi
 
 printf '%-34s %8s %8s\n' "what (1080p, $frames frames)" "seconds" "fps"

@@ -444,6 +444,16 @@ pub struct Engine {
     first_held: u64,
     /// Segment scoring: the spatial rows recorded instead of temporal stages and models.
     segment: Option<SegmentRows>,
+    /// Whether the references are shared (`send_shared`) or copied (`send`), once one came.
+    shared_refs: Option<bool>,
+}
+
+/// Where a sent frame's reference comes from.
+enum RefSource<'a, 'p> {
+    /// Borrowed for the call: copied into the engine's ring.
+    Borrowed(&'a Picture<'p>),
+    /// Already copied, shared with other engines: the ring keeps a handle.
+    Shared(&'a Arc<OwnedPicture>),
 }
 
 impl std::fmt::Debug for Engine {
@@ -652,6 +662,7 @@ impl Engine {
             gpu: None,
             first_held: 0,
             segment: None,
+            shared_refs: None,
         })
     }
 
@@ -811,17 +822,79 @@ impl Engine {
     /// Scores one (reference, distorted) pair. Pictures are only borrowed for the call. May
     /// compute a batch of frames; results become available through [`Engine::receive`].
     pub fn send(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<()> {
+        self.send_with(RefSource::Borrowed(reference), distorted)
+    }
+
+    /// Like [`Engine::send`], with the reference already copied into an [`OwnedPicture`] that
+    /// several engines share (ladder scoring, [`crate::ladder::Ladder`]): the engine keeps a
+    /// handle on it instead of copying it. Its format and planes must be what
+    /// [`Engine::reference_layout`] says. An engine takes shared references only, or borrowed
+    /// ones only (its rings are either shared or its own).
+    pub fn send_shared(
+        &mut self,
+        reference: &Arc<OwnedPicture>,
+        distorted: &Picture<'_>,
+    ) -> Result<()> {
+        let (f, chroma) = self.reference_layout();
+        let want_chroma = chroma && f.layout != crate::picture::ChromaLayout::Gray;
+        let wide = matches!(reference.luma.buf, crate::picture::PlaneBuf::U16(_));
+        if reference.luma.width != f.width
+            || reference.luma.height != f.height
+            || wide != (f.bpc > 8)
+            || reference.chroma.is_some() != want_chroma
+        {
+            return Err(Error::Mismatch(format!(
+                "a shared reference of {}x{}{} for a stream configured as {f}{}",
+                reference.luma.width,
+                reference.luma.height,
+                if reference.chroma.is_some() {
+                    " with chroma"
+                } else {
+                    ""
+                },
+                if want_chroma { " with chroma" } else { "" }
+            )));
+        }
+        self.send_with(RefSource::Shared(reference), distorted)
+    }
+
+    /// The format and whether chroma planes are kept of the reference pictures this engine
+    /// holds: what an [`OwnedPicture`] given to [`Engine::send_shared`] must be made with
+    /// (`OwnedPicture::new(format, chroma)`).
+    pub fn reference_layout(&self) -> (PictureFormat, bool) {
+        (self.cfg.format, self.plan.chroma)
+    }
+
+    fn send_with(&mut self, reference: RefSource<'_, '_>, distorted: &Picture<'_>) -> Result<()> {
+        let shared = matches!(reference, RefSource::Shared(_));
+        if self.shared_refs.is_some_and(|s| s != shared) {
+            return Err(Error::State(
+                "an engine takes shared references (send_shared) or borrowed ones (send), not both"
+                    .into(),
+            ));
+        }
+        if shared && (self.cfg.backend == Backend::Cuda || self.segment.is_some()) {
+            return Err(Error::Unsupported(
+                "shared references (ladder scoring) run on the CPU backend, without segments"
+                    .into(),
+            ));
+        }
         if self.flushed {
             return Err(Error::State("frame sent after flush".into()));
         }
-        if self.cfg.backend == Backend::Cuda {
-            return self.send_uploaded(reference, distorted);
-        }
-        if self.gpu.is_some() {
-            return Err(Error::State(
-                "software frames after CUDA frames in one stream".into(),
-            ));
-        }
+        self.shared_refs = Some(shared);
+        let reference = match reference {
+            RefSource::Borrowed(r) if self.cfg.backend == Backend::Cuda => {
+                return self.send_uploaded(r, distorted)
+            }
+            _ if self.gpu.is_some() => {
+                return Err(Error::State(
+                    "software frames after CUDA frames in one stream".into(),
+                ))
+            }
+            RefSource::Borrowed(r) => r,
+            RefSource::Shared(r) => return self.send_cpu(None, Some(r), distorted),
+        };
         if reference.format != distorted.format {
             return Err(Error::Mismatch(format!(
                 "reference {}, distorted {}",
@@ -829,6 +902,17 @@ impl Engine {
             )));
         }
         self.check_picture("reference", reference)?;
+        self.send_cpu(Some(reference), None, distorted)
+    }
+
+    /// The CPU path of a send: the reference is copied into the ring (`borrowed`) or its shared
+    /// copy put there (`shared`).
+    fn send_cpu(
+        &mut self,
+        borrowed: Option<&Picture<'_>>,
+        shared: Option<&Arc<OwnedPicture>>,
+        distorted: &Picture<'_>,
+    ) -> Result<()> {
         self.check_picture("distorted", distorted)?;
         let t0 = Instant::now();
         let index = self.next_index;
@@ -842,8 +926,12 @@ impl Engine {
         let plan = Arc::clone(&self.plan);
         let rt = self.cpu_runtime()?;
         let (nref, ndist) = (rt.refs.len(), rt.dists.len());
-        rt.ring_entry(false, index as usize % nref)
-            .copy_from(reference)?;
+        match (borrowed, shared) {
+            (Some(r), _) => rt.ring_entry(false, index as usize % nref).copy_from(r)?,
+            // Jobs still reading the entry's old picture keep their own handle on it.
+            (None, Some(r)) => rt.refs[index as usize % nref] = Arc::clone(r),
+            (None, None) => return Err(Error::Internal("a send without a reference".into())),
+        }
         if scored || every_frame {
             rt.ring_entry(true, index as usize % ndist)
                 .copy_from(distorted)?;

@@ -445,3 +445,93 @@ fn psnr_refuses_what_libvmaf_cannot_take() {
     let o = cli(&["-r", b, "-d", b, "--feature", "name=psnr:min_sse=-1", "-q"]);
     fails_with(&o, &["psnr", "min_sse"]);
 }
+
+#[test]
+fn ladder_equals_separate_runs_and_refuses_what_it_cannot_do() {
+    let dir = workdir("cli-ladder");
+    for (pix_fmt, threads, extra) in [("yuv420p", "0", "psnr"), ("yuv444p10le", "3", "float_ssim")]
+    {
+        let size = "s=96x64:r=25:d=0.4";
+        let r = make(
+            &dir,
+            &format!("r-{pix_fmt}.y4m"),
+            &format!("testsrc2={size}"),
+            pix_fmt,
+        );
+        let ds: Vec<PathBuf> = (1..=3)
+            .map(|k| {
+                let src = format!("testsrc2={size},noise=alls={}:allf=t", 6 * k);
+                make(&dir, &format!("d{k}-{pix_fmt}.y4m"), &src, pix_fmt)
+            })
+            .collect();
+        let pattern = dir.join(format!("ladder-{pix_fmt}-%v.json"));
+        let mut args = vec!["-r", r.to_str().unwrap()];
+        for d in &ds {
+            args.extend(["-d", d.to_str().unwrap()]);
+        }
+        let common = [
+            "--json",
+            "--reproducible",
+            "--threads",
+            threads,
+            "--feature",
+            extra,
+        ];
+        args.extend(common);
+        args.extend(["-o", pattern.to_str().unwrap()]);
+        let o = cli(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout);
+        for (k, d) in ds.iter().enumerate() {
+            // The same log, byte for byte, as a run of that rendition alone.
+            let alone = dir.join(format!("alone-{pix_fmt}-{k}.json"));
+            let mut one = vec!["-q", "-r", r.to_str().unwrap(), "-d", d.to_str().unwrap()];
+            one.extend(common);
+            one.extend(["-o", alone.to_str().unwrap()]);
+            let o = cli(&one);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let got = std::fs::read(dir.join(format!("ladder-{pix_fmt}-{k}.json"))).unwrap();
+            assert!(
+                got == std::fs::read(&alone).unwrap(),
+                "{pix_fmt}: rendition {k}'s log differs from its own run's"
+            );
+            assert!(
+                out.contains(&format!("{}: vmaf: ", d.display())),
+                "no score line for {}: {out}",
+                d.display()
+            );
+        }
+    }
+    let r = dir.join("r-yuv420p.y4m");
+    let d = dir.join("d1-yuv420p.y4m");
+    let (r, d) = (r.to_str().unwrap(), d.to_str().unwrap());
+    let short = make(&dir, "short.y4m", "testsrc2=s=96x64:r=25:d=0.08", "yuv420p");
+    let p10 = dir.join("d1-yuv444p10le.y4m");
+    fails_with(
+        &cli(&["-r", r, "-d", d, "-d", d, "-o", "/tmp/one.json"]),
+        &["%v", "2 renditions"],
+    );
+    fails_with(
+        &cli(&["-r", r, "-d", d, "-d", short.to_str().unwrap()]),
+        &["short.y4m", "ends after 2 frames"],
+    );
+    fails_with(
+        &cli(&["-r", r, "-d", d, "-d", p10.to_str().unwrap()]),
+        &["d1-yuv444p10le.y4m"],
+    );
+    fails_with(
+        &cli(&[
+            "-r",
+            r,
+            "-d",
+            d,
+            "-d",
+            d,
+            "--segment",
+            "0:2",
+            "-o",
+            "/tmp/p.json",
+        ]),
+        &["single -d"],
+    );
+}

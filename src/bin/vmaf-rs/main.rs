@@ -10,7 +10,7 @@ use vmaf_rs::picture::Samples;
 use vmaf_rs::report::LogOptions;
 use vmaf_rs::segment::{PartialLog, RunConfig, SegmentInfo};
 use vmaf_rs::video::VideoReader;
-use vmaf_rs::{Chroma, ChromaLayout, Engine, Error, Picture, PictureFormat, Plane, Result};
+use vmaf_rs::{Chroma, ChromaLayout, Engine, Error, Ladder, Picture, PictureFormat, Plane, Result};
 
 /// Compute VMAF of a distorted video against its reference, with libvmaf-identical scores.
 #[derive(Parser, Debug)]
@@ -25,9 +25,11 @@ struct Args {
     /// Reference video (.y4m, or raw .yuv with --width/--height/--pixel_format/--bitdepth).
     #[arg(short = 'r', long)]
     reference: PathBuf,
-    /// Distorted video (same format as the reference).
-    #[arg(short = 'd', long)]
-    distorted: PathBuf,
+    /// Distorted video (same format as the reference). Repeat it to score a ladder of
+    /// renditions against one reference read once: each gets its own scores, printed with its
+    /// path, and its own log (-o with `%v`, replaced by the rendition's number 0, 1, …).
+    #[arg(short = 'd', long, required = true)]
+    distorted: Vec<PathBuf>,
     /// Width of raw input.
     #[arg(short = 'w', long)]
     width: Option<usize>,
@@ -250,30 +252,72 @@ fn picture<'a>(
     pic.with_chroma(Chroma::Planar(u, v))
 }
 
-fn run(args: &Args) -> Result<()> {
-    let mut r = open(&args.reference, args)?;
-    let mut d = open(&args.distorted, args)?;
-    if r.format != d.format {
-        return Err(Error::Mismatch(format!(
-            "reference {} is {}, distorted {} is {}; convert one of them first",
-            args.reference.display(),
-            r.format,
-            args.distorted.display(),
-            d.format
-        )));
+/// Opens the reference and every distorted input, checking they share one format.
+fn open_inputs(args: &Args) -> Result<(VideoReader, Vec<VideoReader>)> {
+    let r = open(&args.reference, args)?;
+    let mut ds = Vec::new();
+    for path in &args.distorted {
+        let d = open(path, args)?;
+        if r.format != d.format {
+            return Err(Error::Mismatch(format!(
+                "reference {} is {}, distorted {} is {}; convert one of them first",
+                args.reference.display(),
+                r.format,
+                path.display(),
+                d.format
+            )));
+        }
+        ds.push(d);
     }
-    // The merge rebuilds the engine from these options (RunConfig), so the CLI does too.
-    let run_cfg = RunConfig {
-        width: r.format.width,
-        height: r.format.height,
-        bitdepth: r.format.bpc,
-        pixel_format: r.format.layout.as_str().to_string(),
+    Ok((r, ds))
+}
+
+/// The engine configuration of the options (also what the merge rebuilds, [`RunConfig`]).
+fn run_config(args: &Args, format: PictureFormat) -> RunConfig {
+    RunConfig {
+        width: format.width,
+        height: format.height,
+        bitdepth: format.bpc,
+        pixel_format: format.layout.as_str().to_string(),
         models: args.models.clone(),
         features: args.features.clone(),
         n_subsample: args.subsample,
         pool: args.pool.clone(),
         libvmaf_isa: args.libvmaf_isa.clone(),
-    };
+    }
+}
+
+/// A spinner of frames scored, hidden with -q.
+fn progress(quiet: bool) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new_spinner();
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {pos} frames {per_sec} {elapsed}")
+            .expect("valid template"),
+    );
+    b
+}
+
+/// The message for inputs of different lengths.
+fn length_mismatch(short: &std::path::Path, long: &std::path::Path, n: u64) -> Error {
+    Error::Mismatch(format!(
+        "{} ends after {n} frames but {} has more; score equal-length inputs or use --frame_cnt",
+        short.display(),
+        long.display()
+    ))
+}
+
+fn run(args: &Args) -> Result<()> {
+    if args.distorted.len() > 1 {
+        return run_ladder(args);
+    }
+    let (mut r, mut ds) = open_inputs(args)?;
+    let mut d = ds.pop().expect("one distorted input");
+    let distorted = &args.distorted[0];
+    // The merge rebuilds the engine from these options (RunConfig), so the CLI does too.
+    let run_cfg = run_config(args, r.format);
     let mut cfg = run_cfg.engine_config()?;
     cfg.n_threads = args.threads;
     cfg.backend = args.backend.parse()?;
@@ -305,7 +349,7 @@ fn run(args: &Args) -> Result<()> {
     // Fail on an unwritable log before spending time on the video; the log goes to a temporary
     // file beside it, renamed over it only once complete, so a failed run destroys nothing.
     let log_file = match &args.output {
-        Some(p) => Some(LogFile::create(p, &[&args.reference, &args.distorted])?),
+        Some(p) => Some(LogFile::create(p, &[&args.reference, distorted])?),
         None => None,
     };
 
@@ -335,16 +379,7 @@ fn run(args: &Args) -> Result<()> {
             vmaf_rs::report::isa_line(&engine)
         );
     }
-    let bar = if args.quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let b = indicatif::ProgressBar::new_spinner();
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {pos} frames {per_sec} {elapsed}")
-                .expect("valid template"),
-        );
-        b
-    };
+    let bar = progress(args.quiet);
     let (mut wr, mut wd) = (Vec::new(), Vec::new());
     let (rf, df) = (r.format, d.format);
     let chroma = engine.reads_chroma();
@@ -364,13 +399,8 @@ fn run(args: &Args) -> Result<()> {
                 input_ended = true;
                 break;
             }
-            (a, _) => {
-                return Err(Error::Mismatch(format!(
-                    "{} ends after {n} frames but {} has more; score equal-length inputs or use --frame_cnt",
-                    if a.is_none() { args.reference.display() } else { args.distorted.display() },
-                    if a.is_none() { args.distorted.display() } else { args.reference.display() },
-                )))
-            }
+            (None, _) => return Err(length_mismatch(&args.reference, distorted, n)),
+            (_, None) => return Err(length_mismatch(distorted, &args.reference, n)),
         };
         title += 1;
         if title - 1 < skip_to {
@@ -432,6 +462,102 @@ fn run(args: &Args) -> Result<()> {
     };
     if let Some(f) = log_file {
         f.write(|w| vmaf_rs::report::write_log_with(&engine, fmt, opts, w))?;
+    }
+    Ok(())
+}
+
+/// Several `-d`: one reference read once, scored against every rendition ([`Ladder`]).
+fn run_ladder(args: &Args) -> Result<()> {
+    if args.segment.is_some() || args.input_start != 0 || args.title_frames.is_some() {
+        return Err(Error::InvalidOption(
+            "--segment scores one distorted input: give a single -d".into(),
+        ));
+    }
+    let (mut r, mut ds) = open_inputs(args)?;
+    let mut cfg = run_config(args, r.format).engine_config()?;
+    cfg.n_threads = args.threads;
+    cfg.backend = args.backend.parse()?;
+    let fmt = log_format(args.json, args.csv, args.sub);
+    // One log per rendition: the path's `%v` names it. Checked before the video is read.
+    let mut logs = Vec::new();
+    if let Some(p) = &args.output {
+        let pattern = p.to_string_lossy();
+        if !pattern.contains("%v") {
+            return Err(Error::InvalidOption(format!(
+                "-o {pattern}: {} renditions write {} logs; put %v in the path for the \
+                 rendition's number (e.g. -o log_%v.xml)",
+                args.distorted.len(),
+                args.distorted.len()
+            )));
+        }
+        for (i, d) in args.distorted.iter().enumerate() {
+            let path = PathBuf::from(pattern.replace("%v", &i.to_string()));
+            logs.push(LogFile::create(&path, &[&args.reference, d])?);
+        }
+    }
+    let mut ladder = Ladder::new(cfg, args.distorted.len())?;
+    for w in ladder.engine(0).warnings() {
+        eprintln!("vmaf-rs: warning: {w}");
+    }
+    if args.verbose {
+        eprintln!(
+            "vmaf-rs: {}, {} renditions, models: {}, {}",
+            r.format,
+            ladder.renditions(),
+            ladder.engine(0).model_names().join(", "),
+            vmaf_rs::report::isa_line(ladder.engine(0))
+        );
+    }
+    let bar = progress(args.quiet);
+    let fmt_in = r.format;
+    let chroma = ladder.engine(0).reads_chroma();
+    let (mut wr, mut wd) = (Vec::new(), vec![Vec::new(); ds.len()]);
+    let mut scores = vmaf_rs::FrameScores::default();
+    let mut n = 0u64;
+    while args.frame_cnt.is_none_or(|c| n < c) {
+        let fr = r.next_frame()?;
+        let mut frames = Vec::with_capacity(ds.len());
+        for (d, path) in ds.iter_mut().zip(&args.distorted) {
+            match (&fr, d.next_frame()?) {
+                (Some(_), Some(f)) => frames.push(f),
+                (None, None) => {}
+                (None, Some(_)) => return Err(length_mismatch(&args.reference, path, n)),
+                (Some(_), None) => return Err(length_mismatch(path, &args.reference, n)),
+            }
+        }
+        let Some(fr) = fr else { break };
+        let pr = picture(fmt_in, fr, &mut wr, chroma)?;
+        let pds = frames
+            .iter()
+            .zip(wd.iter_mut())
+            .map(|(f, w)| picture(fmt_in, f, w, chroma))
+            .collect::<Result<Vec<_>>>()?;
+        ladder.send(&pr, &pds)?;
+        for i in 0..ladder.renditions() {
+            while ladder.receive_into(i, &mut scores) {}
+        }
+        n += 1;
+        bar.set_position(n);
+    }
+    ladder.flush()?;
+    bar.finish_and_clear();
+    if n == 0 {
+        return Err(Error::Unsupported("the inputs hold no frames".into()));
+    }
+    if !args.quiet {
+        for (e, path) in ladder.engines().iter().zip(&args.distorted) {
+            for (i, name) in e.model_names().iter().enumerate() {
+                if let Some(s) = e.pooled_model_score(i) {
+                    println!("{}: {name}: {s:.6}", path.display());
+                }
+            }
+        }
+    }
+    let opts = LogOptions {
+        reproducible: args.reproducible,
+    };
+    for (f, e) in logs.into_iter().zip(ladder.engines()) {
+        f.write(|w| vmaf_rs::report::write_log_with(e, fmt, opts, w))?;
     }
     Ok(())
 }

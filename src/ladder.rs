@@ -1,0 +1,198 @@
+//! Ladder scoring: one reference, several distorted renditions of it (an encoding ladder),
+//! scored in one pass.
+//!
+//! Each rendition has its own [`Engine`] (its own extractors, temporal stages, models, pooling
+//! and log), so its scores are exactly those of a separate run. What the renditions share is the
+//! reference: it is read and copied once per frame into an [`OwnedPicture`] every engine keeps a
+//! handle on ([`Engine::send_shared`]), instead of once per rendition; the callers (the CLI, the
+//! filter) read or decode it once too. The worker threads are divided between the engines, so a
+//! ladder uses the threads one run would.
+//!
+//! Not shared yet: the reference-side work inside the extractors (motion, VIF's reference
+//! statistics and denominator, ADM's reference decomposition), which each engine still computes.
+
+use std::sync::Arc;
+
+use crate::engine::{Engine, EngineConfig, FrameScores};
+use crate::error::{Error, Result};
+use crate::picture::{OwnedPicture, Picture};
+
+/// Most renditions one ladder scores (each holds its own engine and worker slots).
+pub const MAX_RENDITIONS: usize = 64;
+
+/// A reference scored against several renditions; see the module documentation.
+#[derive(Debug)]
+pub struct Ladder {
+    engines: Vec<Engine>,
+    /// Reference copies: each frame takes one no engine holds any more (a pool, so that after
+    /// the rings have filled no frame allocates).
+    pool: Vec<Arc<OwnedPicture>>,
+}
+
+/// Worker threads of rendition `r` of `n` when a ladder may use `threads` (0 or 1: every engine
+/// computes on the calling thread): an even split, the remainder to the first renditions.
+fn threads_of(threads: usize, n: usize, r: usize) -> usize {
+    if threads <= 1 {
+        return threads;
+    }
+    let (each, extra) = (threads / n, threads % n);
+    (each + usize::from(r < extra)).max(1)
+}
+
+impl Ladder {
+    /// `renditions` engines of the same configuration (`cfg.n_threads` is the ladder's total).
+    pub fn new(cfg: EngineConfig, renditions: usize) -> Result<Self> {
+        if renditions == 0 || renditions > MAX_RENDITIONS {
+            return Err(Error::InvalidOption(format!(
+                "a ladder scores 1 to {MAX_RENDITIONS} renditions, not {renditions}"
+            )));
+        }
+        if cfg.backend == crate::backend::Backend::Cuda {
+            return Err(Error::Unsupported(
+                "ladder scoring (several distorted inputs) runs on the CPU backend only so far; \
+                 score each rendition in its own run with the CUDA backend"
+                    .into(),
+            ));
+        }
+        let engines = (0..renditions)
+            .map(|r| {
+                let mut c = cfg.clone();
+                c.n_threads = threads_of(cfg.n_threads, renditions, r);
+                Engine::new(c)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Ladder {
+            engines,
+            pool: Vec::new(),
+        })
+    }
+
+    /// How many renditions it scores.
+    pub fn renditions(&self) -> usize {
+        self.engines.len()
+    }
+
+    /// Rendition `r`'s engine (columns, scored frames, pooling, logs).
+    pub fn engine(&self, r: usize) -> &Engine {
+        &self.engines[r]
+    }
+
+    /// Every rendition's engine, in rendition order.
+    pub fn engines(&self) -> &[Engine] {
+        &self.engines
+    }
+
+    /// Scores one reference frame against the same frame of every rendition (`distorted[r]`
+    /// for rendition `r`). Pictures are only borrowed for the call.
+    pub fn send(&mut self, reference: &Picture<'_>, distorted: &[Picture<'_>]) -> Result<()> {
+        if distorted.len() != self.engines.len() {
+            return Err(Error::Mismatch(format!(
+                "{} distorted pictures for a ladder of {} renditions",
+                distorted.len(),
+                self.engines.len()
+            )));
+        }
+        for (r, d) in distorted.iter().enumerate() {
+            if d.format != reference.format {
+                return Err(Error::Mismatch(format!(
+                    "rendition {r} is {}, the reference {}",
+                    d.format, reference.format
+                )));
+            }
+        }
+        let shared = self.reference_copy(reference)?;
+        for (r, (e, d)) in self.engines.iter_mut().zip(distorted).enumerate() {
+            e.send_shared(&shared, d).map_err(|e| in_rendition(r, e))?;
+        }
+        Ok(())
+    }
+
+    /// A pooled picture holding `reference`: one no engine keeps, else a new one.
+    fn reference_copy(&mut self, reference: &Picture<'_>) -> Result<Arc<OwnedPicture>> {
+        let (format, chroma) = self.engines[0].reference_layout();
+        if reference.format != format {
+            return Err(Error::Mismatch(format!(
+                "reference picture is {}, the ladder was configured as {format}",
+                reference.format
+            )));
+        }
+        let free = self.pool.iter_mut().position(|p| Arc::get_mut(p).is_some());
+        let i = match free {
+            Some(i) => i,
+            None => {
+                self.pool.push(Arc::new(OwnedPicture::new(format, chroma)));
+                self.pool.len() - 1
+            }
+        };
+        let pic = Arc::get_mut(&mut self.pool[i]).expect("no other handle (checked)");
+        pic.copy_from(reference)?;
+        Ok(Arc::clone(&self.pool[i]))
+    }
+
+    /// Rendition `r`'s next frame's scores, in order, reusing `out`'s buffer, if ready.
+    pub fn receive_into(&mut self, r: usize, out: &mut FrameScores) -> bool {
+        self.engines[r].receive_into(out)
+    }
+
+    /// End of stream for every rendition (see [`Engine::flush`]).
+    pub fn flush(&mut self) -> Result<()> {
+        for (r, e) in self.engines.iter_mut().enumerate() {
+            e.flush().map_err(|e| in_rendition(r, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Names the rendition an engine's error came from (only ladders of several renditions do).
+fn in_rendition(r: usize, e: Error) -> Error {
+    match e {
+        Error::Mismatch(m) => Error::Mismatch(format!("rendition {r}: {m}")),
+        Error::InvalidOption(m) => Error::InvalidOption(format!("rendition {r}: {m}")),
+        Error::State(m) => Error::State(format!("rendition {r}: {m}")),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_are_split_between_renditions() {
+        assert_eq!(threads_of(0, 3, 0), 0);
+        assert_eq!(threads_of(1, 3, 2), 1);
+        let split: Vec<usize> = (0..3).map(|r| threads_of(8, 3, r)).collect();
+        assert_eq!(split, [3, 3, 2]);
+        // More renditions than threads: one each.
+        assert_eq!(threads_of(2, 6, 5), 1);
+    }
+
+    #[test]
+    fn misuse_is_an_error_not_a_hang() {
+        use crate::picture::{ChromaLayout, PictureFormat, Plane};
+        let f = PictureFormat {
+            width: 64,
+            height: 48,
+            bpc: 8,
+            layout: ChromaLayout::Gray,
+        };
+        let px = vec![128u8; 64 * 48];
+        let pic = || Picture::new(f, Plane::new_u8(&px, 64, 48, 64).unwrap()).unwrap();
+        assert!(Ladder::new(EngineConfig::new(f), 0).is_err());
+        let mut l = Ladder::new(EngineConfig::new(f), 2).unwrap();
+        let e = l.send(&pic(), &[pic()]).unwrap_err();
+        assert!(e.to_string().contains("1 distorted pictures"), "{e}");
+        l.send(&pic(), &[pic(), pic()]).unwrap();
+        // An engine fed shared references refuses borrowed ones, and the reverse.
+        let mut e = Engine::new(EngineConfig::new(f)).unwrap();
+        e.send(&pic(), &pic()).unwrap();
+        let shared = Arc::new(OwnedPicture::new(f, false));
+        let err = e.send_shared(&shared, &pic()).unwrap_err();
+        assert!(err.to_string().contains("not both"), "{err}");
+        let wrong = Arc::new(OwnedPicture::new(PictureFormat { width: 32, ..f }, false));
+        let err = l.engines[0].send_shared(&wrong, &pic()).unwrap_err();
+        assert!(err.to_string().contains("32x48"), "{err}");
+        l.flush().unwrap();
+        assert_eq!(l.engine(1).frames_scored(), 1);
+    }
+}
