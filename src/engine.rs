@@ -193,6 +193,8 @@ struct Job {
     refs: [Option<Arc<OwnedPicture>>; 3],
     /// The distorted pictures, likewise (history only when some extractor reads it).
     dists: [Option<Arc<OwnedPicture>>; 3],
+    /// Values of reference-only instances shared with other engines (ladder scoring).
+    ref_values: Option<Arc<ReferenceValues>>,
     slot: Slot,
 }
 
@@ -370,15 +372,32 @@ fn extract_frame(plan: &Plan, job: &mut Job) -> Result<()> {
         index: job.index,
     };
     let slot = &mut job.slot;
-    for (inst, ex) in plan.instances.iter().zip(slot.extractors.iter_mut()) {
-        if !job.scored && !inst.runs_every_frame() {
-            continue;
+    let shared = job.ref_values.as_deref();
+    // With shared values, the reference-only instances go last: by then another engine's job
+    // has often computed them.
+    for pass in [false, true] {
+        let iter = plan.instances.iter().zip(slot.extractors.iter_mut());
+        for (i, (inst, ex)) in iter.enumerate() {
+            let from_shared = shared.is_some() && inst.def.reference_only;
+            if from_shared != pass || (!job.scored && !inst.runs_every_frame()) {
+                continue;
+            }
+            let out = &mut slot.row[inst.spatial_col..inst.spatial_col + inst.def.spatial.len()];
+            match shared.filter(|_| from_shared) {
+                None => ex.extract(&input, out)?,
+                Some(v) => {
+                    let mut cell = v.slots[i].lock().unwrap_or_else(|e| e.into_inner());
+                    if !cell.0 {
+                        ex.extract(&input, out)?;
+                        cell.1.clear();
+                        cell.1.extend_from_slice(out);
+                        cell.0 = true;
+                    } else {
+                        out.copy_from_slice(&cell.1);
+                    }
+                }
+            }
         }
-        let n = inst.def.spatial.len();
-        ex.extract(
-            &input,
-            &mut slot.row[inst.spatial_col..inst.spatial_col + n],
-        )?;
     }
     Ok(())
 }
@@ -453,7 +472,38 @@ enum RefSource<'a, 'p> {
     /// Borrowed for the call: copied into the engine's ring.
     Borrowed(&'a Picture<'p>),
     /// Already copied, shared with other engines: the ring keeps a handle.
-    Shared(&'a Arc<OwnedPicture>),
+    Shared(&'a Arc<OwnedPicture>, Option<&'a Arc<ReferenceValues>>),
+}
+
+/// The per-frame values of one reference frame's [`ExtractorDef::reference_only`] instances,
+/// shared by engines of one configuration that score renditions of the same reference (a
+/// [`crate::ladder::Ladder`]): the first engine's job to reach an instance computes its values,
+/// the others copy them. Its buffers are kept when it is reused for another frame.
+#[derive(Debug)]
+pub struct ReferenceValues {
+    /// Per plan instance: whether the values are in, and the values.
+    slots: Vec<std::sync::Mutex<(bool, Vec<f64>)>>,
+}
+
+impl ReferenceValues {
+    /// Empty values for the instances of `engine`'s plan.
+    pub fn new(engine: &Engine) -> Self {
+        let n = engine.plan.instances.len();
+        ReferenceValues {
+            slots: (0..n)
+                .map(|_| std::sync::Mutex::new((false, Vec::new())))
+                .collect(),
+        }
+    }
+
+    /// Forgets the values (for the next frame), keeping the buffers.
+    pub fn clear(&mut self) {
+        for s in &mut self.slots {
+            // A poisoned slot (a panic while computing) holds nothing valid either.
+            let v = s.get_mut().unwrap_or_else(|e| e.into_inner());
+            v.0 = false;
+        }
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -830,11 +880,21 @@ impl Engine {
     /// handle on it instead of copying it. Its format and planes must be what
     /// [`Engine::reference_layout`] says. An engine takes shared references only, or borrowed
     /// ones only (its rings are either shared or its own).
+    ///
+    /// With `values`, the [`ExtractorDef::reference_only`] instances take their values from it,
+    /// computing them only if no other engine has yet (it must come from
+    /// [`ReferenceValues::new`] of an engine with this configuration).
     pub fn send_shared(
         &mut self,
         reference: &Arc<OwnedPicture>,
+        values: Option<&Arc<ReferenceValues>>,
         distorted: &Picture<'_>,
     ) -> Result<()> {
+        if values.is_some_and(|v| v.slots.len() != self.plan.instances.len()) {
+            return Err(Error::Mismatch(
+                "shared reference values of an engine with other features".into(),
+            ));
+        }
         let (f, chroma) = self.reference_layout();
         let want_chroma = chroma && f.layout != crate::picture::ChromaLayout::Gray;
         let wide = matches!(reference.luma.buf, crate::picture::PlaneBuf::U16(_));
@@ -855,7 +915,7 @@ impl Engine {
                 if want_chroma { " with chroma" } else { "" }
             )));
         }
-        self.send_with(RefSource::Shared(reference), distorted)
+        self.send_with(RefSource::Shared(reference, values), distorted)
     }
 
     /// The format and whether chroma planes are kept of the reference pictures this engine
@@ -866,7 +926,7 @@ impl Engine {
     }
 
     fn send_with(&mut self, reference: RefSource<'_, '_>, distorted: &Picture<'_>) -> Result<()> {
-        let shared = matches!(reference, RefSource::Shared(_));
+        let shared = matches!(reference, RefSource::Shared(..));
         if self.shared_refs.is_some_and(|s| s != shared) {
             return Err(Error::State(
                 "an engine takes shared references (send_shared) or borrowed ones (send), not both"
@@ -893,7 +953,7 @@ impl Engine {
                 ))
             }
             RefSource::Borrowed(r) => r,
-            RefSource::Shared(r) => return self.send_cpu(None, Some(r), distorted),
+            RefSource::Shared(r, v) => return self.send_cpu(None, Some((r, v)), distorted),
         };
         if reference.format != distorted.format {
             return Err(Error::Mismatch(format!(
@@ -906,11 +966,12 @@ impl Engine {
     }
 
     /// The CPU path of a send: the reference is copied into the ring (`borrowed`) or its shared
-    /// copy put there (`shared`).
+    /// copy put there (`shared`, with the shared values of reference-only instances).
+
     fn send_cpu(
         &mut self,
         borrowed: Option<&Picture<'_>>,
-        shared: Option<&Arc<OwnedPicture>>,
+        shared: Option<(&Arc<OwnedPicture>, Option<&Arc<ReferenceValues>>)>,
         distorted: &Picture<'_>,
     ) -> Result<()> {
         self.check_picture("distorted", distorted)?;
@@ -929,7 +990,7 @@ impl Engine {
         match (borrowed, shared) {
             (Some(r), _) => rt.ring_entry(false, index as usize % nref).copy_from(r)?,
             // Jobs still reading the entry's old picture keep their own handle on it.
-            (None, Some(r)) => rt.refs[index as usize % nref] = Arc::clone(r),
+            (None, Some((r, _))) => rt.refs[index as usize % nref] = Arc::clone(r),
             (None, None) => return Err(Error::Internal("a send without a reference".into())),
         }
         if scored || every_frame {
@@ -957,6 +1018,7 @@ impl Engine {
                     None
                 }
             }),
+            ref_values: shared.and_then(|(_, v)| v.cloned()),
             slot,
         };
         if rt.waiting.is_empty() {

@@ -3,17 +3,23 @@
 //!
 //! Each rendition has its own [`Engine`] (its own extractors, temporal stages, models, pooling
 //! and log), so its scores are exactly those of a separate run. What the renditions share is the
-//! reference: it is read and copied once per frame into an [`OwnedPicture`] every engine keeps a
-//! handle on ([`Engine::send_shared`]), instead of once per rendition; the callers (the CLI, the
-//! filter) read or decode it once too. The worker threads are divided between the engines, so a
-//! ladder uses the threads one run would.
+//! reference side:
 //!
-//! Not shared yet: the reference-side work inside the extractors (motion, VIF's reference
-//! statistics and denominator, ADM's reference decomposition), which each engine still computes.
+//! * the reference is read and copied once per frame into an [`OwnedPicture`] every engine keeps
+//!   a handle on ([`Engine::send_shared`]), instead of once per rendition (the callers, the CLI
+//!   and the filter, read or decode it once too);
+//! * the extractors whose values depend on the reference only
+//!   ([`crate::feature::ExtractorDef::reference_only`]: motion, float_motion) run once per frame:
+//!   the first engine's job to reach one computes it into the frame's [`ReferenceValues`], the
+//!   other renditions copy its values.
+//!
+//! The worker threads are divided between the engines, so a ladder uses the threads one run
+//! would. Not shared yet: the reference-side parts of extractors that read both pictures (VIF's
+//! reference statistics and denominator, ADM's reference decomposition).
 
 use std::sync::Arc;
 
-use crate::engine::{Engine, EngineConfig, FrameScores};
+use crate::engine::{Engine, EngineConfig, FrameScores, ReferenceValues};
 use crate::error::{Error, Result};
 use crate::picture::{OwnedPicture, Picture};
 
@@ -24,9 +30,9 @@ pub const MAX_RENDITIONS: usize = 64;
 #[derive(Debug)]
 pub struct Ladder {
     engines: Vec<Engine>,
-    /// Reference copies: each frame takes one no engine holds any more (a pool, so that after
-    /// the rings have filled no frame allocates).
-    pool: Vec<Arc<OwnedPicture>>,
+    /// Reference copies and their reference-only values: each frame takes an entry no engine
+    /// holds any more (a pool, so that once the rings have filled no frame allocates).
+    pool: Vec<(Arc<OwnedPicture>, Arc<ReferenceValues>)>,
 }
 
 /// Worker threads of rendition `r` of `n` when a ladder may use `threads` (0 or 1: every engine
@@ -100,15 +106,19 @@ impl Ladder {
                 )));
             }
         }
-        let shared = self.reference_copy(reference)?;
+        let (pic, values) = self.reference_copy(reference)?;
         for (r, (e, d)) in self.engines.iter_mut().zip(distorted).enumerate() {
-            e.send_shared(&shared, d).map_err(|e| in_rendition(r, e))?;
+            e.send_shared(&pic, Some(&values), d)
+                .map_err(|e| in_rendition(r, e))?;
         }
         Ok(())
     }
 
-    /// A pooled picture holding `reference`: one no engine keeps, else a new one.
-    fn reference_copy(&mut self, reference: &Picture<'_>) -> Result<Arc<OwnedPicture>> {
+    /// A pool entry holding `reference` and no values yet: one no engine keeps, else a new one.
+    fn reference_copy(
+        &mut self,
+        reference: &Picture<'_>,
+    ) -> Result<(Arc<OwnedPicture>, Arc<ReferenceValues>)> {
         let (format, chroma) = self.engines[0].reference_layout();
         if reference.format != format {
             return Err(Error::Mismatch(format!(
@@ -116,17 +126,27 @@ impl Ladder {
                 reference.format
             )));
         }
-        let free = self.pool.iter_mut().position(|p| Arc::get_mut(p).is_some());
+        let free = self
+            .pool
+            .iter_mut()
+            .position(|(p, v)| Arc::get_mut(p).is_some() && Arc::get_mut(v).is_some());
         let i = match free {
             Some(i) => i,
             None => {
-                self.pool.push(Arc::new(OwnedPicture::new(format, chroma)));
+                let values = ReferenceValues::new(&self.engines[0]);
+                self.pool.push((
+                    Arc::new(OwnedPicture::new(format, chroma)),
+                    Arc::new(values),
+                ));
                 self.pool.len() - 1
             }
         };
-        let pic = Arc::get_mut(&mut self.pool[i]).expect("no other handle (checked)");
-        pic.copy_from(reference)?;
-        Ok(Arc::clone(&self.pool[i]))
+        let (pic, values) = &mut self.pool[i];
+        Arc::get_mut(pic)
+            .expect("no other handle (checked)")
+            .copy_from(reference)?;
+        Arc::get_mut(values).expect("checked").clear();
+        Ok((Arc::clone(pic), Arc::clone(values)))
     }
 
     /// Rendition `r`'s next frame's scores, in order, reusing `out`'s buffer, if ready.
@@ -187,10 +207,10 @@ mod tests {
         let mut e = Engine::new(EngineConfig::new(f)).unwrap();
         e.send(&pic(), &pic()).unwrap();
         let shared = Arc::new(OwnedPicture::new(f, false));
-        let err = e.send_shared(&shared, &pic()).unwrap_err();
+        let err = e.send_shared(&shared, None, &pic()).unwrap_err();
         assert!(err.to_string().contains("not both"), "{err}");
         let wrong = Arc::new(OwnedPicture::new(PictureFormat { width: 32, ..f }, false));
-        let err = l.engines[0].send_shared(&wrong, &pic()).unwrap_err();
+        let err = l.engines[0].send_shared(&wrong, None, &pic()).unwrap_err();
         assert!(err.to_string().contains("32x48"), "{err}");
         l.flush().unwrap();
         assert_eq!(l.engine(1).frames_scored(), 1);

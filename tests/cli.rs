@@ -476,6 +476,9 @@ fn ladder_equals_separate_runs_and_refuses_what_it_cannot_do() {
             threads,
             "--feature",
             extra,
+            // Reference-only: computed once for the three renditions.
+            "--feature",
+            "float_motion",
         ];
         args.extend(common);
         args.extend(["-o", pattern.to_str().unwrap()]);

@@ -149,6 +149,10 @@ pub struct ExtractorDef {
     pub needs_prev_dis: bool,
     /// Runs on every frame, even with `n_subsample` (libvmaf's `VMAF_FEATURE_EXTRACTOR_TEMPORAL`).
     pub every_frame: bool,
+    /// Its per-frame values depend on the reference pictures only (the current one and those
+    /// before it), never on the distorted: a ladder of renditions computes them once per frame
+    /// and gives every rendition the same values ([`crate::ladder`]).
+    pub reference_only: bool,
     /// Whether an instance reads the chroma planes (then the engine keeps them).
     pub reads_chroma: fn(&OptValues, &PictureFormat) -> bool,
     /// Which spatial outputs an instance shows (`None`: all).
@@ -197,6 +201,7 @@ impl ExtractorDef {
         needs_prev_ref: false,
         needs_prev_dis: false,
         every_frame: false,
+        reference_only: false,
         reads_chroma: no_chroma,
         shows: None,
         check: accept_all,

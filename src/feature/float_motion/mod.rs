@@ -109,6 +109,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
     spatial: SPATIAL,
     temporal: &["VMAF_feature_motion2_score", "VMAF_feature_motion3_score"],
     needs_prev_ref: true,
+    reference_only: true,
     reads_chroma,
     shows: Some(shows),
     check,

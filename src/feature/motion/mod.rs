@@ -99,6 +99,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
         "VMAF_integer_feature_motion3_score",
     ],
     needs_prev_ref: true,
+    reference_only: true,
     create,
     create_temporal: Some(create_temporal),
     ..ExtractorDef::DEFAULTS
