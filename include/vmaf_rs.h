@@ -145,6 +145,27 @@ int vmaf_rs_send(struct VmafRsContext *ctx,
 // `ctx` from [`vmaf_rs_new`]; `out` valid for writes.
 int vmaf_rs_receive(struct VmafRsContext *ctx, struct VmafRsFrameScores *out);
 
+// Ladder scoring (option `renditions` above 1): scores one reference frame against the same
+// frame of each of the `n` renditions (`distorted[r]`, `n` = `renditions`); host pictures only,
+// borrowed for this call.
+//
+// # Safety
+// `ctx` from [`vmaf_rs_new`]; `reference` a valid descriptor; `distorted` an array of `n`
+// valid descriptors; their planes readable as described.
+int vmaf_rs_send_ladder(struct VmafRsContext *ctx,
+                        const struct VmafRsPicture *reference,
+                        const struct VmafRsPicture *distorted,
+                        uint32_t n);
+
+// Like [`vmaf_rs_receive`], for rendition `rendition` of a ladder session (option
+// `renditions` above 1).
+//
+// # Safety
+// `ctx` from [`vmaf_rs_new`]; `out` valid for writes.
+int vmaf_rs_receive_rendition(struct VmafRsContext *ctx,
+                              uint32_t rendition,
+                              struct VmafRsFrameScores *out);
+
 // End of stream: computes what is pending; afterwards `vmaf_rs_receive` drains the rest.
 //
 // # Safety

@@ -8,6 +8,7 @@ use crate::cuda::CudaFrame;
 use crate::engine::{Engine, EngineConfig, FrameScores};
 use crate::error::{Error, Result};
 use crate::fidelity::LibvmafIsaMode;
+use crate::ladder::Ladder;
 use crate::model::{
     parse_feature_option, parse_model_option, Loaded, Model, ModelSource, ModelSpec, PoolMethod,
 };
@@ -60,6 +61,10 @@ pub struct SessionOptions {
     pub input_start: u64,
     /// `title_frames`: the title's frame count, recorded in the partial log (0: unknown).
     pub title_frames: Option<u64>,
+    /// `renditions`: distorted inputs scored against the one reference (ladder scoring,
+    /// [`crate::ladder`]); above 1, pairs go through [`Session::send_ladder`] and each rendition
+    /// writes its own log (`log_path` with `%v`, replaced by the rendition's number).
+    pub renditions: usize,
 }
 
 impl Default for SessionOptions {
@@ -77,6 +82,7 @@ impl Default for SessionOptions {
             segment: None,
             input_start: 0,
             title_frames: None,
+            renditions: 1,
         }
     }
 }
@@ -105,6 +111,8 @@ struct CudaHandles {
 pub struct Session {
     opts: SessionOptions,
     engine: Option<Engine>,
+    /// With `renditions` above 1, instead of `engine`.
+    ladder: Option<Ladder>,
     finished: bool,
     cuda: Option<CudaHandles>,
     segment: Option<SegmentState>,
@@ -151,6 +159,7 @@ impl Session {
         Session {
             opts: SessionOptions::default(),
             engine: None,
+            ladder: None,
             finished: false,
             cuda: None,
             segment: None,
@@ -164,7 +173,7 @@ impl Session {
 
     /// Sets one option from its text (libvmaf filter names and grammar); validated at once.
     pub fn set_option(&mut self, key: &str, value: &str) -> Result<()> {
-        if self.engine.is_some() {
+        if self.engine.is_some() || self.ladder.is_some() {
             return Err(Error::State(format!("option '{key}' set after configure")));
         }
         match key {
@@ -195,11 +204,21 @@ impl Session {
             "title_frames" => {
                 self.opts.title_frames = Some(parse_u64(key, value)?).filter(|&n| n > 0)
             }
+            "renditions" => {
+                let n = parse_uint(key, value, 1)? as usize;
+                if n > crate::ladder::MAX_RENDITIONS {
+                    return Err(Error::InvalidOption(format!(
+                        "renditions={n}: at most {}",
+                        crate::ladder::MAX_RENDITIONS
+                    )));
+                }
+                self.opts.renditions = n;
+            }
             _ => {
                 return Err(Error::InvalidOption(format!(
                     "unknown option '{key}' (known: model, feature, log_path, log_fmt, pool, \
                      n_threads, n_subsample, backend, libvmaf_isa, segment, input_start, \
-                     title_frames)"
+                     title_frames, renditions)"
                 )))
             }
         }
@@ -218,6 +237,9 @@ impl Session {
         cfg.pool = self.opts.pool;
         cfg.libvmaf_isa = self.opts.libvmaf_isa;
         cfg.backend = self.opts.backend;
+        if self.opts.renditions > 1 {
+            return self.configure_ladder(cfg);
+        }
         if let Some(p) = &self.opts.log_path {
             check_writable(p)?;
         }
@@ -259,15 +281,88 @@ impl Session {
         Ok(())
     }
 
+    /// `configure` of a ladder session (`renditions` above 1).
+    fn configure_ladder(&mut self, cfg: EngineConfig) -> Result<()> {
+        let n = self.opts.renditions;
+        if self.opts.segment.is_some() {
+            return Err(Error::InvalidOption(format!(
+                "segment scores one distorted input, not renditions={n}"
+            )));
+        }
+        for r in 0..n {
+            if let Some(p) = self.rendition_log(r)? {
+                check_writable(&p)?;
+            }
+        }
+        self.ladder = Some(Ladder::new(cfg, n)?);
+        self.finished = false;
+        Ok(())
+    }
+
+    /// Rendition `r`'s log path: `log_path` with `%v` replaced by `r` (a ladder's log path
+    /// must have it: its renditions would write one file).
+    fn rendition_log(&self, r: usize) -> Result<Option<PathBuf>> {
+        let Some(p) = &self.opts.log_path else {
+            return Ok(None);
+        };
+        let text = p.to_string_lossy();
+        if !text.contains("%v") {
+            return Err(Error::InvalidOption(format!(
+                "log_path={text}: {} renditions write {} logs; put %v in the path for the \
+                 rendition's number (e.g. log_path=vmaf_%v.xml)",
+                self.opts.renditions, self.opts.renditions
+            )));
+        }
+        Ok(Some(PathBuf::from(text.replace("%v", &r.to_string()))))
+    }
+
     fn engine(&mut self) -> Result<&mut Engine> {
+        if self.ladder.is_some() {
+            return Err(Error::State(format!(
+                "renditions={}: pairs go through send_ladder and receive_rendition",
+                self.opts.renditions
+            )));
+        }
         self.engine
             .as_mut()
             .ok_or_else(|| Error::State("not configured".into()))
     }
 
-    /// The engine, once configured.
+    /// The engine, once configured (a ladder session's first rendition's).
     pub fn engine_ref(&self) -> Option<&Engine> {
-        self.engine.as_ref()
+        match &self.ladder {
+            Some(l) => Some(l.engine(0)),
+            None => self.engine.as_ref(),
+        }
+    }
+
+    /// The ladder of a session with `renditions` above 1, once configured.
+    pub fn ladder(&self) -> Option<&Ladder> {
+        self.ladder.as_ref()
+    }
+
+    fn ladder_mut(&mut self) -> Result<&mut Ladder> {
+        self.ladder.as_mut().ok_or_else(|| {
+            Error::State("send_ladder and receive_rendition need renditions above 1".into())
+        })
+    }
+
+    /// Scores one reference frame against the same frame of every rendition (`renditions`
+    /// above 1).
+    pub fn send_ladder(&mut self, reference: &Picture<'_>, distorted: &[Picture<'_>]) -> Result<()> {
+        self.ladder_mut()?.send(reference, distorted)
+    }
+
+    /// Rendition `r`'s next frame's scores, reusing `out`'s buffers.
+    pub fn receive_rendition(&mut self, r: usize, out: &mut FrameScores) -> Result<bool> {
+        let l = self.ladder_mut()?;
+        if r >= l.renditions() {
+            return Err(Error::InvalidOption(format!(
+                "rendition {r} of a ladder of {}",
+                l.renditions()
+            )));
+        }
+        Ok(l.receive_into(r, out))
     }
 
     /// Sets the CUDA context and stream CUDA frames live in (borrowed: the caller keeps them alive
@@ -284,6 +379,13 @@ impl Session {
             return Err(Error::Unsupported(
                 "segment scoring runs on the CPU: download both inputs first (e.g. \
                  hwdownload,format=nv12), or score CUDA frames without segment"
+                    .into(),
+            ));
+        }
+        if self.opts.renditions > 1 {
+            return Err(Error::Unsupported(
+                "ladder scoring (several distorted inputs) runs on the CPU so far: download \
+                 the inputs first (e.g. hwdownload,format=nv12)"
                     .into(),
             ));
         }
@@ -376,6 +478,9 @@ impl Session {
 
     /// End of stream.
     pub fn flush(&mut self) -> Result<()> {
+        if let Some(l) = self.ladder.as_mut() {
+            return l.flush();
+        }
         self.engine()?.flush()
     }
 
@@ -403,6 +508,9 @@ impl Session {
             return Ok(());
         }
         self.finished = true;
+        if self.ladder.is_some() {
+            return self.finish_ladder(on_score);
+        }
         // CUDA frames reach the engine only when the GPU side drains; no-op without one.
         self.release_cuda()?;
         let Some(engine) = self.engine.as_mut() else {
@@ -428,6 +536,30 @@ impl Session {
 }
 
 impl Session {
+    /// `finish` of a ladder session: every rendition's score lines (named by rendition), then
+    /// every rendition's log.
+    fn finish_ladder(&mut self, on_score: &mut dyn FnMut(&str)) -> Result<()> {
+        let ladder = self.ladder.as_mut().expect("a ladder session");
+        if ladder.engine(0).frames_sent() == 0 {
+            return Ok(());
+        }
+        ladder.flush()?;
+        let ladder = self.ladder.as_ref().expect("a ladder session");
+        for (r, e) in ladder.engines().iter().enumerate() {
+            for i in 0..e.model_names().len() {
+                if let Some(s) = e.pooled_model_score(i) {
+                    on_score(&format!("rendition {r}: VMAF score: {s:.6}"));
+                }
+            }
+        }
+        for (r, e) in ladder.engines().iter().enumerate() {
+            if let Some(p) = self.rendition_log(r)? {
+                crate::report::write_log_file(e, self.opts.log_fmt, &p)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the partial log of a flushed segment session to `log_path`.
     fn write_partial_log(&self, seg: SegmentState) -> Result<()> {
         let engine = self

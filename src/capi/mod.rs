@@ -167,6 +167,16 @@ impl VmafRsContext {
     fn log(&self, level: LogLevel, msg: &str) {
         log_to(self.log, self.opaque, level, msg);
     }
+
+    /// The C view of the last frame's scores received (valid until the next receive).
+    fn frame_scores(&self) -> VmafRsFrameScores {
+        VmafRsFrameScores {
+            index: self.scores.index,
+            count: self.scores.values.len() as u32,
+            names: self.name_ptrs.as_ptr(),
+            values: self.scores.values.as_ptr(),
+        }
+    }
 }
 
 /// Sends one line to a C log callback (a free function, so it can run while the session is
@@ -619,14 +629,71 @@ pub unsafe extern "C" fn vmaf_rs_receive(
             let flushed = c.session.engine_ref().is_some_and(|e| e.is_flushed());
             return Ok(if flushed { VMAF_RS_EOF } else { -libc::EAGAIN });
         }
-        let v = VmafRsFrameScores {
-            index: c.scores.index,
-            count: c.scores.values.len() as u32,
-            names: c.name_ptrs.as_ptr(),
-            values: c.scores.values.as_ptr(),
-        };
         // SAFETY: `out` is non-NULL and valid for writes per the contract.
-        unsafe { *out = v };
+        unsafe { *out = c.frame_scores() };
+        Ok(0)
+    })
+}
+
+/// Ladder scoring (option `renditions` above 1): scores one reference frame against the same
+/// frame of each of the `n` renditions (`distorted[r]`, `n` = `renditions`); host pictures only,
+/// borrowed for this call.
+///
+/// # Safety
+/// `ctx` from [`vmaf_rs_new`]; `reference` a valid descriptor; `distorted` an array of `n`
+/// valid descriptors; their planes readable as described.
+#[no_mangle]
+pub unsafe extern "C" fn vmaf_rs_send_ladder(
+    ctx: *mut VmafRsContext,
+    reference: *const VmafRsPicture,
+    distorted: *const VmafRsPicture,
+    n: u32,
+) -> c_int {
+    boundary(ctx, |c| {
+        if distorted.is_null() || n == 0 {
+            return Err(Error::InvalidOption(
+                "send_ladder: no distorted pictures".into(),
+            ));
+        }
+        // SAFETY: the caller passes `n` valid descriptors at `distorted`.
+        let ds = unsafe { std::slice::from_raw_parts(distorted, n as usize) };
+        // SAFETY: descriptors valid for the call per the contract.
+        let r = unsafe { picture(reference, "reference")? };
+        let pics = ds
+            .iter()
+            .enumerate()
+            // SAFETY: each element is a valid descriptor per the contract.
+            .map(|(i, d)| unsafe { picture(d, &format!("rendition {i}")) })
+            .collect::<Result<Vec<_>>>()?;
+        c.session.send_ladder(&r, &pics)?;
+        Ok(0)
+    })
+}
+
+/// Like [`vmaf_rs_receive`], for rendition `rendition` of a ladder session (option
+/// `renditions` above 1).
+///
+/// # Safety
+/// `ctx` from [`vmaf_rs_new`]; `out` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn vmaf_rs_receive_rendition(
+    ctx: *mut VmafRsContext,
+    rendition: u32,
+    out: *mut VmafRsFrameScores,
+) -> c_int {
+    boundary(ctx, |c| {
+        if out.is_null() {
+            return Err(Error::InvalidOption("receive: out is NULL".into()));
+        }
+        let mut scores = std::mem::take(&mut c.scores);
+        let got = c.session.receive_rendition(rendition as usize, &mut scores);
+        c.scores = scores;
+        if !got? {
+            let flushed = c.session.engine_ref().is_some_and(|e| e.is_flushed());
+            return Ok(if flushed { VMAF_RS_EOF } else { -libc::EAGAIN });
+        }
+        // SAFETY: `out` is non-NULL and valid for writes per the contract.
+        unsafe { *out = c.frame_scores() };
         Ok(0)
     })
 }
