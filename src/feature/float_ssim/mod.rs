@@ -7,7 +7,7 @@
 //! region (shared code in `src/feature/iqa/`). `enable_db` turns the SSIM value (only) into
 //! `-10 log10(1 - ssim)`, capped by `clip_db`.
 
-use super::iqa::{self, Ssim};
+use super::iqa::{self, Lcs, Ssim};
 use super::options::{OptKind, OptSpec, OptValues};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::error::{Error, Result};
@@ -71,7 +71,7 @@ fn iqa_round(a: f32) -> i64 {
 }
 
 /// The decimation factor libvmaf uses: the option, or when 0 `max(1, round(min(w, h) / 256))`.
-fn scale(o: &OptValues, f: &PictureFormat) -> usize {
+pub(crate) fn scale(o: &OptValues, f: &PictureFormat) -> usize {
     match o.int("scale") {
         0 => iqa_round(f.width.min(f.height) as i32 as f32 / 256.0).max(1) as usize,
         s => s as usize,
@@ -79,7 +79,7 @@ fn scale(o: &OptValues, f: &PictureFormat) -> usize {
 }
 
 /// The picture SSIM runs on: after decimation when the factor is above 1.
-fn scaled_size(o: &OptValues, f: &PictureFormat) -> (usize, usize) {
+pub(crate) fn scaled_size(o: &OptValues, f: &PictureFormat) -> (usize, usize) {
     match scale(o, f) {
         1 => (f.width, f.height),
         s => (iqa::decimated(f.width, s), iqa::decimated(f.height, s)),
@@ -104,11 +104,48 @@ fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
     Ok(())
 }
 
-struct FloatSsim {
-    scale: usize,
+/// libvmaf's `1 / (scale * scale)` box kernel tap (every tap of the `scale`x`scale` low-pass).
+pub(crate) fn low_pass_tap(scale: usize) -> f32 {
+    1.0f32 / (scale * scale) as i32 as f32
+}
+
+/// How one picture's SSIM means become the instance's outputs (shared with the CUDA plan).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Outputs {
     lcs: bool,
     db: bool,
     max_db: f64,
+}
+
+impl Outputs {
+    /// From the instance's options and format.
+    pub(crate) fn new(o: &OptValues, f: &PictureFormat) -> Self {
+        Outputs {
+            lcs: o.bool("enable_lcs"),
+            db: o.bool("enable_db"),
+            max_db: iqa::max_db(o.bool("clip_db"), f.bpc, f.width, f.height),
+        }
+    }
+
+    /// Writes `float_ssim` (in dB under `enable_db`) and, with `enable_lcs`, the three means.
+    pub(crate) fn write(&self, v: Lcs, out: &mut [f64]) {
+        let score = v.ssim as f64;
+        out[0] = if self.db {
+            iqa::to_db(score, self.max_db)
+        } else {
+            score
+        };
+        if self.lcs {
+            out[1] = v.l as f64;
+            out[2] = v.c as f64;
+            out[3] = v.s as f64;
+        }
+    }
+}
+
+struct FloatSsim {
+    scale: usize,
+    outputs: Outputs,
     bpc: u8,
     r: Vec<f32>,
     d: Vec<f32>,
@@ -125,13 +162,11 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     let n = f.width * f.height;
     Ok(Box::new(FloatSsim {
         scale: s,
-        lcs: o.bool("enable_lcs"),
-        db: o.bool("enable_db"),
-        max_db: iqa::max_db(o.bool("clip_db"), f.bpc, f.width, f.height),
+        outputs: Outputs::new(o, f),
         bpc: f.bpc,
         r: vec![0.0; n],
         d: vec![0.0; n],
-        low_pass: vec![1.0f32 / (s * s) as i32 as f32; s * s],
+        low_pass: vec![low_pass_tap(s); s * s],
         ssim: Ssim::new(sw, sh),
     }))
 }
@@ -148,17 +183,7 @@ impl Extractor for FloatSsim {
             (w, h) = k.decimate_in_place(&mut self.d, w, h, s, &self.low_pass, s);
         }
         let v = self.ssim.compute(&self.r, &self.d, w, h);
-        let score = v.ssim as f64;
-        out[0] = if self.db {
-            iqa::to_db(score, self.max_db)
-        } else {
-            score
-        };
-        if self.lcs {
-            out[1] = v.l as f64;
-            out[2] = v.c as f64;
-            out[3] = v.s as f64;
-        }
+        self.outputs.write(v, out);
         Ok(())
     }
 }

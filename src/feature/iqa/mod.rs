@@ -28,6 +28,28 @@ pub fn decimated(n: usize, factor: usize) -> usize {
     n / factor + (n & 1)
 }
 
+/// Whether [`Kernels::decimate_in_place`] of a `w`x`h` image reads only pixels it has not yet
+/// overwritten, so that it equals [`Kernels::decimate`] into a separate buffer (the CUDA kernels
+/// decimate out of place, and decline when this is false). Output `(x, y)` is stored at
+/// `y * sw + x` after its taps are read, in raster order, so it reads only original pixels when
+/// its lowest tap index, lowest row times `w` plus lowest column, is at least that position.
+pub fn decimate_in_place_reads_originals(w: usize, h: usize, factor: usize, kw: usize) -> bool {
+    let (sw, sh) = (decimated(w, factor), decimated(h, factor));
+    let c = (kw / 2) as isize;
+    let even = kw.is_multiple_of(2) as isize;
+    let lowest = |p: usize, n: usize| {
+        (-c..=c - even)
+            .map(|t| scalar::mirror((p * factor) as isize + t, n) as isize)
+            .min()
+            .unwrap_or(0)
+    };
+    let behind = (0..sw)
+        .map(|x| x as isize - lowest(x, w))
+        .max()
+        .unwrap_or(0);
+    (0..sh).all(|y| lowest(y, h) * w as isize - (y * sw) as isize >= behind)
+}
+
 /// One output row of the decimation ([`scalar::decimate_row`]):
 /// `(src, w, h, factor, kernel, kw, y, out)`.
 pub type DecimateRow = fn(&[f32], usize, usize, usize, &[f32], usize, usize, &mut [f32]);
@@ -249,6 +271,20 @@ pub struct Lcs {
     pub s: f32,
 }
 
+impl Lcs {
+    /// The means from the SSIM map's sums ([`scalar::ssim_sums`]) over its `pixels` pixels.
+    pub fn from_sums(sums: [f64; 4], pixels: usize) -> Self {
+        let [ssim_sum, l_sum, c_sum, s_sum] = sums;
+        let n = pixels as f64;
+        Lcs {
+            ssim: (ssim_sum / n) as f32,
+            l: (l_sum / n) as f32,
+            c: (c_sum / n) as f32,
+            s: (s_sum / n) as f32,
+        }
+    }
+}
+
 /// Scratch for [`Ssim::compute`] on pictures up to a given size, and the kernels it uses.
 #[derive(Debug)]
 pub struct Ssim {
@@ -312,20 +348,14 @@ impl Ssim {
             k.convolve_cols(cache, w, h, map);
         }
         let n = (w + 1 - WINDOW) * (h + 1 - WINDOW);
-        let [ssim_sum, l_sum, c_sum, s_sum] = k.ssim_sums(
+        let sums = k.ssim_sums(
             &self.mu_r[..n],
             &self.mu_d[..n],
             &self.rr[..n],
             &self.dd[..n],
             &self.rd[..n],
         );
-        let n = n as f64;
-        Lcs {
-            ssim: (ssim_sum / n) as f32,
-            l: (l_sum / n) as f32,
-            c: (c_sum / n) as f32,
-            s: (s_sum / n) as f32,
-        }
+        Lcs::from_sums(sums, n)
     }
 }
 

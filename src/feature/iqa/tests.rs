@@ -229,3 +229,43 @@ fn whole_ssim_matches_scalar_at_every_level() {
         }
     }
 }
+
+/// `decimate_in_place_reads_originals` against a replay of the in-place order that checks every
+/// tap read against the write position; where it holds, the in-place decimation equals the
+/// decimation into a separate buffer, bit for bit (what the CUDA kernels compute).
+#[test]
+fn in_place_decimation_reads_originals_where_predicted() {
+    let mut rnd = rng(0x1234_5678_9abc_def1);
+    for factor in 2..=6usize {
+        let kernel = vec![1.0f32 / (factor * factor) as f32; factor * factor];
+        for w in factor..factor * 12 {
+            for h in (factor..factor * 12).step_by(5) {
+                let (sw, sh) = (decimated(w, factor), decimated(h, factor));
+                let c = (factor / 2) as isize;
+                let taps = -c..=c - factor.is_multiple_of(2) as isize;
+                let mut replay = true;
+                for y in 0..sh {
+                    for x in 0..sw {
+                        for v in taps.clone() {
+                            let row = scalar::mirror((y * factor) as isize + v, h);
+                            for u in taps.clone() {
+                                let col = scalar::mirror((x * factor) as isize + u, w);
+                                replay &= row * w + col >= y * sw + x;
+                            }
+                        }
+                    }
+                }
+                let predicted = super::decimate_in_place_reads_originals(w, h, factor, factor);
+                assert_eq!(predicted, replay, "{w}x{h} factor {factor}");
+                if predicted {
+                    let img = picture(&mut rnd, w, h, 10, 30);
+                    let mut apart = vec![0.0f32; sw * sh];
+                    scalar::decimate(&img, w, h, factor, &kernel, factor, &mut apart);
+                    let mut in_place = img.clone();
+                    scalar::decimate_in_place(&mut in_place, w, h, factor, &kernel, factor);
+                    assert_bits(&in_place[..sw * sh], &apart, &format!("{w}x{h} /{factor}"));
+                }
+            }
+        }
+    }
+}
