@@ -868,7 +868,7 @@ mod gpu {
     /// `backend=cuda` with host pictures (what the CLI's `--backend cuda` does): the engine uploads
     /// them into device 0's primary context and scores them on the GPU; bit-identical to the CPU,
     /// psnr's kernel reading the uploaded 10-bit chroma planes (its `apsnr_*` aggregates from the
-    /// plan's totals), float_ssim (no CUDA kernel) on the CPU fallback from downloaded planes, and
+    /// plan's totals), ciede (no CUDA kernel) on the CPU fallback from downloaded planes, and
     /// the GPU side released by flush.
     #[test]
     fn backend_cuda_uploads_host_frames() {
@@ -884,7 +884,7 @@ mod gpu {
         let mut cfg = EngineConfig::new(fmt);
         cfg.features = vec![
             feat("psnr", &[("enable_apsnr", "true")]),
-            feat("float_ssim", &[]),
+            feat("ciede", &[]),
         ];
         let mut cpu = Engine::new(cfg.clone()).unwrap();
         cfg.backend = vmaf_rs::backend::Backend::Cuda;
@@ -906,7 +906,7 @@ mod gpu {
                     .expect("placement after the first frame");
                 let (gpu, cpu_side) = placement(&p);
                 assert_eq!(gpu, ["adm", "motion", "psnr", "vif"], "{p}");
-                assert_eq!(cpu_side, ["float_ssim"], "{p}");
+                assert_eq!(cpu_side, ["ciede"], "{p}");
                 eprintln!("{p}");
             }
         }
@@ -1054,6 +1054,131 @@ mod gpu {
         (n, placement)
     }
 
+    /// float_ssim's kernels against the CPU, f64 bit for bit through the whole engine: 8, 10, 12
+    /// and 16 bits, odd sizes, the default scale (1 on small pictures, 2 to 4 from 384 lines up),
+    /// explicit scales 1, 2, 3 and 5, `enable_lcs`, `enable_db` with and without `clip_db`
+    /// (identical frames: the capped value), n_subsample 2, several instances of different
+    /// scales sharing the scratch in one engine, a 1080p map at scale 1 summed in chunks; and
+    /// MSB-aligned, padded CUDA frames through the scorer directly.
+    #[test]
+    fn float_ssim_kernel_every_depth_and_option() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        let lcs = [("enable_lcs", "true")];
+        let db = [("enable_db", "true"), ("clip_db", "true")];
+        // (bits, width, height, instances' options, n_subsample, distorted == reference, frames)
+        type SsimCase<'a> = (
+            u8,
+            usize,
+            usize,
+            &'a [&'a [(&'a str, &'a str)]],
+            u32,
+            bool,
+            u32,
+        );
+        let cases: &[SsimCase] = &[
+            (8, 161, 91, &[&[], &lcs], 1, false, 5),
+            (
+                8,
+                163,
+                97,
+                &[&[("scale", "2")], &[("scale", "3")]],
+                2,
+                false,
+                6,
+            ),
+            (
+                10,
+                129,
+                73,
+                &[&[("scale", "2"), ("enable_lcs", "true")]],
+                1,
+                false,
+                4,
+            ),
+            (10, 1280, 720, &[&[], &[("scale", "1")], &lcs], 1, false, 3),
+            (
+                12,
+                97,
+                65,
+                &[&[("scale", "1"), ("enable_lcs", "true")]],
+                1,
+                false,
+                4,
+            ),
+            (12, 401, 387, &[&[("scale", "5")], &[]], 2, false, 4),
+            (
+                16,
+                130,
+                67,
+                &[&[("scale", "2")], &lcs, &[("enable_db", "true")]],
+                1,
+                false,
+                4,
+            ),
+            (16, 64, 48, &[&db, &[("enable_db", "true")]], 1, true, 3),
+            (
+                8,
+                1920,
+                1080,
+                &[&[], &[("scale", "1")], &[("scale", "2")]],
+                1,
+                false,
+                2,
+            ),
+            (10, 1920, 1080, &[&lcs], 2, false, 3),
+        ];
+        for &(bpc, w, h, instances, sub, same, frames) in cases {
+            for layout in [ChromaLayout::Yuv420, ChromaLayout::Gray] {
+                if layout == ChromaLayout::Gray && w * h > 1 << 20 {
+                    continue; // the large pictures once
+                }
+                let fmt = PictureFormat {
+                    width: w,
+                    height: h,
+                    bpc,
+                    layout,
+                };
+                let features = instances.iter().map(|o| feat("float_ssim", o)).collect();
+                let (n, p) = upload_vs_cpu(fmt, features, sub, frames, same);
+                let (mut gpu, cpu_side) = placement(&p);
+                gpu.dedup(); // one entry per instance
+                assert_eq!(gpu, ["adm", "float_ssim", "motion", "vif"], "{p}");
+                assert!(cpu_side.is_empty(), "{p}");
+                println!(
+                    "bit-identical: float_ssim kernels {layout:?} {bpc}-bit {w}x{h} {instances:?} \
+                     n_subsample={sub}{}: {n} frames",
+                    if same { " (identical frames)" } else { "" }
+                );
+            }
+        }
+        // CUDA frames as decoders give them: MSB-aligned samples, pitch above the width, garbage
+        // in the padding and in coded rows below the picture.
+        let layouts = [
+            (400, 386, 10, 6, 448, 392),    // default scale 2
+            (321, 243, 12, 4, 384, 256),    // scale 1
+            (1920, 1080, 8, 0, 2048, 1088), // default scale 4
+        ];
+        for (w, h, bpc, shift, stride, rows) in layouts {
+            let l = Layout {
+                w,
+                h,
+                bpc,
+                shift,
+                stride,
+                rows,
+            };
+            let name = format!("float_ssim {bpc}-bit {w}x{h} shift {shift} pitch {stride}").leak();
+            let mut c = case(name, l, 3);
+            c.features = vec![
+                feat("float_ssim", &[("enable_lcs", "true")]),
+                feat("float_ssim", &[("scale", "3")]),
+            ];
+            c.n_subsample = 2;
+            run_case(&c);
+        }
+    }
+
     /// psnr's and float_psnr's kernels against the CPU for every chroma layout, 8 to 16 bits, odd
     /// sizes (chroma rounded down as libvmaf does), every psnr option, identical frames (the
     /// capped values) and n_subsample with psnr's every-frame aggregate; and a 16-bit picture
@@ -1168,7 +1293,7 @@ mod gpu {
                     "--feature",
                     "psnr",
                     "--feature",
-                    "float_ssim",
+                    "ciede",
                     "--json",
                     "-q",
                     "-v",
@@ -1182,7 +1307,7 @@ mod gpu {
                 let line = err.lines().find(|l| l.contains("on CUDA: ")).unwrap_or("");
                 let (gpu, cpu_side) = placement(line);
                 assert_eq!(gpu, ["adm", "motion", "psnr", "vif"], "{err}");
-                assert_eq!(cpu_side, ["float_ssim"], "{err}");
+                assert_eq!(cpu_side, ["ciede"], "{err}");
             }
             serde_json::from_str(&std::fs::read_to_string(log).unwrap()).unwrap()
         };

@@ -153,6 +153,84 @@ pub(crate) struct PsnrArgs {
 /// Rows each block of `vmaf_psnr_sse_*` covers (`PSNR_ROWS` in psnr.cu).
 pub(crate) const PSNR_ROWS: usize = 8;
 
+/// `FloatSsimDecimateArgs` (ssim.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatSsimDecimateArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub out_ref: u64,
+    pub out_dis: u64,
+    pub w: i32,
+    pub h: i32,
+    pub sw: i32,
+    pub sh: i32,
+    pub factor: i32,
+    pub pad_: i32,
+    pub divisor: f32,
+    pub tap: f32,
+}
+
+/// `FloatSsimTermsArgs` (ssim.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatSsimTermsArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub terms: u64,
+    pub w: i32,
+    pub h: i32,
+    pub y0: i32,
+    pub rows: i32,
+    pub cap: i32,
+    pub divisor: f32,
+    pub c1: f32,
+    pub c2: f32,
+    pub c3: f32,
+    pub gauss: [f32; 11],
+}
+
+/// `FloatSsimSumArgs` (ssim.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatSsimSumArgs {
+    pub terms: u64,
+    pub out: u64,
+    pub n: i32,
+    pub cap: i32,
+}
+
+/// Output tile of `vmaf_float_ssim_terms_*` (`SSIM_TW` x `SSIM_TH` in ssim.cu).
+pub(crate) const SSIM_TILE: usize = 32;
+/// Threads per block of `vmaf_float_ssim_terms_*` and `vmaf_float_ssim_sum`.
+pub(crate) const SSIM_THREADS: u32 = 256;
+
+/// float_ssim's kernels (ssim.cu).
+pub(crate) struct FloatSsimKernels {
+    /// `[u8, u16]`: the box low-pass decimation of both frames.
+    pub decimate: [sys::CUfunction; 2],
+    /// `[u8, u16, f32]`: SSIM terms of frames (scale 1) or of the decimated pictures.
+    pub terms: [sys::CUfunction; 3],
+    pub sum: sys::CUfunction,
+}
+
+impl FloatSsimKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(FloatSsimKernels {
+            decimate: [
+                m.function("vmaf_float_ssim_decimate_u8")?,
+                m.function("vmaf_float_ssim_decimate_u16")?,
+            ],
+            terms: [
+                m.function("vmaf_float_ssim_terms_u8")?,
+                m.function("vmaf_float_ssim_terms_u16")?,
+                m.function("vmaf_float_ssim_terms_f32")?,
+            ],
+            sum: m.function("vmaf_float_ssim_sum")?,
+        })
+    }
+}
+
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
 pub(crate) const BX: u32 = 128;
 
@@ -174,6 +252,7 @@ pub(crate) struct Kernels {
     pub psnr_sse_u8: sys::CUfunction,
     pub psnr_sse_u16: sys::CUfunction,
     pub float_psnr_sq_u16: sys::CUfunction,
+    pub float_ssim: FloatSsimKernels,
 }
 
 impl Kernels {
@@ -205,6 +284,7 @@ impl Kernels {
             psnr_sse_u8: m.function("vmaf_psnr_sse_u8")?,
             psnr_sse_u16: m.function("vmaf_psnr_sse_u16")?,
             float_psnr_sq_u16: m.function("vmaf_float_psnr_sq_u16")?,
+            float_ssim: FloatSsimKernels::resolve(m)?,
         })
     }
 }
@@ -230,5 +310,14 @@ mod tests {
         assert_eq!(std::mem::size_of::<AdmCmArgs>(), 128);
         assert_eq!(std::mem::size_of::<AdmFinishArgs>(), 32 + 8 + 16 + 144 * 2);
         assert_eq!(std::mem::size_of::<PsnrArgs>(), 48 + 8 + 16);
+        assert_eq!(
+            std::mem::size_of::<FloatSsimDecimateArgs>(),
+            48 + 16 + 24 + 8
+        );
+        assert_eq!(
+            std::mem::size_of::<FloatSsimTermsArgs>(),
+            48 + 8 + 20 + 16 + 44
+        );
+        assert_eq!(std::mem::size_of::<FloatSsimSumArgs>(), 24);
     }
 }

@@ -11,6 +11,7 @@
 
 mod adm;
 mod float_psnr;
+mod float_ssim;
 mod motion;
 mod psnr;
 mod vif;
@@ -27,6 +28,7 @@ use std::any::{Any, TypeId};
 static REGISTRY: &[&GpuDef] = &[
     &adm::GPU,
     &float_psnr::GPU,
+    &float_ssim::GPU,
     &motion::GPU,
     &psnr::GPU,
     &vif::GPU,
