@@ -227,8 +227,67 @@ impl FloatSsimKernels {
                 m.function("vmaf_float_ssim_terms_f32")?,
             ],
             sum: m.function("vmaf_float_ssim_sum")?,
+/// `FloatMotionBlurArgs` (float_motion.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatMotionBlurArgs {
+    pub src: SrcPlane,
+    pub tmp: u64,
+    pub dst: u64,
+    pub filter: [f32; 5],
+    pub ntaps: i32,
+    pub w: i32,
+    pub h: i32,
+    pub step: i32,
+    pub bpc: i32,
+}
+
+/// `FloatMotionSadArgs` (float_motion.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatMotionSadArgs {
+    pub prev: u64,
+    pub cur: u64,
+    pub out: u64,
+    pub w: i32,
+    pub h: i32,
+}
+
+/// Rows one block of `vmaf_float_motion_sad` sums (`FMOTION_BX`: one per thread).
+pub(crate) const FLOAT_MOTION_SAD_ROWS: usize = 128;
+
+/// float_motion's kernels (float_motion.cu).
+pub(crate) struct FloatMotionKernels {
+    /// Vertical pass from 8-bit samples.
+    pub vblur_u8: sys::CUfunction,
+    /// Vertical pass from 16-bit samples.
+    pub vblur_u16: sys::CUfunction,
+    /// Horizontal pass into the blurred frame.
+    pub hblur: sys::CUfunction,
+    /// Per-row sums of the absolute differences of two blurred frames.
+    pub sad: sys::CUfunction,
+}
+
+impl FloatMotionKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(FloatMotionKernels {
+            vblur_u8: m.function("vmaf_float_motion_vblur_u8")?,
+            vblur_u16: m.function("vmaf_float_motion_vblur_u16")?,
+            hblur: m.function("vmaf_float_motion_hblur")?,
+            sad: m.function("vmaf_float_motion_sad")?,
         })
     }
+}
+
+#[cfg(test)]
+#[test]
+fn float_motion_abi_sizes() {
+    // The sizes float_motion.cu pins with static_assert.
+    assert_eq!(
+        std::mem::size_of::<FloatMotionBlurArgs>(),
+        24 + 16 + 20 + 20
+    );
+    assert_eq!(std::mem::size_of::<FloatMotionSadArgs>(), 32);
 }
 
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
@@ -253,6 +312,7 @@ pub(crate) struct Kernels {
     pub psnr_sse_u16: sys::CUfunction,
     pub float_psnr_sq_u16: sys::CUfunction,
     pub float_ssim: FloatSsimKernels,
+    pub float_motion: FloatMotionKernels,
 }
 
 impl Kernels {
@@ -285,6 +345,7 @@ impl Kernels {
             psnr_sse_u16: m.function("vmaf_psnr_sse_u16")?,
             float_psnr_sq_u16: m.function("vmaf_float_psnr_sq_u16")?,
             float_ssim: FloatSsimKernels::resolve(m)?,
+            float_motion: FloatMotionKernels::resolve(m)?,
         })
     }
 }

@@ -10,6 +10,7 @@
 //! result block) follows from the registry.
 
 mod adm;
+mod float_motion;
 mod float_psnr;
 mod float_ssim;
 mod motion;
@@ -27,6 +28,7 @@ use std::any::{Any, TypeId};
 /// Every extractor with CUDA kernels in this build (the CUDA column of the registry).
 static REGISTRY: &[&GpuDef] = &[
     &adm::GPU,
+    &float_motion::GPU,
     &float_psnr::GPU,
     &float_ssim::GPU,
     &motion::GPU,
@@ -221,6 +223,40 @@ impl Scratch {
     pub(crate) fn bytes(&self) -> usize {
         self.items.iter().map(|(_, _, n)| n).sum()
     }
+
+    /// Stores `make()`'s buffers for the one instance whose first result slot is `offset`: for a
+    /// kind whose instances keep state between frames (float_motion's blurred frames), which
+    /// instances of the kind cannot share.
+    pub(crate) fn alloc_for_instance<T: ScratchBufs>(
+        &mut self,
+        offset: usize,
+        make: impl FnOnce() -> Result<T>,
+    ) -> Result<()> {
+        let bufs = make()?;
+        let bytes = bufs.bytes();
+        let item = PerInstance { offset, bufs };
+        self.items
+            .push((TypeId::of::<PerInstance<T>>(), Box::new(item), bytes));
+        Ok(())
+    }
+
+    /// The buffers [`Scratch::alloc_for_instance`] made for the instance at `offset`.
+    pub(crate) fn for_instance<T: ScratchBufs>(&self, offset: usize) -> &T {
+        self.items
+            .iter()
+            .find_map(|(_, b, _)| {
+                b.downcast_ref::<PerInstance<T>>()
+                    .filter(|p| p.offset == offset)
+            })
+            .map(|p| &p.bufs)
+            .expect("scratch is allocated with the plans, before the first frame")
+    }
+}
+
+/// One instance's buffers in [`Scratch`], under its first result slot.
+struct PerInstance<T> {
+    offset: usize,
+    bufs: T,
 }
 
 /// A tightly packed scratch plane as a kernel source (`bytes_per_sample` per sample).

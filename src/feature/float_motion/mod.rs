@@ -164,8 +164,9 @@ fn scaled(n: usize) -> usize {
     (n as f64 * 0.5 + 0.5) as usize
 }
 
-/// The blur filters (motion_tools.h): decimal literals of C `double`s rounded to `f32`.
-fn filter(size: i64) -> &'static [f32] {
+/// The blur filters (motion_tools.h): decimal literals of C `double`s rounded to `f32` (the CUDA
+/// plan passes the same taps to its kernels).
+pub(crate) fn filter(size: i64) -> &'static [f32] {
     static FILTER_5: [f32; 5] = [
         0.054488685f64 as f32,
         0.244201342f64 as f32,
@@ -233,17 +234,48 @@ fn blur(f: &[f32], src: &[f32], tmp: &mut [f32], dst: &mut [f32], w: usize, h: u
     }
 }
 
-/// Mean absolute difference of two dense `w × h` images (libvmaf's `vmaf_image_sad_c`).
+/// Mean absolute difference of two dense `w × h` images (libvmaf's `vmaf_image_sad_c`): each
+/// row's `f32` sum from 0 in column order, then [`mean_of_row_sums`].
 fn mean_abs_diff(a: &[f32], b: &[f32], w: usize, h: usize) -> f32 {
+    let rows = a
+        .chunks_exact(w)
+        .zip(b.chunks_exact(w))
+        .take(h)
+        .map(|(ra, rb)| {
+            let mut line = 0.0f32;
+            for (&x, &y) in ra.iter().zip(rb) {
+                line += (x - y).abs();
+            }
+            line
+        });
+    mean_of_row_sums(rows, w, h)
+}
+
+/// The rest of `vmaf_image_sad_c` after the per-row sums: their `f32` sum from 0 in row order,
+/// divided by the `int` area in `f32`. The CUDA plan computes the row sums on the device and
+/// finishes here.
+pub(crate) fn mean_of_row_sums(rows: impl IntoIterator<Item = f32>, w: usize, h: usize) -> f32 {
     let mut accum = 0.0f32;
-    for (ra, rb) in a.chunks_exact(w).zip(b.chunks_exact(w)).take(h) {
-        let mut line = 0.0f32;
-        for (&x, &y) in ra.iter().zip(rb) {
-            line += (x - y).abs();
-        }
+    for line in rows {
         accum += line;
     }
     accum / ((w * h) as i32 as f32)
+}
+
+/// A frame's score: the planes' `float` differences (luma, Cb, Cr) added from 0 in `double`.
+pub(crate) fn frame_score(differences: impl IntoIterator<Item = f32>) -> f64 {
+    differences
+        .into_iter()
+        .fold(0.0f64, |acc, d| acc + d as f64)
+}
+
+/// The spatial outputs of a frame (`motion`, the raw difference) from its score (`None` for
+/// frame 0 and with `motion_force_zero`, whose outputs are 0).
+pub(crate) fn spatial_values(score: Option<f64>, fps_weight: f64, max_val: f64) -> [f64; 2] {
+    match score {
+        None => [0.0, 0.0],
+        Some(score) => [min(score * fps_weight, max_val), score],
+    }
 }
 
 /// `motion_add_scale1`: libvmaf's bilinear halving and the two halved frames.
@@ -358,7 +390,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
 }
 
 /// libvmaf's chroma plane size (`VmafPicture` `w[1]`, `h[1]`).
-fn chroma_size(f: &PictureFormat) -> (usize, usize) {
+pub(crate) fn chroma_size(f: &PictureFormat) -> (usize, usize) {
     match f.layout {
         ChromaLayout::Yuv420 => (f.width >> 1, f.height >> 1),
         ChromaLayout::Yuv422 => (f.width >> 1, f.height),
@@ -393,8 +425,7 @@ impl FloatMotion {
 impl Extractor for FloatMotion {
     fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
         if self.force_zero {
-            out[0] = 0.0;
-            out[1] = 0.0;
+            out[..2].copy_from_slice(&spatial_values(None, self.fps_weight, self.max_val));
             return Ok(());
         }
         let index = input.index;
@@ -411,18 +442,9 @@ impl Extractor for FloatMotion {
         }
         self.blur_frame(&input.reference, input.reference_chroma, 0)?;
         self.blurred_index = Some(index);
-        if index == 0 {
-            out[0] = 0.0;
-            out[1] = 0.0;
-            return Ok(());
-        }
-        // Each plane's `float` difference, added up in `double` (luma, Cb, Cr).
-        let score = self
-            .planes
-            .iter_mut()
-            .fold(0.0f64, |acc, p| acc + p.difference() as f64);
-        out[0] = min(score * self.fps_weight, self.max_val);
-        out[1] = score;
+        let score =
+            (index > 0).then(|| frame_score(self.planes.iter_mut().map(|p| p.difference())));
+        out[..2].copy_from_slice(&spatial_values(score, self.fps_weight, self.max_val));
         Ok(())
     }
 }
