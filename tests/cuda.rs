@@ -1260,6 +1260,213 @@ mod gpu {
         }
     }
 
+    /// float_motion's kernels against the CPU through the whole engine (host frames uploaded by
+    /// `backend=cuda`): 8, 10, 12 and 16 bits, 4:2:0, 4:2:2, 4:4:4 and gray, odd sizes, every
+    /// option the kernels cover (motion_add_uv with planar and interleaved nv12/p010-like chroma,
+    /// the 5-tap, 3-tap and no-op filters, motion_force_zero, fps weight, max_val, blend), two
+    /// instances at once, n_subsample 2 (motion2/motion3 from every frame); and
+    /// motion_add_scale1, which has no kernel, on the CPU fallback (still identical), while the
+    /// placement line names float_motion on CUDA otherwise.
+    #[test]
+    fn float_motion_kernel_every_depth_and_option() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        let uv = ("motion_add_uv", "true");
+        let scale1 = ("motion_add_scale1", "true");
+        // (layout, bits, width, height, one option set per float_motion instance, n_subsample)
+        type FmCase<'a> = (
+            ChromaLayout,
+            u8,
+            usize,
+            usize,
+            &'a [&'a [(&'a str, &'a str)]],
+            u32,
+        );
+        let cases: &[FmCase] = &[
+            (ChromaLayout::Yuv420, 8, 161, 91, &[&[]], 1),
+            (ChromaLayout::Yuv420, 8, 161, 91, &[&[uv]], 2),
+            (ChromaLayout::Yuv420, 10, 163, 90, &[&[uv]], 2),
+            (
+                ChromaLayout::Yuv422,
+                10,
+                97,
+                65,
+                &[&[uv, ("motion_filter_size", "3")]],
+                1,
+            ),
+            (
+                ChromaLayout::Yuv444,
+                12,
+                97,
+                65,
+                &[&[
+                    uv,
+                    ("motion_filter_size", "1"),
+                    ("motion_fps_weight", "2.5"),
+                    ("motion_max_val", "3.5"),
+                ]],
+                1,
+            ),
+            (ChromaLayout::Yuv420, 16, 130, 67, &[&[uv], &[]], 2),
+            (
+                ChromaLayout::Yuv420,
+                16,
+                64,
+                48,
+                &[&[("motion_filter_size", "3")]],
+                1,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                8,
+                64,
+                48,
+                &[
+                    &[("motion_force_zero", "true")],
+                    &[
+                        ("motion_blend_factor", "0.3"),
+                        ("motion_blend_offset", "2"),
+                        ("debug", "false"),
+                    ],
+                ],
+                2,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                12,
+                129,
+                72,
+                &[
+                    &[("motion_filter_size", "0"), ("motion_max_val", "0.25")],
+                    &[("motion_filter_size", "7")],
+                ],
+                1,
+            ),
+            (ChromaLayout::Gray, 10, 120, 70, &[&[]], 2),
+            // No kernel for motion_add_scale1: the CPU fallback, next to an instance on CUDA.
+            (ChromaLayout::Yuv420, 10, 163, 90, &[&[scale1], &[]], 2),
+            (ChromaLayout::Yuv444, 8, 97, 65, &[&[uv, scale1]], 1),
+        ];
+        for &(layout, bpc, w, h, sets, sub) in cases {
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout,
+            };
+            let features = sets.iter().map(|o| feat("float_motion", o)).collect();
+            let (n, p) = upload_vs_cpu(fmt, features, sub, 7, false);
+            let (gpu, cpu_side) = placement(&p);
+            let on_cpu = sets.iter().filter(|o| o.contains(&scale1)).count();
+            let want_gpu: &[&str] = if on_cpu < sets.len() {
+                &["adm", "float_motion", "motion", "vif"]
+            } else {
+                &["adm", "motion", "vif"]
+            };
+            assert_eq!(gpu, want_gpu, "{p}");
+            let want_cpu: &[&str] = if on_cpu > 0 { &["float_motion"] } else { &[] };
+            assert_eq!(cpu_side, want_cpu, "{p}");
+            println!(
+                "bit-identical: float_motion {layout:?} {bpc}-bit {w}x{h} {sets:?} n_subsample={sub}: {n} frames"
+            );
+        }
+
+        // Chroma from one interleaved CbCr plane (nv12, and p010-like: 10 bits stored 6 up).
+        fn interleaved_vs_cpu(
+            fmt: PictureFormat,
+            shift: u8,
+            features: Vec<FeatureSpec>,
+            n_subsample: u32,
+        ) -> String {
+            let mut cfg = EngineConfig::new(fmt);
+            cfg.features = features;
+            cfg.n_subsample = n_subsample;
+            let mut cpu = Engine::new(cfg.clone()).unwrap();
+            cfg.backend = vmaf_rs::backend::Backend::Cuda;
+            let mut eng = Engine::new(cfg).unwrap();
+            let (w, h) = (fmt.width, fmt.height);
+            let (cw, ch) = fmt.layout.chroma_size(w, h);
+            let mut placement = String::new();
+            for t in 0..7 {
+                let y: Vec<u32> = picture(w, h, t, fmt.bpc, false);
+                let (u, v) = (
+                    picture(cw, ch, t + 100, fmt.bpc, false),
+                    picture(cw, ch, t + 200, fmt.bpc, false),
+                );
+                let uv: Vec<u32> = u.iter().zip(&v).flat_map(|(&a, &b)| [a, b]).collect();
+                let y16: Vec<u16> = y.iter().map(|&s| (s << shift) as u16).collect();
+                let uv16: Vec<u16> = uv.iter().map(|&s| (s << shift) as u16).collect();
+                let y8: Vec<u8> = y.iter().map(|&s| s as u8).collect();
+                let uv8: Vec<u8> = uv.iter().map(|&s| s as u8).collect();
+                let (luma, chroma) = if fmt.bpc == 8 {
+                    (
+                        Plane::new_u8(&y8, w, h, w).unwrap(),
+                        Plane::new_u8(&uv8, 2 * cw, ch, 2 * cw).unwrap(),
+                    )
+                } else {
+                    (
+                        Plane::new_u16(&y16, w, h, w).unwrap(),
+                        Plane::new_u16(&uv16, 2 * cw, ch, 2 * cw).unwrap(),
+                    )
+                };
+                let pic = Picture::with_shift(fmt, luma, shift)
+                    .unwrap()
+                    .with_chroma(vmaf_rs::Chroma::Interleaved(chroma))
+                    .unwrap();
+                cpu.send(&pic, &pic).unwrap();
+                eng.send(&pic, &pic).unwrap();
+                if t == 0 {
+                    placement = eng
+                        .take_placement()
+                        .expect("placement after the first frame");
+                }
+            }
+            cpu.flush().unwrap();
+            eng.flush().unwrap();
+            assert_eq!(cpu.columns(), eng.columns());
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let mut n = 0;
+            while let Some(a) = cpu.receive() {
+                let b = eng.receive().expect("as many frames");
+                assert_eq!(
+                    bits(&a.values),
+                    bits(&b.values),
+                    "{fmt:?} interleaved: frame {}: cpu {:?} cuda {:?}",
+                    a.index,
+                    a.values,
+                    b.values
+                );
+                n += 1;
+            }
+            assert_eq!(n, 7u32.div_ceil(n_subsample), "{fmt:?}: every scored frame");
+            placement
+        }
+        let nv12 = PictureFormat {
+            width: 161,
+            height: 91,
+            bpc: 8,
+            layout: ChromaLayout::Yuv420,
+        };
+        let p010 = PictureFormat {
+            width: 163,
+            height: 90,
+            bpc: 10,
+            layout: ChromaLayout::Yuv420,
+        };
+        for (fmt, shift, opts) in [
+            (nv12, 0, &[uv][..]),
+            (p010, 6, &[uv, ("motion_filter_size", "3")][..]),
+        ] {
+            let p = interleaved_vs_cpu(fmt, shift, vec![feat("float_motion", opts)], 2);
+            let (gpu, cpu_side) = placement(&p);
+            assert_eq!(gpu, ["adm", "float_motion", "motion", "vif"], "{p}");
+            assert!(cpu_side.is_empty(), "{p}");
+            println!(
+                "bit-identical: float_motion {fmt:?} interleaved chroma, shift {shift}, {opts:?}"
+            );
+        }
+    }
+
     /// Writes an 8-bit 4:2:0 y4m of `frames` frames.
     fn write_y4m(path: &std::path::Path, w: usize, h: usize, frames: u32, distorted: bool) {
         let mut out = format!("YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 C420jpeg\n").into_bytes();

@@ -799,6 +799,23 @@ fn psnr_kernel_reads_chroma_from_cuda_frames() {
     }
 }
 
+/// float_motion on CUDA frames runs its own kernels, with motion_add_uv reading Cb/Cr straight
+/// from the frames (planar, and interleaved nv12/p010), also with n_subsample: identical to the
+/// CPU path, and the verbose log says it ran on CUDA.
+#[test]
+fn float_motion_kernel_reads_chroma_from_cuda_frames() {
+    if skip() {
+        return;
+    }
+    let feature = "feature='name=float_motion\\:motion_add_uv=true'";
+    for line in chroma_cases("float-motion-kernel", feature) {
+        assert!(
+            line.contains("float_motion") && !line.contains("downloaded planes"),
+            "float_motion is not on CUDA: {line}"
+        );
+    }
+}
+
 /// A feature with no CUDA kernel (ciede, which reads chroma) on CUDA frames runs on the CPU from
 /// downloaded planes, identical to the CPU path, and the verbose log says where it ran.
 #[test]
@@ -814,9 +831,10 @@ fn feature_without_kernel_runs_on_the_cpu_fallback() {
     }
 }
 
-/// The fallback with previous frames and several CPU features at once: float_motion (previous
-/// references), float_ssim, ciede (chroma) and the float model on NVDEC-like nv12 CUDA frames,
-/// with n_subsample=2; identical to the CPU path.
+/// The fallback with previous frames and several CPU features at once: float_motion with
+/// motion_add_scale1 (previous references; it has no CUDA kernel, while the float model's
+/// float_motion runs on CUDA), float_ssim, ciede (chroma) and the float model on NVDEC-like nv12
+/// CUDA frames, with n_subsample=2; identical to the CPU path.
 #[test]
 fn fallback_with_previous_frames_and_a_float_model() {
     if skip() {
@@ -831,6 +849,7 @@ fn fallback_with_previous_frames_and_a_float_model() {
         },
         "nv12",
         "model='version=vmaf_v0.6.1\\:name=vmaf|version=vmaf_float_v0.6.1\\:name=vmaf_float':\
-         feature='name=float_motion|name=float_ssim|name=ciede':n_subsample=2",
+         feature='name=float_motion\\:motion_add_scale1=true|name=float_ssim|name=ciede':\
+         n_subsample=2",
     );
 }
