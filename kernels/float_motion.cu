@@ -1,6 +1,7 @@
-// float_motion: libvmaf's float blur of a reference plane and the per-row f32 sums of |prev - cur|
-// of two blurred frames. Specification: src/feature/float_motion/mod.rs (`blur`, `mean_abs_diff`,
-// `picture_copy::to_float`). Every step is one rounded f32 operation in the CPU's order
+// float_motion: libvmaf's float blur of a reference plane, motion_add_scale1's bilinear halving
+// and the per-row f32 sums of |prev - cur| of two blurred (or halved) frames. Specification:
+// src/feature/float_motion/mod.rs (`blur`, `mean_abs_diff`, `picture_copy::to_float`) and
+// src/feature/scale.rs (the bilinear `Scaler`). Every step is one rounded f32 operation in the CPU's order
 // (__fadd_rn/__fmul_rn/__fdiv_rn, and the fatbin is built with --fmad=false): taps accumulated
 // from 0 in tap order, each row's sum from 0 in column order by one thread.
 #include "common.cuh"
@@ -118,4 +119,57 @@ extern "C" __global__ void __launch_bounds__(FMOTION_BX) vmaf_float_motion_sad(F
     if (y < a.h) {
         reinterpret_cast<unsigned long long *>(a.out)[y] = (unsigned long long)__float_as_uint(line);
     }
+}
+
+struct FloatMotionHalfArgs {
+    uint64_t src;    // float[h][w]: a blurred frame
+    uint64_t dst;    // float[sh][sw]: its bilinear halving (motion_add_scale1)
+    float ratio_x;   // (float)w / (float)sw, as the host's scaler computes it
+    float ratio_y;   // (float)h / (float)sh
+    int32_t w, h, sw, sh;
+};
+static_assert(sizeof(FloatMotionHalfArgs) == 40, "ABI: keep in sync with src/cuda/kernels.rs");
+
+// The bilinear scaler's mirror (src/feature/scale.rs `mirror`): -i before the start,
+// 2 (n - 1) - i past the end.
+VMAF_RS_DEV int fmotion_scale_mirror(int i, int n) {
+    const int right = n - 1;
+    if (i < 0) return -i;
+    if (i > right) return 2 * right - i;
+    return i;
+}
+
+// One output position's bilinear taps (scale.rs `axis`, Method::Bilinear): the position
+// (float)(((double)x + 0.5) * (double)ratio - 0.5), its mirrored floor and ceiling, and the
+// weight of the second, the position minus the *mirrored* floor.
+VMAF_RS_DEV void fmotion_bilinear_taps(int x, float ratio, int n, int &i1, int &i2, float &d) {
+    const double p = __dsub_rn(__dmul_rn(__dadd_rn((double)x, 0.5), (double)ratio), 0.5);
+    const float xx = __double2float_rn(p);
+    i1 = fmotion_scale_mirror((int)floorf(xx), n);
+    i2 = fmotion_scale_mirror((int)ceilf(xx), n);
+    d = __fsub_rn(xx, (float)i1);
+}
+
+// grid (ceil(sw / 128), sh), block 128: scale.rs `Scaler::scale`'s bilinear sum,
+// (1-dy)(1-dx) r1[x1] + (1-dy) dx r1[x2] + dy (1-dx) r2[x1] + dy dx r2[x2], left to right.
+extern "C" __global__ void __launch_bounds__(FMOTION_BX)
+    vmaf_float_motion_half(FloatMotionHalfArgs a) {
+    const int x = blockIdx.x * FMOTION_BX + threadIdx.x;
+    const int y = blockIdx.y;
+    if (x >= a.sw) return;
+    int x1, x2, y1, y2;
+    float dx, dy;
+    fmotion_bilinear_taps(x, a.ratio_x, a.w, x1, x2, dx);
+    fmotion_bilinear_taps(y, a.ratio_y, a.h, y1, y2, dy);
+    const float *src = reinterpret_cast<const float *>(a.src);
+    const float *r1 = src + (size_t)y1 * a.w;
+    const float *r2 = src + (size_t)y2 * a.w;
+    const float ody = __fsub_rn(1.0f, dy);
+    const float odx = __fsub_rn(1.0f, dx);
+    const float t1 = __fmul_rn(__fmul_rn(ody, odx), r1[x1]);
+    const float t2 = __fmul_rn(__fmul_rn(ody, dx), r1[x2]);
+    const float t3 = __fmul_rn(__fmul_rn(dy, odx), r2[x1]);
+    const float t4 = __fmul_rn(__fmul_rn(dy, dx), r2[x2]);
+    reinterpret_cast<float *>(a.dst)[(size_t)y * a.sw + x] =
+        __fadd_rn(__fadd_rn(__fadd_rn(t1, t2), t3), t4);
 }

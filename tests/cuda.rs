@@ -1262,11 +1262,11 @@ mod gpu {
 
     /// float_motion's kernels against the CPU through the whole engine (host frames uploaded by
     /// `backend=cuda`): 8, 10, 12 and 16 bits, 4:2:0, 4:2:2, 4:4:4 and gray, odd sizes, every
-    /// option the kernels cover (motion_add_uv with planar and interleaved nv12/p010-like chroma,
-    /// the 5-tap, 3-tap and no-op filters, motion_force_zero, fps weight, max_val, blend), two
-    /// instances at once, n_subsample 2 (motion2/motion3 from every frame); and
-    /// motion_add_scale1, which has no kernel, on the CPU fallback (still identical), while the
-    /// placement line names float_motion on CUDA otherwise.
+    /// option (motion_add_uv with planar and interleaved nv12/p010-like chroma, motion_add_scale1
+    /// alone and with motion_add_uv on 4:4:4, the 5-tap, 3-tap and no-op filters,
+    /// motion_force_zero, fps weight, max_val, blend), two instances at once, n_subsample 2
+    /// (motion2/motion3 from every frame); the placement line names float_motion on CUDA, and
+    /// next to a feature without a kernel (ciede, on the CPU fallback) too.
     #[test]
     fn float_motion_kernel_every_depth_and_option() {
         let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -1343,9 +1343,17 @@ mod gpu {
                 1,
             ),
             (ChromaLayout::Gray, 10, 120, 70, &[&[]], 2),
-            // No kernel for motion_add_scale1: the CPU fallback, next to an instance on CUDA.
             (ChromaLayout::Yuv420, 10, 163, 90, &[&[scale1], &[]], 2),
+            (
+                ChromaLayout::Yuv420,
+                8,
+                161,
+                91,
+                &[&[scale1, ("motion_filter_size", "3")]],
+                1,
+            ),
             (ChromaLayout::Yuv444, 8, 97, 65, &[&[uv, scale1]], 1),
+            (ChromaLayout::Yuv444, 16, 98, 66, &[&[uv, scale1]], 2),
         ];
         for &(layout, bpc, w, h, sets, sub) in cases {
             let fmt = PictureFormat {
@@ -1357,19 +1365,27 @@ mod gpu {
             let features = sets.iter().map(|o| feat("float_motion", o)).collect();
             let (n, p) = upload_vs_cpu(fmt, features, sub, 7, false);
             let (gpu, cpu_side) = placement(&p);
-            let on_cpu = sets.iter().filter(|o| o.contains(&scale1)).count();
-            let want_gpu: &[&str] = if on_cpu < sets.len() {
-                &["adm", "float_motion", "motion", "vif"]
-            } else {
-                &["adm", "motion", "vif"]
-            };
-            assert_eq!(gpu, want_gpu, "{p}");
-            let want_cpu: &[&str] = if on_cpu > 0 { &["float_motion"] } else { &[] };
-            assert_eq!(cpu_side, want_cpu, "{p}");
+            assert_eq!(gpu, ["adm", "float_motion", "motion", "vif"], "{p}");
+            assert!(cpu_side.is_empty(), "{p}");
             println!(
                 "bit-identical: float_motion {layout:?} {bpc}-bit {w}x{h} {sets:?} n_subsample={sub}: {n} frames"
             );
         }
+
+        // Next to a feature without a kernel: float_motion stays on CUDA, ciede goes to the CPU
+        // fallback, both identical.
+        let fmt = PictureFormat {
+            width: 96,
+            height: 64,
+            bpc: 10,
+            layout: ChromaLayout::Yuv444,
+        };
+        let features = vec![feat("float_motion", &[uv]), feat("ciede", &[])];
+        let (n, p) = upload_vs_cpu(fmt, features, 2, 7, false);
+        let (gpu, cpu_side) = placement(&p);
+        assert_eq!(gpu, ["adm", "float_motion", "motion", "vif"], "{p}");
+        assert_eq!(cpu_side, ["ciede"], "{p}");
+        println!("bit-identical: float_motion on CUDA, ciede on the CPU fallback: {n} frames");
 
         // Chroma from one interleaved CbCr plane (nv12, and p010-like: 10 bits stored 6 up).
         fn interleaved_vs_cpu(

@@ -831,10 +831,10 @@ fn feature_without_kernel_runs_on_the_cpu_fallback() {
     }
 }
 
-/// The fallback with previous frames and several CPU features at once: float_motion with
-/// motion_add_scale1 (previous references; it has no CUDA kernel, while the float model's
-/// float_motion runs on CUDA), float_ssim, ciede (chroma) and the float model on NVDEC-like nv12
-/// CUDA frames, with n_subsample=2; identical to the CPU path.
+/// The fallback with previous frames and several CPU features at once: speed_temporal (previous
+/// references and distorted frames), float_ssim, ciede (chroma) and the float model (whose
+/// float_motion runs on CUDA, here with motion_add_scale1 too) on NVDEC-like nv12 CUDA frames,
+/// with n_subsample=2; identical to the CPU path.
 #[test]
 fn fallback_with_previous_frames_and_a_float_model() {
     if skip() {
@@ -842,14 +842,14 @@ fn fallback_with_previous_frames_and_a_float_model() {
     }
     let src = "testsrc2=s=480x270:r=25:d=0.6";
     cuda_vs_cpu(
-        "fallback-float-motion-ssim-ciede-nv12-sub2",
+        "fallback-speed-temporal-ssim-ciede-nv12-sub2",
         &Input::Lavfi {
             dis: lavfi(src, "noise=alls=14:allf=t+u,format=nv12"),
             reference: lavfi(src, "format=nv12"),
         },
         "nv12",
         "model='version=vmaf_v0.6.1\\:name=vmaf|version=vmaf_float_v0.6.1\\:name=vmaf_float':\
-         feature='name=float_motion\\:motion_add_scale1=true|name=float_ssim|name=ciede':\
-         n_subsample=2",
+         feature='name=speed_temporal|name=float_motion\\:motion_add_scale1=true|\
+         name=float_ssim|name=ciede':n_subsample=2",
     );
 }

@@ -253,6 +253,20 @@ pub(crate) struct FloatMotionSadArgs {
     pub h: i32,
 }
 
+/// `FloatMotionHalfArgs` (float_motion.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatMotionHalfArgs {
+    pub src: u64,
+    pub dst: u64,
+    pub ratio_x: f32,
+    pub ratio_y: f32,
+    pub w: i32,
+    pub h: i32,
+    pub sw: i32,
+    pub sh: i32,
+}
+
 /// Rows one block of `vmaf_float_motion_sad` sums (`FMOTION_BX`: one per thread).
 pub(crate) const FLOAT_MOTION_SAD_ROWS: usize = 128;
 
@@ -264,8 +278,10 @@ pub(crate) struct FloatMotionKernels {
     pub vblur_u16: sys::CUfunction,
     /// Horizontal pass into the blurred frame.
     pub hblur: sys::CUfunction,
-    /// Per-row sums of the absolute differences of two blurred frames.
+    /// Per-row sums of the absolute differences of two blurred (or halved) frames.
     pub sad: sys::CUfunction,
+    /// `motion_add_scale1`'s bilinear halving of a blurred frame.
+    pub half: sys::CUfunction,
 }
 
 impl FloatMotionKernels {
@@ -275,6 +291,7 @@ impl FloatMotionKernels {
             vblur_u16: m.function("vmaf_float_motion_vblur_u16")?,
             hblur: m.function("vmaf_float_motion_hblur")?,
             sad: m.function("vmaf_float_motion_sad")?,
+            half: m.function("vmaf_float_motion_half")?,
         })
     }
 }
@@ -288,6 +305,7 @@ fn float_motion_abi_sizes() {
         24 + 16 + 20 + 20
     );
     assert_eq!(std::mem::size_of::<FloatMotionSadArgs>(), 32);
+    assert_eq!(std::mem::size_of::<FloatMotionHalfArgs>(), 40);
 }
 
 /// Threads per block of the row kernels (`*_BX` in the .cu files).

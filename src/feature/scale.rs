@@ -122,10 +122,16 @@ fn lanczos4_kernel(x: f32, a: f32) -> f32 {
     0.0
 }
 
+/// The step of an axis from `n` source samples to `m` output samples, `(float)src / dst` (the
+/// CUDA float_motion kernel derives its bilinear taps from it as [`Scaler::new`] does).
+pub(crate) fn axis_ratio(n: usize, m: usize) -> f32 {
+    n as i32 as f32 / m as i32 as f32
+}
+
 /// The taps of every output position along one axis (`n` source samples, `m` output samples).
 fn axis(method: Method, n: usize, m: usize) -> Vec<Taps> {
     // `(float)src / dst`, then each position `(x + 0.5) * ratio - 0.5` in double, kept as float.
-    let ratio = n as i32 as f32 / m as i32 as f32;
+    let ratio = axis_ratio(n, m);
     let pos = |x: usize| ((x as f64 + 0.5) * ratio as f64 - 0.5) as f32;
     (0..m)
         .map(|x| match method {

@@ -7,17 +7,20 @@
 //! sum over rows and the division, the planes' `f64` sum, `motion`'s weight and clip); the
 //! temporal stage (`motion2`, `motion3`) is the engine's, as on the CPU.
 //!
-//! `motion_add_scale1` (libvmaf's bilinear halving of the blurred frames) has no kernel: those
-//! instances run on the CPU fallback.
+//! With `motion_add_scale1` each blurred frame is also halved with the bilinear scaler's taps and
+//! sum (`vmaf_float_motion_half`, kept by frame parity like the blur) and the halves' row sums
+//! follow the plane's.
 
 use super::super::driver::{launch, DevBuf};
 use super::super::kernels::{
-    blocks, FloatMotionBlurArgs, FloatMotionSadArgs, SrcPlane, BX, FLOAT_MOTION_SAD_ROWS,
+    blocks, FloatMotionBlurArgs, FloatMotionHalfArgs, FloatMotionSadArgs, SrcPlane, BX,
+    FLOAT_MOTION_SAD_ROWS,
 };
 use super::{Ctx, FrameIo, FrameMeta, Geometry, GpuDef, GpuPlan, Scratch, ScratchBufs};
 use crate::engine::InstanceInfo;
 use crate::error::{Error, Result};
-use crate::feature::float_motion;
+use crate::feature::float_motion::{self, scaled};
+use crate::feature::scale::axis_ratio;
 use cudarc::driver::sys;
 
 /// float_motion's entry in the CUDA registry.
@@ -27,27 +30,55 @@ pub(super) static GPU: GpuDef = GpuDef {
     supports,
 };
 
-/// Everything but `motion_add_scale1`.
-fn supports(info: &InstanceInfo<'_>) -> bool {
-    !info.opts.bool("motion_add_scale1")
-}
-
-fn create(info: &InstanceInfo<'_>, _geom: Geometry, offset: usize) -> Result<Box<dyn GpuPlan>> {
-    // The CPU extractor's checks and messages (bit depths, motion_add_uv on gray input).
-    (float_motion::DEF.check)(info.opts, &info.format)?;
+/// The sizes of the planes an instance blurs: luma, then Cb and Cr with `motion_add_uv`.
+fn plane_sizes(info: &InstanceInfo<'_>) -> Vec<(usize, usize)> {
     let f = &info.format;
     let mut sizes = vec![(f.width, f.height)];
     if info.opts.bool("motion_add_uv") {
         let c = float_motion::chroma_size(f);
         sizes.extend([c, c]);
     }
+    sizes
+}
+
+/// Every instance, but a halving that would keep a size (the scaler then copies; no picture of
+/// at least 16x16 samples, chroma 8x8, has one).
+fn supports(info: &InstanceInfo<'_>) -> bool {
+    !info.opts.bool("motion_add_scale1")
+        || plane_sizes(info)
+            .iter()
+            .all(|&(w, h)| scaled(w) != w && scaled(h) != h)
+}
+
+fn create(info: &InstanceInfo<'_>, _geom: Geometry, offset: usize) -> Result<Box<dyn GpuPlan>> {
+    // The CPU extractor's checks and messages (bit depths, motion_add_uv on gray input, the
+    // scaler's widest output, motion_add_scale1 with subsampled chroma).
+    (float_motion::DEF.check)(info.opts, &info.format)?;
+    let add_scale1 = info.opts.bool("motion_add_scale1");
     let mut first_row = 0;
-    let planes = sizes
+    let planes = plane_sizes(info)
         .into_iter()
         .map(|(w, h)| {
-            let p = PlaneSpec { w, h, first_row };
+            let at = first_row;
             first_row += h;
-            p
+            let half = add_scale1.then(|| {
+                let (sw, sh) = (scaled(w), scaled(h));
+                let half = Half {
+                    w: sw,
+                    h: sh,
+                    first_row,
+                    ratio_x: axis_ratio(w, sw),
+                    ratio_y: axis_ratio(h, sh),
+                };
+                first_row += sh;
+                half
+            });
+            PlaneSpec {
+                w,
+                h,
+                first_row: at,
+                half,
+            }
         })
         .collect();
     let taps = float_motion::filter(info.opts.int("motion_filter_size"));
@@ -73,24 +104,32 @@ struct PlaneSpec {
     h: usize,
     /// Its first row-sum slot, counted from the instance's first result slot.
     first_row: usize,
+    /// `motion_add_scale1`'s halving.
+    half: Option<Half>,
+}
+
+/// A plane's halved size, its row sums' first slot and the scaler's steps.
+struct Half {
+    w: usize,
+    h: usize,
+    first_row: usize,
+    ratio_x: f32,
+    ratio_y: f32,
 }
 
 /// One instance's device buffers: the vertical pass (luma-sized, reused for every plane) and two
-/// blurred frames per plane (this frame's and the previous one's, by frame parity).
+/// blurred frames per plane (this frame's and the previous one's, by frame parity), and as many
+/// halved ones with `motion_add_scale1`.
 struct FloatMotionScratch {
     tmp: DevBuf,
     blurred: Vec<[DevBuf; 2]>,
+    halves: Vec<[DevBuf; 2]>,
 }
 
 impl ScratchBufs for FloatMotionScratch {
     fn bytes(&self) -> usize {
-        self.tmp.bytes
-            + self
-                .blurred
-                .iter()
-                .flatten()
-                .map(|b| b.bytes)
-                .sum::<usize>()
+        let sum = |v: &[[DevBuf; 2]]| v.iter().flatten().map(|b| b.bytes).sum::<usize>();
+        self.tmp.bytes + sum(&self.blurred) + sum(&self.halves)
     }
 }
 
@@ -152,13 +191,21 @@ impl GpuPlan for FloatMotionPlan {
         // Per instance: its blurred frames are state between frames (filters differ).
         s.alloc_for_instance(self.offset, || {
             let luma = &self.planes[0];
-            let plane = |p: &PlaneSpec| DevBuf::new(p.w * p.h * 4, "float_motion blurred frame");
+            let pair = |w: usize, h: usize, what: &str| -> Result<[DevBuf; 2]> {
+                Ok([DevBuf::new(w * h * 4, what)?, DevBuf::new(w * h * 4, what)?])
+            };
             Ok(FloatMotionScratch {
                 tmp: DevBuf::new(luma.w * luma.h * 4, "float_motion vertical pass")?,
                 blurred: self
                     .planes
                     .iter()
-                    .map(|p| Ok([plane(p)?, plane(p)?]))
+                    .map(|p| pair(p.w, p.h, "float_motion blurred frame"))
+                    .collect::<Result<_>>()?,
+                halves: self
+                    .planes
+                    .iter()
+                    .filter_map(|p| p.half.as_ref())
+                    .map(|q| pair(q.w, q.h, "float_motion halved frame"))
                     .collect::<Result<_>>()?,
             })
         })
@@ -215,40 +262,78 @@ impl GpuPlan for FloatMotionPlan {
                     "float_motion horizontal blur",
                 )?;
             }
+            // (buffers, size, first row slot) of the blurred frames, then of their halves.
+            let mut diffs = vec![(&s.blurred[p], w, h, plane.first_row)];
+            if let Some(q) = &plane.half {
+                // motion_add_scale1 is per instance: every plane has a half, in plane order.
+                let halves = &s.halves[p];
+                let args = FloatMotionHalfArgs {
+                    src: s.blurred[p][cur].ptr,
+                    dst: halves[cur].ptr,
+                    ratio_x: q.ratio_x,
+                    ratio_y: q.ratio_y,
+                    w: w as i32,
+                    h: h as i32,
+                    sw: q.w as i32,
+                    sh: q.h as i32,
+                };
+                // SAFETY: FloatMotionHalfArgs mirrors float_motion.cu; `src` holds the w * h
+                // floats just blurred, `dst` q.w * q.h floats; the taps stay inside the plane
+                // (mirrored once, as in `Scaler::new`).
+                unsafe {
+                    launch(
+                        k.half,
+                        (blocks(q.w), q.h as u32, 1),
+                        BX,
+                        c.stream,
+                        &args,
+                        "float_motion halving",
+                    )?
+                };
+                diffs.push((halves, q.w, q.h, q.first_row));
+            }
             if io.meta.index == 0 {
                 continue; // frame 0 has no previous blur; its values are 0
             }
-            let sad = FloatMotionSadArgs {
-                prev: s.blurred[p][1 - cur].ptr,
-                cur: s.blurred[p][cur].ptr,
-                out: c.result(self.offset + plane.first_row),
-                w: w as i32,
-                h: h as i32,
-            };
-            // SAFETY: FloatMotionSadArgs mirrors float_motion.cu; both buffers hold w * h floats
-            // (the previous frame's blur, written by the previous frame's kernels earlier on this
-            // stream); `out` is the plane's h slots inside the result block.
-            unsafe {
-                launch(
-                    k.sad,
-                    (h.div_ceil(FLOAT_MOTION_SAD_ROWS) as u32, 1, 1),
-                    BX,
-                    c.stream,
-                    &sad,
-                    "float_motion row sums",
-                )?
-            };
+            for (bufs, w, h, first_row) in diffs {
+                let sad = FloatMotionSadArgs {
+                    prev: bufs[1 - cur].ptr,
+                    cur: bufs[cur].ptr,
+                    out: c.result(self.offset + first_row),
+                    w: w as i32,
+                    h: h as i32,
+                };
+                // SAFETY: FloatMotionSadArgs mirrors float_motion.cu; both buffers hold w * h
+                // floats (the previous frame's, written by its kernels earlier on this stream);
+                // `out` is the h slots of these row sums inside the result block.
+                unsafe {
+                    launch(
+                        k.sad,
+                        (h.div_ceil(FLOAT_MOTION_SAD_ROWS) as u32, 1, 1),
+                        BX,
+                        c.stream,
+                        &sad,
+                        "float_motion row sums",
+                    )?
+                };
+            }
         }
         Ok(())
     }
 
     fn finish(&mut self, res: &[u64], io: FrameMeta, _: Geometry, row: &mut [f64]) {
         let score = (!self.force_zero && io.index > 0).then(|| {
+            // The kernel stores each row's f32 bits in the low half of its slot.
+            let mean = |first_row: usize, w: usize, h: usize| {
+                let rows = &res[self.offset + first_row..][..h];
+                float_motion::mean_of_row_sums(rows.iter().map(|&v| f32::from_bits(v as u32)), w, h)
+            };
             float_motion::frame_score(self.planes.iter().map(|p| {
-                let rows = &res[self.offset + p.first_row..][..p.h];
-                // The kernel stores each row's f32 bits in the low half of its slot.
-                let rows = rows.iter().map(|&v| f32::from_bits(v as u32));
-                float_motion::mean_of_row_sums(rows, p.w, p.h)
+                let scale0 = mean(p.first_row, p.w, p.h);
+                match &p.half {
+                    None => scale0,
+                    Some(q) => float_motion::with_scale1(scale0, mean(q.first_row, q.w, q.h)),
+                }
             }))
         });
         row[self.col..self.col + 2].copy_from_slice(&float_motion::spatial_values(

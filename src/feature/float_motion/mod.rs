@@ -160,7 +160,7 @@ fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
 }
 
 /// libvmaf's half size: `(int)(n * 0.5 + 0.5)`.
-fn scaled(n: usize) -> usize {
+pub(crate) fn scaled(n: usize) -> usize {
     (n as f64 * 0.5 + 0.5) as usize
 }
 
@@ -262,6 +262,12 @@ pub(crate) fn mean_of_row_sums(rows: impl IntoIterator<Item = f32>, w: usize, h:
     accum / ((w * h) as i32 as f32)
 }
 
+/// A plane's difference with `motion_add_scale1`: the full-size and the halved mean absolute
+/// differences added in `f32`.
+pub(crate) fn with_scale1(scale0: f32, scale1: f32) -> f32 {
+    scale0 + scale1
+}
+
 /// A frame's score: the planes' `float` differences (luma, Cb, Cr) added from 0 in `double`.
 pub(crate) fn frame_score(differences: impl IntoIterator<Item = f32>) -> f64 {
     differences
@@ -349,7 +355,7 @@ impl PlaneMotion {
                 let dense = |w, h| Geom { w, h, stride: w };
                 scaler.scale(prev, dense(w, h), a, dense(*sw, *sh));
                 scaler.scale(cur, dense(w, h), b, dense(*sw, *sh));
-                scale0 + mean_abs_diff(a, b, *sw, *sh)
+                with_scale1(scale0, mean_abs_diff(a, b, *sw, *sh))
             }
         }
     }
