@@ -103,7 +103,7 @@ export VMAF_RS_FFMPEG="$dir/ffmpeg" VMAF_RS_CUDA_MEDIA="$dir/media" VMAF_RS_REQU
 export VMAF_RS_WORK="${TMPDIR:-/tmp}/vmaf_rs_gpu_check"
 export VMAF_RS_CLI="$dir/vmaf-rs"
 quick="${GPU_CHECK_QUICK:-0}"
-budget="${GPU_CHECK_BUDGET:-540}"
+budget="${GPU_CHECK_BUDGET:-580}"
 for f in ffmpeg cuda-tests ffmpeg-cuda-tests vmaf-rs cuda_reducer media/dis_hevc10_1080p.mkv media/dis_vp9_720p.webm; do
     [ -e "$dir/$f" ] || { echo "missing $dir/$f (scripts/gpu-check.sh --stage)" >&2; exit 1; }
 done
@@ -160,6 +160,12 @@ if [ "$quick" != 1 ]; then
         "$T" --test-threads=1 gpu::bit_identical_odd_and_tiny_sizes
     [ "$(left)" -gt 45 ] && step racecheck 40 "$logs/racecheck.log" "$SAN" --tool racecheck --error-exitcode 9 \
         "$T" --test-threads=1 gpu::bit_identical_8bit_padded
+    # The float kernels (shared-memory tiles, one-thread sums): every case of their tests.
+    floats=(gpu::float_ssim_kernel_every_depth_and_option gpu::float_motion_kernel_every_depth_and_option)
+    [ "$(left)" -gt 60 ] && step new-memcheck 100 "$logs/new-memcheck.log" "$SAN" --tool memcheck --error-exitcode 9 \
+        "$T" --test-threads=1 "${floats[@]}"
+    [ "$(left)" -gt 60 ] && step new-racecheck 100 "$logs/new-racecheck.log" "$SAN" --tool racecheck --error-exitcode 9 \
+        "$T" --test-threads=1 "${floats[@]}"
 fi
 
 summary() {

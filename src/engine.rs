@@ -967,7 +967,6 @@ impl Engine {
 
     /// The CPU path of a send: the reference is copied into the ring (`borrowed`) or its shared
     /// copy put there (`shared`, with the shared values of reference-only instances).
-
     fn send_cpu(
         &mut self,
         borrowed: Option<&Picture<'_>>,

@@ -349,7 +349,11 @@ impl Session {
 
     /// Scores one reference frame against the same frame of every rendition (`renditions`
     /// above 1).
-    pub fn send_ladder(&mut self, reference: &Picture<'_>, distorted: &[Picture<'_>]) -> Result<()> {
+    pub fn send_ladder(
+        &mut self,
+        reference: &Picture<'_>,
+        distorted: &[Picture<'_>],
+    ) -> Result<()> {
         self.ladder_mut()?.send(reference, distorted)
     }
 

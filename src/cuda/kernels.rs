@@ -227,6 +227,10 @@ impl FloatSsimKernels {
                 m.function("vmaf_float_ssim_terms_f32")?,
             ],
             sum: m.function("vmaf_float_ssim_sum")?,
+        })
+    }
+}
+
 /// `FloatMotionBlurArgs` (float_motion.cu).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
