@@ -43,11 +43,11 @@ step "unit tests, fidelity vs libvmaf (CLI), end-to-end vs libvmaf (ffmpeg filte
 # The downstream tools' tests have their own step below.
 cargo test --release -- --test-threads=2 --skip downstream::
 
-step "FFmpeg 8.1.2 and 7.1.5: smoke subset of the end-to-end tests (fidelity, decoders, metadata, bad inputs, CUDA build, libvmaf names)"
+step "FFmpeg 8.1.2 and 7.1.5: smoke subset of the end-to-end tests (fidelity, decoders, metadata, bad inputs, CUDA build, libvmaf names, ladder)"
 smoke=(y4m_cases_match_libvmaf encoded_inputs_decoded_by_each_ffmpeg practical_build_decodes_what_users_meet
        metadata_reaches_ffprobe bad_inputs_fail_cleanly cuda_build_is_complete
        libvmaf_names_are_registered_with_libvmaf_options libvmaf_name_matches_libvmaf
-       libvmaf_name_scores_exactly_the_frames_that_pass)
+       libvmaf_name_scores_exactly_the_frames_that_pass ladder_of_renditions_equals_separate_filters)
 for line in 8.1 7.1; do
     v=$(sed -n 's/^version=//p' "ffmpeg-patches/$line/base")
     VMAF_RS_FFMPEG="$root/build/ffmpeg-$v/bin/ffmpeg" cargo test --release --test ffmpeg -- \

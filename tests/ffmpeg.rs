@@ -1529,3 +1529,83 @@ fn run_cmd_ok(c: &mut Command, what: &str) {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn ladder_of_renditions_equals_separate_filters() {
+    let dir = workdir("ff-ladder");
+    let src = "testsrc2=s=160x96:r=25:d=0.4";
+    let make = |name: &str, filter: &str| {
+        let p = dir.join(name);
+        let graph = if filter.is_empty() {
+            src.to_string()
+        } else {
+            format!("{src},{filter}")
+        };
+        ffmpeg(&["-f", "lavfi", "-i", &graph, "-pix_fmt", "yuv420p", p.to_str().unwrap()]);
+        p
+    };
+    let r = make("ref.y4m", "");
+    let ds: Vec<PathBuf> = (1..=3)
+        .map(|k| make(&format!("d{k}.y4m"), &format!("noise=alls={}:allf=t", 7 * k)))
+        .collect();
+    let opts = "log_fmt=json:n_threads=3:feature=name=psnr|name=float_motion";
+    let meta = dir.join("meta.txt");
+    let pattern = dir.join("ladder_%v.json");
+    let graph = format!(
+        "vmaf_rs=inputs=4:{opts}:log_path={},metadata=print:file={}",
+        pattern.display(),
+        meta.display()
+    );
+    let mut cmd = command_on(OracleCpu::Native, &ours());
+    cmd.args(["-hide_banner", "-nostdin", "-y"]);
+    for p in ds.iter().chain([&r]) {
+        cmd.arg("-i").arg(p);
+    }
+    let text = ok(&cmd.args(["-lavfi", &graph, "-f", "null", "-"]).output().unwrap());
+    let meta = std::fs::read_to_string(&meta).unwrap();
+    for (k, d) in ds.iter().enumerate() {
+        assert!(
+            text.contains(&format!("rendition {k}: VMAF score: ")),
+            "no score line of rendition {k}:\n{text}"
+        );
+        // Exactly what a filter of its own gives that rendition.
+        let alone = dir.join(format!("alone_{k}.json"));
+        ok(&run_ours(
+            d,
+            &r,
+            &format!("vmaf_rs={opts}:log_path={}", alone.display()),
+        ));
+        let got = read_json(&dir.join(format!("ladder_{k}.json")));
+        let want = read_json(&alone);
+        assert_eq!(frames(&got), frames(&want), "rendition {k}'s frames");
+        assert_eq!(got["pooled_metrics"], want["pooled_metrics"], "rendition {k}");
+        assert_eq!(got["aggregate_metrics"], want["aggregate_metrics"], "rendition {k}");
+        // Its metadata, under its number, on main0's frames.
+        let first = format!("lavfi.vmaf_rs.{k}.vmaf={:.6}", frames(&want)[&0]["vmaf"]);
+        assert!(meta.contains(&first), "no {first} in the metadata:\n{meta}");
+    }
+    // A log path without %v, and a rendition of another size, are refused by name.
+    let mut cmd = command_on(OracleCpu::Native, &ours());
+    cmd.args(["-hide_banner", "-nostdin", "-y", "-i"]).arg(&ds[0]);
+    cmd.arg("-i").arg(&ds[1]).arg("-i").arg(&r);
+    let o = cmd
+        .args(["-lavfi", "vmaf_rs=inputs=3:log_path=/tmp/one.xml", "-f", "null", "-"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("%v"), "{err}");
+    let small = dir.join("small.y4m");
+    ffmpeg(&["-f", "lavfi", "-i", "testsrc2=s=96x64:r=25:d=0.4", small.to_str().unwrap()]);
+    let mut cmd = command_on(OracleCpu::Native, &ours());
+    cmd.args(["-hide_banner", "-nostdin", "-y", "-i"]).arg(&ds[0]);
+    cmd.arg("-i").arg(&small).arg("-i").arg(&r);
+    let o = cmd
+        .args(["-lavfi", "vmaf_rs=inputs=3", "-f", "null", "-"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("inputs differ: main1 96x64"),
+        "{err}"
+    );
+}
