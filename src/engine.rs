@@ -806,6 +806,15 @@ impl Engine {
         let workers = self.cfg.n_threads.max(1);
         let f = self.cfg.format;
         let libvmaf_isa = self.libvmaf_isa;
+        // Shared references replace the ring's entries before any job reads them: no planes.
+        let ref_format = match self.shared_refs {
+            Some(true) => PictureFormat {
+                width: 0,
+                height: 0,
+                ..f
+            },
+            _ => f,
+        };
         self.runtime()?;
         let plan = &self.plan;
         let rt = self.rt.as_mut().expect("runtime");
@@ -831,7 +840,7 @@ impl Engine {
             // The frames in flight (one per worker), the two before the oldest that it reads,
             // and one more so the next frame rarely waits for a worker to let go of an entry.
             rt.refs = (0..workers + 3)
-                .map(|_| Arc::new(OwnedPicture::new(f, plan.chroma)))
+                .map(|_| Arc::new(OwnedPicture::new(ref_format, plan.chroma)))
                 .collect();
             let dist_history = if plan.dist_history() { 3 } else { 0 };
             rt.dists = (0..workers + dist_history)

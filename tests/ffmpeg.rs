@@ -1541,12 +1541,25 @@ fn ladder_of_renditions_equals_separate_filters() {
         } else {
             format!("{src},{filter}")
         };
-        ffmpeg(&["-f", "lavfi", "-i", &graph, "-pix_fmt", "yuv420p", p.to_str().unwrap()]);
+        ffmpeg(&[
+            "-f",
+            "lavfi",
+            "-i",
+            &graph,
+            "-pix_fmt",
+            "yuv420p",
+            p.to_str().unwrap(),
+        ]);
         p
     };
     let r = make("ref.y4m", "");
     let ds: Vec<PathBuf> = (1..=3)
-        .map(|k| make(&format!("d{k}.y4m"), &format!("noise=alls={}:allf=t", 7 * k)))
+        .map(|k| {
+            make(
+                &format!("d{k}.y4m"),
+                &format!("noise=alls={}:allf=t", 7 * k),
+            )
+        })
         .collect();
     let opts = "log_fmt=json:n_threads=3:feature=name=psnr|name=float_motion";
     let meta = dir.join("meta.txt");
@@ -1561,7 +1574,10 @@ fn ladder_of_renditions_equals_separate_filters() {
     for p in ds.iter().chain([&r]) {
         cmd.arg("-i").arg(p);
     }
-    let text = ok(&cmd.args(["-lavfi", &graph, "-f", "null", "-"]).output().unwrap());
+    let text = ok(&cmd
+        .args(["-lavfi", &graph, "-f", "null", "-"])
+        .output()
+        .unwrap());
     let meta = std::fs::read_to_string(&meta).unwrap();
     for (k, d) in ds.iter().enumerate() {
         assert!(
@@ -1578,26 +1594,46 @@ fn ladder_of_renditions_equals_separate_filters() {
         let got = read_json(&dir.join(format!("ladder_{k}.json")));
         let want = read_json(&alone);
         assert_eq!(frames(&got), frames(&want), "rendition {k}'s frames");
-        assert_eq!(got["pooled_metrics"], want["pooled_metrics"], "rendition {k}");
-        assert_eq!(got["aggregate_metrics"], want["aggregate_metrics"], "rendition {k}");
+        assert_eq!(
+            got["pooled_metrics"], want["pooled_metrics"],
+            "rendition {k}"
+        );
+        assert_eq!(
+            got["aggregate_metrics"], want["aggregate_metrics"],
+            "rendition {k}"
+        );
         // Its metadata, under its number, on main0's frames.
         let first = format!("lavfi.vmaf_rs.{k}.vmaf={:.6}", frames(&want)[&0]["vmaf"]);
         assert!(meta.contains(&first), "no {first} in the metadata:\n{meta}");
     }
     // A log path without %v, and a rendition of another size, are refused by name.
     let mut cmd = command_on(OracleCpu::Native, &ours());
-    cmd.args(["-hide_banner", "-nostdin", "-y", "-i"]).arg(&ds[0]);
+    cmd.args(["-hide_banner", "-nostdin", "-y", "-i"])
+        .arg(&ds[0]);
     cmd.arg("-i").arg(&ds[1]).arg("-i").arg(&r);
     let o = cmd
-        .args(["-lavfi", "vmaf_rs=inputs=3:log_path=/tmp/one.xml", "-f", "null", "-"])
+        .args([
+            "-lavfi",
+            "vmaf_rs=inputs=3:log_path=/tmp/one.xml",
+            "-f",
+            "null",
+            "-",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("%v"), "{err}");
     let small = dir.join("small.y4m");
-    ffmpeg(&["-f", "lavfi", "-i", "testsrc2=s=96x64:r=25:d=0.4", small.to_str().unwrap()]);
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=96x64:r=25:d=0.4",
+        small.to_str().unwrap(),
+    ]);
     let mut cmd = command_on(OracleCpu::Native, &ours());
-    cmd.args(["-hide_banner", "-nostdin", "-y", "-i"]).arg(&ds[0]);
+    cmd.args(["-hide_banner", "-nostdin", "-y", "-i"])
+        .arg(&ds[0]);
     cmd.arg("-i").arg(&small).arg("-i").arg(&r);
     let o = cmd
         .args(["-lavfi", "vmaf_rs=inputs=3", "-f", "null", "-"])
