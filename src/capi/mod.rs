@@ -619,20 +619,30 @@ pub unsafe extern "C" fn vmaf_rs_receive(
     out: *mut VmafRsFrameScores,
 ) -> c_int {
     boundary(ctx, |c| {
-        if out.is_null() {
-            return Err(Error::InvalidOption("receive: out is NULL".into()));
-        }
-        let mut scores = std::mem::take(&mut c.scores);
-        let got = c.session.receive_into(&mut scores)?;
-        c.scores = scores;
-        if !got {
-            let flushed = c.session.engine_ref().is_some_and(|e| e.is_flushed());
-            return Ok(if flushed { VMAF_RS_EOF } else { -libc::EAGAIN });
-        }
-        // SAFETY: `out` is non-NULL and valid for writes per the contract.
-        unsafe { *out = c.frame_scores() };
-        Ok(0)
+        receive_with(c, out, |s, scores| s.receive_into(scores))
     })
+}
+
+/// The receive calls' body: `take` fills the context's score buffer from the session, then
+/// `*out` describes it (0), or nothing is ready (`-EAGAIN`, or [`VMAF_RS_EOF`] after flush).
+fn receive_with(
+    c: &mut VmafRsContext,
+    out: *mut VmafRsFrameScores,
+    take: impl FnOnce(&mut Session, &mut FrameScores) -> Result<bool>,
+) -> Result<c_int> {
+    if out.is_null() {
+        return Err(Error::InvalidOption("receive: out is NULL".into()));
+    }
+    let mut scores = std::mem::take(&mut c.scores);
+    let got = take(&mut c.session, &mut scores);
+    c.scores = scores;
+    if !got? {
+        let flushed = c.session.engine_ref().is_some_and(|e| e.is_flushed());
+        return Ok(if flushed { VMAF_RS_EOF } else { -libc::EAGAIN });
+    }
+    // SAFETY: `out` is non-NULL (checked above) and, per the callers' contract, valid for writes.
+    unsafe { *out = c.frame_scores() };
+    Ok(0)
 }
 
 /// Ladder scoring (option `renditions` above 1): scores one reference frame against the same
@@ -682,19 +692,9 @@ pub unsafe extern "C" fn vmaf_rs_receive_rendition(
     out: *mut VmafRsFrameScores,
 ) -> c_int {
     boundary(ctx, |c| {
-        if out.is_null() {
-            return Err(Error::InvalidOption("receive: out is NULL".into()));
-        }
-        let mut scores = std::mem::take(&mut c.scores);
-        let got = c.session.receive_rendition(rendition as usize, &mut scores);
-        c.scores = scores;
-        if !got? {
-            let flushed = c.session.engine_ref().is_some_and(|e| e.is_flushed());
-            return Ok(if flushed { VMAF_RS_EOF } else { -libc::EAGAIN });
-        }
-        // SAFETY: `out` is non-NULL and valid for writes per the contract.
-        unsafe { *out = c.frame_scores() };
-        Ok(0)
+        receive_with(c, out, |s, scores| {
+            s.receive_rendition(rendition as usize, scores)
+        })
     })
 }
 

@@ -258,6 +258,51 @@ int main(int argc, char **argv)
     CHECK(strstr(vmaf_rs_last_error(ctx), "/nonexistent-dir/x.json") != NULL, "message names the path: %s", vmaf_rs_last_error(ctx));
     vmaf_rs_free(&ctx);
 
+    /* ladder: two renditions (the distorted and the reference itself) against one reference */
+    info_lines = 0;
+    CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0, "new");
+    CHECK(vmaf_rs_set_option(ctx, "renditions", "2") == 0, "renditions=2");
+    CHECK(vmaf_rs_set_option(ctx, "renditions", "0") < 0, "renditions=0");
+    CHECK(vmaf_rs_set_option(ctx, "log_path", "ladder.json") == 0, "log_path");
+    CHECK(vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) < 0 &&
+          strstr(vmaf_rs_last_error(ctx), "%v") != NULL, "a ladder's log path needs %%v: %s",
+          vmaf_rs_last_error(ctx));
+    vmaf_rs_free(&ctx);
+    CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0, "new");
+    CHECK(vmaf_rs_set_option(ctx, "renditions", "2") == 0, "renditions=2");
+    CHECK(vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) == 0, "configure: %s", vmaf_rs_last_error(ctx));
+    {
+        uint64_t next[2] = {0, 0};
+        VmafRsFrameScores s;
+        for (int i = 0; i < FRAMES; i++) {
+            fill(ref, i, 0);
+            fill(dis, i, 1);
+            VmafRsPicture r = pic(ref), ds[2] = {pic(dis), pic(ref)};
+            CHECK(vmaf_rs_send(ctx, &r, &ds[0]) < 0, "a ladder refuses a plain send");
+            CHECK(vmaf_rs_send_ladder(ctx, &r, ds, 1) < 0, "one picture for two renditions");
+            CHECK(vmaf_rs_send_ladder(ctx, &r, NULL, 2) < 0, "NULL renditions");
+            CHECK(vmaf_rs_send_ladder(ctx, &r, ds, 2) == 0, "send_ladder %d: %s", i, vmaf_rs_last_error(ctx));
+        }
+        CHECK(vmaf_rs_receive_rendition(ctx, 2, &s) < 0, "rendition 2 of 2");
+        CHECK(vmaf_rs_receive_rendition(ctx, 0, NULL) < 0, "receive into NULL");
+        CHECK(vmaf_rs_flush(ctx) == 0, "flush: %s", vmaf_rs_last_error(ctx));
+        for (uint32_t r = 0; r < 2; r++) {
+            int ret;
+            while ((ret = vmaf_rs_receive_rendition(ctx, r, &s)) == 0) {
+                CHECK(s.index == next[r], "rendition %u order", r);
+                next[r]++;
+                /* the reference against itself: ADM of identical pictures is within 1e-3 of 1 */
+                for (uint32_t k = 0; r == 1 && k < s.count; k++)
+                    if (!strcmp(s.names[k], "integer_adm2"))
+                        CHECK(s.values[k] > 0.999, "reference vs itself: %s %f", s.names[k], s.values[k]);
+            }
+            CHECK(ret == VMAF_RS_EOF, "rendition %u ends with EOF, got %d", r, ret);
+            CHECK(next[r] == FRAMES, "rendition %u: %llu frames", r, (unsigned long long)next[r]);
+        }
+    }
+    CHECK(vmaf_rs_finish(ctx) == 0 && info_lines == 2, "one score line per rendition, got %d", info_lines);
+    vmaf_rs_free(&ctx);
+
     free(ref);
     free(dis);
     free(small);
