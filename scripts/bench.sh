@@ -13,7 +13,8 @@
 # uploaded once, then replayed by the loop filter) against the same graph on the CPU path with
 # n_threads = all cores, frames in host memory. fps = (N2 - N1) / (t(N2) - t(N1)), each t the
 # median of 3 runs, which cancels the setup (device, graph, first frames).
-#   scripts/bench.sh --cuda [--runs R]      (VMAF_RS_FFMPEG=<ffmpeg>, default build/ffmpeg/bin/ffmpeg)
+#   scripts/bench.sh --cuda [--runs R] [--features F] [--model V]
+#                                           (VMAF_RS_FFMPEG=<ffmpeg>, default build/ffmpeg/bin/ffmpeg)
 #
 # --nvdec DIR (on the GPU machine): the decoder pipeline, both 1080p H.264 inputs decoded by NVDEC
 # (DIR/ref.mkv, DIR/dis.mkv, 600 frames, made here by --nvdec-stage DIR with the oracle's x264):
@@ -122,6 +123,10 @@ if [ "$cuda" = 1 ]; then
     [ -x "$ff" ] || { echo "bench: $ff is missing (scripts/ffmpeg-build.sh)" >&2; exit 1; }
     export LD_LIBRARY_PATH="/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}"
     cores=$(nproc)
+    # --features / --model: the same request on both paths (e.g. "psnr|float_ssim", all on CUDA)
+    copt=""
+    [ -n "$features" ] && copt=":feature='name=${features//|/|name=}'"
+    [ -n "$model" ] && copt="$copt:model=version=$model"
     # run W H FRAMES cuda|cpu: the filter on FRAMES frames replayed from 8 per input
     run() {
         local w=$1 h=$2 n=$3 mode=$4 up="" dev=() nt=$cores k=8
@@ -129,7 +134,7 @@ if [ "$cuda" = 1 ]; then
         local src="testsrc2=s=${w}x${h}:r=25,trim=end_frame=$k"
         local tail="format=nv12$up,loop=loop=$((n / k + 1)):size=$k,trim=end_frame=$n"
         time_cmd "$ff" -nostdin -hide_banner "${dev[@]}" -filter_complex \
-            "$src,noise=alls=10:allf=t,$tail[m];$src,$tail[r];[m][r]vmaf_rs=n_threads=$nt" -f null -
+            "$src,noise=alls=10:allf=t,$tail[m];$src,$tail[r];[m][r]vmaf_rs=n_threads=$nt$copt" -f null -
     }
     fps2() {  # W H N1 N2 MODE
         local t1 t2
@@ -138,7 +143,7 @@ if [ "$cuda" = 1 ]; then
     }
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 || true)
     cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
-    echo "bench --cuda: vmaf_rs filter, vmaf_v0.6.1, nv12 8-bit; GPU: ${gpu:-?}; CPU: $cores cores (${cpu:-?})"
+    echo "bench --cuda: vmaf_rs filter, ${model:-vmaf_v0.6.1}${features:+ + $features}, nv12 8-bit; GPU: ${gpu:-?}; CPU: $cores cores (${cpu:-?})"
     printf '%-12s %14s %14s %8s\n' "size" "cuda fps" "cpu fps" "ratio"
     # W H  cuda N1 N2  cpu N1 N2: about one second of difference each at the speeds seen on an H200
     for spec in "1920 1080 200 3200 50 250" "3840 2160 100 1100 20 100"; do
