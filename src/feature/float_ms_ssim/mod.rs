@@ -8,8 +8,8 @@
 //! the product of `l^alpha * c^beta * s^gamma` over the scales in `f64`. `enable_db` and
 //! `clip_db` convert the score as for `float_ssim`.
 
-use super::iqa::{self, Ssim};
-use super::options::{OptKind, OptSpec};
+use super::iqa::{self, Lcs, Ssim};
+use super::options::{OptKind, OptSpec, OptValues};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::error::{Error, Result};
 use crate::picture::PictureFormat;
@@ -37,7 +37,7 @@ pub static OPTIONS: &[OptSpec] = &[
 ];
 
 /// Number of scales.
-const SCALES: usize = 5;
+pub(crate) const SCALES: usize = 5;
 
 /// Outputs in libvmaf's append order: the score, then every scale's l, then c, then s.
 const SPATIAL: &[&str] = &[
@@ -76,12 +76,12 @@ const BETAS: [f32; SCALES] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
 const GAMMAS: [f32; SCALES] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
 
 /// Side of the decimation low-pass.
-const LPF_LEN: usize = 9;
+pub(crate) const LPF_LEN: usize = 9;
 
 /// The 9x9 low-pass (9/7 biorthogonal wavelet), row-major, as libvmaf's `g_lpf` (applied as a
 /// 2-D kernel: it is not exactly the product of its 1-D version).
 #[rustfmt::skip]
-const LPF: [f32; LPF_LEN * LPF_LEN] = [
+pub(crate) const LPF: [f32; LPF_LEN * LPF_LEN] = [
      0.000714, -0.000450, -0.002090,  0.007132,  0.016114,  0.007132, -0.002090, -0.000450,  0.000714,
     -0.000450,  0.000283,  0.001316, -0.004490, -0.010146, -0.004490,  0.001316,  0.000283, -0.000450,
     -0.002090,  0.001316,  0.006115, -0.020867, -0.047149, -0.020867,  0.006115,  0.001316, -0.002090,
@@ -116,10 +116,68 @@ fn check(_: &super::options::OptValues, f: &PictureFormat) -> Result<()> {
     Ok(())
 }
 
-struct FloatMsSsim {
+/// The picture size at every scale: the frame's, then each halved as IQA's decimation does
+/// ([`iqa::decimated`]).
+pub(crate) fn scale_sizes(w: usize, h: usize) -> [(usize, usize); SCALES] {
+    let mut sizes = [(w, h); SCALES];
+    for i in 1..SCALES {
+        let (w, h) = sizes[i - 1];
+        sizes[i] = (iqa::decimated(w, 2), iqa::decimated(h, 2));
+    }
+    sizes
+}
+
+/// How the five scales' SSIM means become the instance's outputs (shared with the CUDA plan).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Outputs {
     lcs: bool,
     db: bool,
     max_db: f64,
+}
+
+impl Outputs {
+    /// From the instance's options and format.
+    pub(crate) fn new(o: &OptValues, f: &PictureFormat) -> Self {
+        Outputs {
+            lcs: o.bool("enable_lcs"),
+            db: o.bool("enable_db"),
+            max_db: iqa::max_db(o.bool("clip_db"), f.bpc, f.width, f.height),
+        }
+    }
+
+    /// Writes `float_ms_ssim` (the product of `l^alpha c^beta s^gamma` over the scales, in `f64`
+    /// in scale order; in dB under `enable_db`) and, with `enable_lcs`, every scale's means.
+    /// `Err(scale)` when the product becomes infinite at that scale (libvmaf fails the frame).
+    pub(crate) fn write(
+        &self,
+        v: &[Lcs; SCALES],
+        out: &mut [f64],
+    ) -> std::result::Result<(), usize> {
+        let mut score = 1.0f64;
+        for (i, v) in v.iter().enumerate() {
+            score *= (v.l as f64).powf(ALPHAS[i] as f64)
+                * (v.c as f64).powf(BETAS[i] as f64)
+                * (v.s as f64).powf(GAMMAS[i] as f64);
+            if self.lcs {
+                out[1 + i] = v.l as f64;
+                out[1 + SCALES + i] = v.c as f64;
+                out[1 + 2 * SCALES + i] = v.s as f64;
+            }
+            if score == f64::INFINITY {
+                return Err(i);
+            }
+        }
+        out[0] = if self.db {
+            iqa::to_db(score, self.max_db)
+        } else {
+            score
+        };
+        Ok(())
+    }
+}
+
+struct FloatMsSsim {
+    outputs: Outputs,
     bpc: u8,
     /// Reference and distorted pictures at every scale, compact.
     r: [Vec<f32>; SCALES],
@@ -130,16 +188,9 @@ struct FloatMsSsim {
 fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     let (o, f) = (&cfg.opts, &cfg.format);
     check(o, f)?;
-    let (mut w, mut h) = (f.width, f.height);
-    let mut sizes = [0; SCALES];
-    for s in &mut sizes {
-        *s = w * h;
-        (w, h) = (iqa::decimated(w, 2), iqa::decimated(h, 2));
-    }
+    let sizes = scale_sizes(f.width, f.height).map(|(w, h)| w * h);
     Ok(Box::new(FloatMsSsim {
-        lcs: o.bool("enable_lcs"),
-        db: o.bool("enable_db"),
-        max_db: iqa::max_db(o.bool("clip_db"), f.bpc, f.width, f.height),
+        outputs: Outputs::new(o, f),
         bpc: f.bpc,
         r: sizes.map(|n| vec![0.0; n]),
         d: sizes.map(|n| vec![0.0; n]),
@@ -160,30 +211,21 @@ impl Extractor for FloatMsSsim {
                 sizes[i] = k.decimate(&done[i - 1], w, h, 2, &LPF, LPF_LEN, &mut rest[0]);
             }
         }
-        let mut score = 1.0f64;
+        let mut values = [Lcs {
+            ssim: 0.0,
+            l: 0.0,
+            c: 0.0,
+            s: 0.0,
+        }; SCALES];
         for (i, &(w, h)) in sizes.iter().enumerate() {
-            let v = self.ssim.compute(&self.r[i], &self.d[i], w, h);
-            score *= (v.l as f64).powf(ALPHAS[i] as f64)
-                * (v.c as f64).powf(BETAS[i] as f64)
-                * (v.s as f64).powf(GAMMAS[i] as f64);
-            if self.lcs {
-                out[1 + i] = v.l as f64;
-                out[1 + SCALES + i] = v.c as f64;
-                out[1 + 2 * SCALES + i] = v.s as f64;
-            }
-            if score == f64::INFINITY {
-                // libvmaf fails the frame ("ms_ssim is INFINITY").
-                return Err(Error::Internal(format!(
-                    "float_ms_ssim: the score is infinite at scale {i} (frame {})",
-                    input.index
-                )));
-            }
+            values[i] = self.ssim.compute(&self.r[i], &self.d[i], w, h);
         }
-        out[0] = if self.db {
-            iqa::to_db(score, self.max_db)
-        } else {
-            score
-        };
-        Ok(())
+        self.outputs.write(&values, out).map_err(|i| {
+            // libvmaf fails the frame ("ms_ssim is INFINITY").
+            Error::Internal(format!(
+                "float_ms_ssim: the score is infinite at scale {i} (frame {})",
+                input.index
+            ))
+        })
     }
 }
