@@ -15,8 +15,8 @@
 
 use super::super::driver::{launch, DevBuf};
 use super::super::kernels::{
-    blocks, FloatSsimDecimateArgs, FloatSsimSumArgs, FloatSsimTermsArgs, BX, SSIM_THREADS,
-    SSIM_TILE,
+    blocks, FloatSsimDecimateArgs, FloatSsimSumArgs, FloatSsimTermsArgs, SrcPlane, BX,
+    SSIM_THREADS, SSIM_TILE,
 };
 use super::{
     packed_plane, Ctx, FrameIo, FrameMeta, Geometry, GpuDef, GpuPlan, Scratch, ScratchBufs,
@@ -64,7 +64,7 @@ fn create(info: &InstanceInfo<'_>, _geom: Geometry, offset: usize) -> Result<Box
 
 /// The terms capacity (pixels) of the chunk buffer for a `w`x`h` stream: enough for every scale's
 /// map in chunks of whole rows, so instances of any scale share it.
-fn chunk_capacity(w: usize, h: usize) -> usize {
+pub(super) fn chunk_capacity(w: usize, h: usize) -> usize {
     let (dw, dh) = (w + 1 - WINDOW, h + 1 - WINDOW);
     (dw * dh).min(CHUNK_PIXELS.max(dw))
 }
@@ -96,7 +96,7 @@ struct FloatSsimPlan {
 }
 
 /// `picture_copy::to_float`'s divisor for `bpc`-bit samples.
-fn divisor(bpc: u8) -> f32 {
+pub(super) fn divisor(bpc: u8) -> f32 {
     match bpc {
         8 => 1.0,
         10 => 4.0,
@@ -154,66 +154,102 @@ impl FloatSsimPlan {
                 c.k.float_ssim.terms[usize::from(!eight)],
             )
         };
-        let (dw, dh) = (self.sw + 1 - WINDOW, self.sh + 1 - WINDOW);
-        let k = scalar::Constants::new();
-        let chunk_rows = (sc.cap / dw).clamp(1, dh);
         let out = c.result(self.offset);
-        for y0 in (0..dh).step_by(chunk_rows) {
-            let rows = chunk_rows.min(dh - y0);
-            let args = FloatSsimTermsArgs {
-                reference,
-                distorted,
-                terms: sc.terms.ptr,
-                w: self.sw as i32,
-                h: self.sh as i32,
-                y0: y0 as i32,
-                rows: rows as i32,
-                cap: sc.cap as i32,
-                divisor: div,
-                c1: k.c1,
-                c2: k.c2,
-                c3: k.c3,
-                gauss: scalar::GAUSSIAN,
-            };
-            // SAFETY: FloatSsimTermsArgs mirrors ssim.cu; the sources are the live borrowed
-            // frames (scale 1: sw x sh = w x h) or our sw x sh pictures written just before on
-            // this stream; rows y0 .. y0 + rows + 10 < sh are read; the kernel writes rows * dw
-            // <= cap terms into each of the four arrays of `terms`.
-            unsafe {
-                launch(
-                    terms_fn,
-                    (
-                        dw.div_ceil(SSIM_TILE) as u32,
-                        rows.div_ceil(SSIM_TILE) as u32,
-                        1,
-                    ),
-                    SSIM_THREADS,
-                    c.stream,
-                    &args,
-                    "float_ssim terms",
-                )?
-            };
-            let sum = FloatSsimSumArgs {
-                terms: sc.terms.ptr,
-                out,
-                n: (rows * dw) as i32,
-                cap: sc.cap as i32,
-            };
-            // SAFETY: FloatSsimSumArgs mirrors ssim.cu; it reads the n terms just written on
-            // this stream and updates four f64 (u64) slots inside the result block.
-            unsafe {
-                launch(
-                    c.k.float_ssim.sum,
-                    (1, 1, 1),
-                    SSIM_THREADS,
-                    c.stream,
-                    &sum,
-                    "float_ssim sum",
-                )?
-            };
-        }
-        Ok(())
+        let src = SsimPicture {
+            reference,
+            distorted,
+            terms_fn,
+            w: self.sw,
+            h: self.sh,
+            divisor: div,
+        };
+        enqueue_ssim_sums(c, &src, &sc.terms, sc.cap, out, "float_ssim")
     }
+}
+
+/// One picture pair whose SSIM map [`enqueue_ssim_sums`] sums.
+pub(super) struct SsimPicture {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    /// `vmaf_float_ssim_terms_*` for the source's samples (frame `u8`/`u16`, or our `f32`).
+    pub terms_fn: sys::CUfunction,
+    /// The picture's size (at least [`WINDOW`] each way).
+    pub w: usize,
+    pub h: usize,
+    /// `picture_copy::to_float`'s divisor (frame sources).
+    pub divisor: f32,
+}
+
+/// Queues the SSIM map of `p` in chunks of output rows: each chunk's terms into `terms`
+/// (`f64[4][cap]`), then one thread adds them in raster order to the four `f64` sums at device
+/// address `out` (zeroed with the result block): the CPU's `iqa::scalar::ssim_sums` exactly.
+/// Shared by float_ssim and float_ms_ssim (one call per scale).
+pub(super) fn enqueue_ssim_sums(
+    c: &Ctx<'_>,
+    p: &SsimPicture,
+    terms: &DevBuf,
+    cap: usize,
+    out: u64,
+    what: &'static str,
+) -> Result<()> {
+    let (dw, dh) = (p.w + 1 - WINDOW, p.h + 1 - WINDOW);
+    let k = scalar::Constants::new();
+    let chunk_rows = (cap / dw).clamp(1, dh);
+    for y0 in (0..dh).step_by(chunk_rows) {
+        let rows = chunk_rows.min(dh - y0);
+        let args = FloatSsimTermsArgs {
+            reference: p.reference,
+            distorted: p.distorted,
+            terms: terms.ptr,
+            w: p.w as i32,
+            h: p.h as i32,
+            y0: y0 as i32,
+            rows: rows as i32,
+            cap: cap as i32,
+            divisor: p.divisor,
+            c1: k.c1,
+            c2: k.c2,
+            c3: k.c3,
+            gauss: scalar::GAUSSIAN,
+        };
+        // SAFETY: FloatSsimTermsArgs mirrors ssim.cu; the sources are live borrowed frames of
+        // w x h samples or our packed w x h pictures written before on this stream; rows
+        // y0 .. y0 + rows + 10 < h are read; the kernel writes rows * dw <= cap terms into each
+        // of the four arrays of `terms` (4 * cap f64).
+        unsafe {
+            launch(
+                p.terms_fn,
+                (
+                    dw.div_ceil(SSIM_TILE) as u32,
+                    rows.div_ceil(SSIM_TILE) as u32,
+                    1,
+                ),
+                SSIM_THREADS,
+                c.stream,
+                &args,
+                what,
+            )?
+        };
+        let sum = FloatSsimSumArgs {
+            terms: terms.ptr,
+            out,
+            n: (rows * dw) as i32,
+            cap: cap as i32,
+        };
+        // SAFETY: FloatSsimSumArgs mirrors ssim.cu; it reads the n terms just written on this
+        // stream and updates four f64 (u64) slots at `out`, inside the result block.
+        unsafe {
+            launch(
+                c.k.float_ssim.sum,
+                (1, 1, 1),
+                SSIM_THREADS,
+                c.stream,
+                &sum,
+                what,
+            )?
+        };
+    }
+    Ok(())
 }
 
 impl GpuPlan for FloatSsimPlan {
