@@ -277,3 +277,62 @@ extern "C" __global__ void __launch_bounds__(SSIM_SUM_THREADS) vmaf_float_ssim_s
         out[3] = s3;
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// float_ms_ssim: libvmaf's multi-scale SSIM. Specification: src/feature/float_ms_ssim/mod.rs and
+// src/feature/iqa/{mod,scalar}.rs. Per frame: four decimations (scale s - 1 -> s, the 9 x 9
+// low-pass, factor 2, out of place as the CPU does it), then each of the five scales' SSIM map
+// through the float_ssim terms and sum kernels above (their own four result slots per scale);
+// the powers and the product over the scales are the host's, with the CPU's function.
+
+#define MS_SSIM_LPF_LEN 9
+
+struct FloatMsSsimDecimateArgs {
+    SrcPlane reference;  // scale s - 1: the frame (s = 1) or our packed f32 picture
+    SrcPlane distorted;
+    uint64_t out_ref;    // float[sw * sh], packed: scale s
+    uint64_t out_dis;
+    int32_t w, h;        // scale s - 1's size
+    int32_t sw, sh;      // scale s's size (iqa::decimated(w, 2), iqa::decimated(h, 2))
+    float divisor;       // to_float's divisor (frame sources)
+    int32_t pad_;
+    float lpf[MS_SSIM_LPF_LEN * MS_SSIM_LPF_LEN];  // float_ms_ssim::LPF, row-major
+    int32_t pad2_;
+};
+static_assert(sizeof(FloatMsSsimDecimateArgs) == 416, "ABI: keep in sync with src/cuda/kernels.rs");
+
+// grid (ceil(sw / 128), sh), block 128. scalar::filter_pixel with the 9 x 9 kernel at
+// (2 x, 2 y): for each kernel row (top to bottom) and column (left to right), the f32 product of
+// the mirrored sample and the tap added to an f64 sum, rounded to f32 at the end.
+template <typename Src>
+__device__ void ms_ssim_decimate_impl(const FloatMsSsimDecimateArgs &a) {
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y;
+    if (x >= a.sw) return;
+    const Src src{};
+    const int c = MS_SSIM_LPF_LEN / 2;
+    double sr = 0.0, sd = 0.0;
+    int t = 0;
+    for (int v = -c; v <= c; ++v) {
+        const int row = ssim_mirror(2 * y + v, a.h);
+        for (int u = -c; u <= c; ++u, ++t) {
+            const int col = ssim_mirror(2 * x + u, a.w);
+            const float k = a.lpf[t];
+            sr = __dadd_rn(sr, (double)__fmul_rn(src.at(a.reference, a.divisor, col, row), k));
+            sd = __dadd_rn(sd, (double)__fmul_rn(src.at(a.distorted, a.divisor, col, row), k));
+        }
+    }
+    const size_t at = (size_t)y * a.sw + x;
+    reinterpret_cast<float *>(a.out_ref)[at] = __double2float_rn(sr);
+    reinterpret_cast<float *>(a.out_dis)[at] = __double2float_rn(sd);
+}
+
+extern "C" __global__ void __launch_bounds__(128) vmaf_float_ms_ssim_decimate_u8(FloatMsSsimDecimateArgs a) {
+    ms_ssim_decimate_impl<SsimFrameSrc<uint8_t>>(a);
+}
+extern "C" __global__ void __launch_bounds__(128) vmaf_float_ms_ssim_decimate_u16(FloatMsSsimDecimateArgs a) {
+    ms_ssim_decimate_impl<SsimFrameSrc<uint16_t>>(a);
+}
+extern "C" __global__ void __launch_bounds__(128) vmaf_float_ms_ssim_decimate_f32(FloatMsSsimDecimateArgs a) {
+    ms_ssim_decimate_impl<SsimFloatSrc>(a);
+}

@@ -231,6 +231,53 @@ impl FloatSsimKernels {
     }
 }
 
+/// `FloatMsSsimDecimateArgs` (ssim.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatMsSsimDecimateArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub out_ref: u64,
+    pub out_dis: u64,
+    pub w: i32,
+    pub h: i32,
+    pub sw: i32,
+    pub sh: i32,
+    pub divisor: f32,
+    pub pad_: i32,
+    pub lpf: [f32; 81],
+    pub pad2_: i32,
+}
+
+/// float_ms_ssim's kernels (ssim.cu; its SSIM maps use [`FloatSsimKernels`]' terms and sum).
+pub(crate) struct FloatMsSsimKernels {
+    /// `[u8, u16, f32]`: the 9x9 low-pass decimation from the frames (into scale 1) or from our
+    /// `f32` pictures (into scales 2 to 4).
+    pub decimate: [sys::CUfunction; 3],
+}
+
+impl FloatMsSsimKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(FloatMsSsimKernels {
+            decimate: [
+                m.function("vmaf_float_ms_ssim_decimate_u8")?,
+                m.function("vmaf_float_ms_ssim_decimate_u16")?,
+                m.function("vmaf_float_ms_ssim_decimate_f32")?,
+            ],
+        })
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn float_ms_ssim_abi_sizes() {
+    // The size ssim.cu pins with static_assert.
+    assert_eq!(
+        std::mem::size_of::<FloatMsSsimDecimateArgs>(),
+        48 + 16 + 16 + 8 + 324 + 4
+    );
+}
+
 /// `FloatMotionBlurArgs` (float_motion.cu).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -334,6 +381,7 @@ pub(crate) struct Kernels {
     pub psnr_sse_u16: sys::CUfunction,
     pub float_psnr_sq_u16: sys::CUfunction,
     pub float_ssim: FloatSsimKernels,
+    pub float_ms_ssim: FloatMsSsimKernels,
     pub float_motion: FloatMotionKernels,
 }
 
@@ -367,6 +415,7 @@ impl Kernels {
             psnr_sse_u16: m.function("vmaf_psnr_sse_u16")?,
             float_psnr_sq_u16: m.function("vmaf_float_psnr_sq_u16")?,
             float_ssim: FloatSsimKernels::resolve(m)?,
+            float_ms_ssim: FloatMsSsimKernels::resolve(m)?,
             float_motion: FloatMotionKernels::resolve(m)?,
         })
     }

@@ -11,6 +11,7 @@
 
 mod adm;
 mod float_motion;
+mod float_ms_ssim;
 mod float_psnr;
 mod float_ssim;
 mod motion;
@@ -29,6 +30,7 @@ use std::any::{Any, TypeId};
 static REGISTRY: &[&GpuDef] = &[
     &adm::GPU,
     &float_motion::GPU,
+    &float_ms_ssim::GPU,
     &float_psnr::GPU,
     &float_ssim::GPU,
     &motion::GPU,
