@@ -1189,6 +1189,99 @@ mod gpu {
         }
     }
 
+    /// float_ms_ssim's kernels against the CPU, f64 bit for bit through the whole engine: 8, 10,
+    /// 12 and 16 bits, odd sizes just above libvmaf's smallest (176: scale 4 is 11 wide, a map
+    /// one pixel wide), `enable_lcs`, `enable_db` with and without `clip_db` (identical frames:
+    /// the capped value), n_subsample 2, two instances sharing the scratch, 1080p (scale 0's map
+    /// summed in chunks); and MSB-aligned, padded CUDA frames through the scorer directly, next
+    /// to float_ssim.
+    #[test]
+    fn float_ms_ssim_kernel_every_depth_and_option() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        let lcs = [("enable_lcs", "true")];
+        let db = [("enable_db", "true"), ("clip_db", "true")];
+        let db_lcs = [("enable_db", "true"), ("enable_lcs", "true")];
+        // (bits, width, height, instances' options, n_subsample, distorted == reference, frames)
+        type MsSsimCase<'a> = (
+            u8,
+            usize,
+            usize,
+            &'a [&'a [(&'a str, &'a str)]],
+            u32,
+            bool,
+            u32,
+        );
+        let cases: &[MsSsimCase] = &[
+            (8, 177, 176, &[&[], &lcs], 1, false, 4),
+            (8, 179, 183, &[&db_lcs], 2, false, 5),
+            (10, 193, 181, &[&lcs], 1, false, 4),
+            (10, 176, 177, &[&[("enable_db", "true")]], 2, false, 4),
+            (12, 211, 179, &[&lcs, &[("enable_db", "true")]], 1, false, 3),
+            (16, 181, 191, &[&lcs], 1, false, 3),
+            (16, 200, 190, &[&db, &[("enable_db", "true")]], 1, true, 3),
+            (12, 201, 185, &[&db], 1, true, 2),
+            (8, 1920, 1080, &[&[], &lcs], 1, false, 2),
+            (10, 1920, 1080, &[&db_lcs], 2, false, 3),
+        ];
+        // Under compute-sanitizer's racecheck (gpu-check) the large pictures take minutes.
+        let small_only = std::env::var("VMAF_RS_GPU_SMALL_CASES").as_deref() == Ok("1");
+        for &(bpc, w, h, instances, sub, same, frames) in cases {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h}: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            for layout in [ChromaLayout::Yuv420, ChromaLayout::Gray] {
+                if layout == ChromaLayout::Gray && w * h > 1 << 20 {
+                    continue; // the large pictures once
+                }
+                let fmt = PictureFormat {
+                    width: w,
+                    height: h,
+                    bpc,
+                    layout,
+                };
+                let features = instances.iter().map(|o| feat("float_ms_ssim", o)).collect();
+                let (n, p) = upload_vs_cpu(fmt, features, sub, frames, same);
+                let (mut gpu, cpu_side) = placement(&p);
+                gpu.dedup(); // one entry per instance
+                assert_eq!(gpu, ["adm", "float_ms_ssim", "motion", "vif"], "{p}");
+                assert!(cpu_side.is_empty(), "{p}");
+                println!(
+                    "bit-identical: float_ms_ssim kernels {layout:?} {bpc}-bit {w}x{h} \
+                     {instances:?} n_subsample={sub}{}: {n} frames",
+                    if same { " (identical frames)" } else { "" }
+                );
+            }
+        }
+        // CUDA frames as decoders give them: MSB-aligned samples, pitch above the width, garbage
+        // in the padding and in coded rows below the picture.
+        let layouts = [(400, 386, 10, 6, 448, 392), (1920, 1080, 8, 0, 2048, 1088)];
+        for (w, h, bpc, shift, stride, rows) in layouts {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h} frames: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let l = Layout {
+                w,
+                h,
+                bpc,
+                shift,
+                stride,
+                rows,
+            };
+            let name =
+                format!("float_ms_ssim {bpc}-bit {w}x{h} shift {shift} pitch {stride}").leak();
+            let mut c = case(name, l, 3);
+            c.features = vec![
+                feat("float_ms_ssim", &[("enable_lcs", "true")]),
+                feat("float_ssim", &[]),
+            ];
+            c.n_subsample = 2;
+            run_case(&c);
+        }
+    }
+
     /// psnr's and float_psnr's kernels against the CPU for every chroma layout, 8 to 16 bits, odd
     /// sizes (chroma rounded down as libvmaf does), every psnr option, identical frames (the
     /// capped values) and n_subsample with psnr's every-frame aggregate; and a 16-bit picture
