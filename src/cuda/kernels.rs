@@ -359,6 +359,48 @@ fn float_motion_abi_sizes() {
     assert_eq!(std::mem::size_of::<FloatMotionHalfArgs>(), 40);
 }
 
+/// `FloatMomentArgs` (float_moment.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatMomentArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    /// First of the 4 result slots: ref Σ v, dis Σ v, ref Σ v², dis Σ v² (in units).
+    pub out: u64,
+    pub w: i32,
+    pub h: i32,
+    /// `k`: `picture_copy` divides the samples by `2^k`.
+    pub scale_log2: i32,
+    pub pad_: i32,
+}
+
+/// Rows each block of `vmaf_float_moment_*` covers (`FMOMENT_ROWS` in float_moment.cu).
+pub(crate) const FLOAT_MOMENT_ROWS: usize = 8;
+
+/// float_moment's kernels (float_moment.cu).
+pub(crate) struct FloatMomentKernels {
+    /// The four sums from 8-bit samples.
+    pub u8: sys::CUfunction,
+    /// The four sums from 16-bit samples.
+    pub u16: sys::CUfunction,
+}
+
+impl FloatMomentKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(FloatMomentKernels {
+            u8: m.function("vmaf_float_moment_u8")?,
+            u16: m.function("vmaf_float_moment_u16")?,
+        })
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn float_moment_abi_sizes() {
+    // The size float_moment.cu pins with static_assert.
+    assert_eq!(std::mem::size_of::<FloatMomentArgs>(), 48 + 8 + 16);
+}
+
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
 pub(crate) const BX: u32 = 128;
 
@@ -383,6 +425,7 @@ pub(crate) struct Kernels {
     pub float_ssim: FloatSsimKernels,
     pub float_ms_ssim: FloatMsSsimKernels,
     pub float_motion: FloatMotionKernels,
+    pub float_moment: FloatMomentKernels,
 }
 
 impl Kernels {
@@ -417,6 +460,7 @@ impl Kernels {
             float_ssim: FloatSsimKernels::resolve(m)?,
             float_ms_ssim: FloatMsSsimKernels::resolve(m)?,
             float_motion: FloatMotionKernels::resolve(m)?,
+            float_moment: FloatMomentKernels::resolve(m)?,
         })
     }
 }

@@ -10,6 +10,7 @@
 //! result block) follows from the registry.
 
 mod adm;
+mod float_moment;
 mod float_motion;
 mod float_ms_ssim;
 mod float_psnr;
@@ -29,6 +30,7 @@ use std::any::{Any, TypeId};
 /// Every extractor with CUDA kernels in this build (the CUDA column of the registry).
 static REGISTRY: &[&GpuDef] = &[
     &adm::GPU,
+    &float_moment::GPU,
     &float_motion::GPU,
     &float_ms_ssim::GPU,
     &float_psnr::GPU,

@@ -48,10 +48,25 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
 /// libvmaf's moments: each sample (first) or its `f32` square (second) summed in `f64` in raster
 /// order, divided by the pixel count.
 fn moments(pic: &[f32]) -> (f64, f64) {
-    let n = pic.len() as i32 as f64;
     let first: f64 = pic.iter().fold(0.0, |acc, &v| acc + v as f64);
     let second: f64 = pic.iter().fold(0.0, |acc, &v| acc + (v * v) as f64);
-    (first / n, second / n)
+    (mean(first, pic.len()), mean(second, pic.len()))
+}
+
+/// A moment from its `f64` sum over `samples` pixels, as libvmaf divides (by the `int` count
+/// converted to `double`); the CUDA plan finishes with it too.
+pub(crate) fn mean(sum: f64, samples: usize) -> f64 {
+    sum / samples as i32 as f64
+}
+
+/// `k` with `picture_copy`'s divisor `2^k` at `bpc` bits ([`to_float`]'s 1, 4, 16, 256).
+pub(crate) fn scale_log2(bpc: u8) -> u32 {
+    match bpc {
+        8 => 0,
+        10 => 2,
+        12 => 4,
+        _ => 8,
+    }
 }
 
 impl Extractor for FloatMoment {
