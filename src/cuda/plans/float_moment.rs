@@ -125,3 +125,65 @@ impl GpuPlan for FloatMomentPlan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernel's sums on the host: the same `f32` operations per sample, `u64` unit counts.
+    fn kernel_units(v: &[u16], k: u32) -> (u64, u64) {
+        let (scale, scale_sq) = ((1u32 << k) as f32, (1u32 << (2 * k)) as f32);
+        v.iter().fold((0, 0), |(s1, s2), &v| {
+            let f = v as f32 / scale;
+            (s1 + v as u64, s2 + (f * f * scale_sq) as u64)
+        })
+    }
+
+    /// The plan's result: the CPU's moments exactly, for the brightest pictures [`supports`]
+    /// takes at each depth (2^21 pixels at 16 bits) and 10/12-bit samples with stray high bits.
+    #[test]
+    fn unit_sums_equal_the_cpus_f64_sums_at_the_bound() {
+        let n = 1usize << 21;
+        let mut h = 1u32;
+        let mut noise = || {
+            h ^= h << 13;
+            h ^= h >> 17;
+            h ^= h << 5;
+            h
+        };
+        for (bpc, lo, hi) in [
+            (8, 0, 255),
+            (8, 250, 255),
+            (10, 1000, 1023),
+            (10, 60000, 65535),
+            (12, 4000, 4095),
+            (12, 0, 65535),
+            (16, 65535, 65535),
+            (16, 65000, 65535),
+        ] {
+            let v: Vec<u16> = (0..n)
+                .map(|_| (lo as u32 + noise() % (hi as u32 - lo as u32 + 1)) as u16)
+                .collect();
+            let k = float_moment::scale_log2(bpc);
+            let (s1, s2) = kernel_units(&v, k);
+            assert!(s2 < 1 << 53, "{bpc}-bit {lo}..={hi}");
+            let pic: Vec<f32> = v
+                .iter()
+                .map(|&x| {
+                    if bpc == 8 {
+                        x as f32
+                    } else {
+                        x as f32 / (1u32 << k) as f32
+                    }
+                })
+                .collect();
+            let (first, second) = float_moment::moments(&pic);
+            let gpu = (
+                float_moment::mean(s1 as f64 / (1u64 << k) as f64, n),
+                float_moment::mean(s2 as f64 / (1u64 << (2 * k)) as f64, n),
+            );
+            assert_eq!(first.to_bits(), gpu.0.to_bits(), "{bpc}-bit {lo}..={hi}");
+            assert_eq!(second.to_bits(), gpu.1.to_bits(), "{bpc}-bit {lo}..={hi}");
+        }
+    }
+}

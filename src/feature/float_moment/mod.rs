@@ -46,8 +46,8 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
 }
 
 /// libvmaf's moments: each sample (first) or its `f32` square (second) summed in `f64` in raster
-/// order, divided by the pixel count.
-fn moments(pic: &[f32]) -> (f64, f64) {
+/// order, divided by the pixel count (the CUDA plan's tests compare with it).
+pub(crate) fn moments(pic: &[f32]) -> (f64, f64) {
     let first: f64 = pic.iter().fold(0.0, |acc, &v| acc + v as f64);
     let second: f64 = pic.iter().fold(0.0, |acc, &v| acc + (v * v) as f64);
     (mean(first, pic.len()), mean(second, pic.len()))
