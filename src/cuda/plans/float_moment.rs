@@ -9,13 +9,13 @@
 //! to `f64`, then a division by a power of two) and divides by the pixel count with the CPU's
 //! [`float_moment::mean`].
 //!
-//! The bound: a sample is below `2^bpc` (`2^bpc` units of `2^-k` at most, with `k <= bpc`) and
-//! its square below `2^(2·bpc)` units, so `n` pixels stay below `n · 2^(2·bpc)` units, at most
-//! 2^53 for `n <= 2^(53 - 2·bpc)`: 2^37, 2^33, 2^29 and 2^21 pixels at 8, 10, 12 and 16 bits. Only
-//! 16-bit pictures above 2^21 pixels (4K) come near; they stay on the CPU ([`supports`]). This
-//! takes samples within the stream's depth, as the integer kernels' bounds do; a 10- or 12-bit
-//! sample with stray high bits gives a square of up to 2^32 units, which is still exact for
-//! pictures of at most 2^21 pixels.
+//! The bound: a sample `v` is below `2^bpc` and its square below `2^(2·bpc)` units (exact below
+//! 16 bits; at 16 bits the largest, `(2^16 - 1)^2`, rounds to `2^32 - 2^17`), so `n` pixels stay
+//! below `n · 2^(2·bpc)` units, at most 2^53 for `n <= 2^(53 - 2·bpc)`: 2^37, 2^33, 2^29 and 2^21
+//! pixels at 8, 10, 12 and 16 bits. Only 16-bit pictures above 2^21 pixels (e.g. 4K) come near;
+//! they stay on the CPU ([`supports`]). This takes the samples within the stream's depth: a 10- or
+//! 12-bit sample with stray high bits has a square of up to 2^32 units, still exact in pictures of
+//! at most 2^21 pixels, but not guaranteed in larger ones.
 
 use super::super::driver::launch;
 use super::super::kernels::{blocks, FloatMomentArgs, BX, FLOAT_MOMENT_ROWS};
@@ -44,12 +44,23 @@ fn supports(info: &InstanceInfo<'_>) -> bool {
     (f.width * f.height) as u64 <= 1u64 << (53 - 2 * bpc)
 }
 
+/// `k` with `picture_copy`'s divisor `2^k` at `bpc` bits (`to_float`'s 1, 4, 16 and 256; the
+/// test below checks them against it).
+fn scale_log2(bpc: u8) -> u32 {
+    match bpc {
+        8 => 0,
+        10 => 2,
+        12 => 4,
+        _ => 8,
+    }
+}
+
 fn create(info: &InstanceInfo<'_>, _geom: Geometry, offset: usize) -> Result<Box<dyn GpuPlan>> {
     (float_moment::DEF.check)(info.opts, &info.format)?;
     Ok(Box::new(FloatMomentPlan {
         cols: info.columns.clone(),
         offset,
-        scale_log2: float_moment::scale_log2(info.format.bpc),
+        scale_log2: scale_log2(info.format.bpc),
     }))
 }
 
@@ -129,6 +140,8 @@ impl GpuPlan for FloatMomentPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature::picture_copy::to_float;
+    use crate::picture::Plane;
 
     /// The kernel's sums on the host: the same `f32` operations per sample, `u64` unit counts.
     fn kernel_units(v: &[u16], k: u32) -> (u64, u64) {
@@ -164,19 +177,20 @@ mod tests {
             let v: Vec<u16> = (0..n)
                 .map(|_| (lo as u32 + noise() % (hi as u32 - lo as u32 + 1)) as u16)
                 .collect();
-            let k = float_moment::scale_log2(bpc);
+            let k = scale_log2(bpc);
             let (s1, s2) = kernel_units(&v, k);
             assert!(s2 < 1 << 53, "{bpc}-bit {lo}..={hi}");
-            let pic: Vec<f32> = v
-                .iter()
-                .map(|&x| {
-                    if bpc == 8 {
-                        x as f32
-                    } else {
-                        x as f32 / (1u32 << k) as f32
-                    }
-                })
-                .collect();
+            // The CPU's samples (as bytes at 8 bits), 2048 x 1024.
+            let (w, h) = (2048, n / 2048);
+            let bytes: Vec<u8> = v.iter().map(|&x| x as u8).collect();
+            let plane = if bpc == 8 {
+                Plane::new_u8(&bytes, w, h, w)
+            } else {
+                Plane::new_u16(&v, w, h, w)
+            }
+            .unwrap();
+            let mut pic = vec![0.0f32; n];
+            to_float(&plane, bpc, 0, &mut pic);
             let (first, second) = float_moment::moments(&pic);
             let gpu = (
                 float_moment::mean(s1 as f64 / (1u64 << k) as f64, n),

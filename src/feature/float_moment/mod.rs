@@ -59,16 +59,6 @@ pub(crate) fn mean(sum: f64, samples: usize) -> f64 {
     sum / samples as i32 as f64
 }
 
-/// `k` with `picture_copy`'s divisor `2^k` at `bpc` bits ([`to_float`]'s 1, 4, 16, 256).
-pub(crate) fn scale_log2(bpc: u8) -> u32 {
-    match bpc {
-        8 => 0,
-        10 => 2,
-        12 => 4,
-        _ => 8,
-    }
-}
-
 impl Extractor for FloatMoment {
     fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
         to_float(&input.reference, self.bpc, 0, &mut self.reference);
