@@ -831,10 +831,10 @@ fn feature_without_kernel_runs_on_the_cpu_fallback() {
     }
 }
 
-/// The fallback with previous frames and several CPU features at once: speed_temporal (previous
-/// references and distorted frames), float_ssim, ciede (chroma) and the float model (whose
-/// float_motion runs on CUDA, here with motion_add_scale1 too) on NVDEC-like nv12 CUDA frames,
-/// with n_subsample=2; identical to the CPU path.
+/// The fallback with previous frames and CPU features beside CUDA ones: speed_temporal (previous
+/// references and distorted frames) and ciede (chroma) on the CPU, float_ssim and the float
+/// model (whose float_motion runs here with motion_add_scale1 too) on CUDA, on NVDEC-like nv12
+/// CUDA frames, with n_subsample=2; identical to the CPU path.
 #[test]
 fn fallback_with_previous_frames_and_a_float_model() {
     if skip() {
