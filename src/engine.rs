@@ -962,7 +962,7 @@ impl Engine {
                 ))
             }
             RefSource::Borrowed(r) => r,
-            RefSource::Shared(r, v) => return self.send_cpu(None, Some((r, v)), distorted),
+            shared @ RefSource::Shared(..) => return self.send_cpu(shared, distorted),
         };
         if reference.format != distorted.format {
             return Err(Error::Mismatch(format!(
@@ -971,17 +971,12 @@ impl Engine {
             )));
         }
         self.check_picture("reference", reference)?;
-        self.send_cpu(Some(reference), None, distorted)
+        self.send_cpu(RefSource::Borrowed(reference), distorted)
     }
 
-    /// The CPU path of a send: the reference is copied into the ring (`borrowed`) or its shared
-    /// copy put there (`shared`, with the shared values of reference-only instances).
-    fn send_cpu(
-        &mut self,
-        borrowed: Option<&Picture<'_>>,
-        shared: Option<(&Arc<OwnedPicture>, Option<&Arc<ReferenceValues>>)>,
-        distorted: &Picture<'_>,
-    ) -> Result<()> {
+    /// The CPU path of a send: a borrowed reference is copied into the ring, a shared one put
+    /// there (with the shared values of reference-only instances).
+    fn send_cpu(&mut self, reference: RefSource<'_, '_>, distorted: &Picture<'_>) -> Result<()> {
         self.check_picture("distorted", distorted)?;
         let t0 = Instant::now();
         let index = self.next_index;
@@ -995,12 +990,17 @@ impl Engine {
         let plan = Arc::clone(&self.plan);
         let rt = self.cpu_runtime()?;
         let (nref, ndist) = (rt.refs.len(), rt.dists.len());
-        match (borrowed, shared) {
-            (Some(r), _) => rt.ring_entry(false, index as usize % nref).copy_from(r)?,
-            // Jobs still reading the entry's old picture keep their own handle on it.
-            (None, Some((r, _))) => rt.refs[index as usize % nref] = Arc::clone(r),
-            (None, None) => return Err(Error::Internal("a send without a reference".into())),
-        }
+        let ref_values = match reference {
+            RefSource::Borrowed(r) => {
+                rt.ring_entry(false, index as usize % nref).copy_from(r)?;
+                None
+            }
+            RefSource::Shared(r, values) => {
+                // Jobs still reading the entry's old picture keep their own handle on it.
+                rt.refs[index as usize % nref] = Arc::clone(r);
+                values.cloned()
+            }
+        };
         if scored || every_frame {
             rt.ring_entry(true, index as usize % ndist)
                 .copy_from(distorted)?;
@@ -1026,7 +1026,7 @@ impl Engine {
                     None
                 }
             }),
-            ref_values: shared.and_then(|(_, v)| v.cloned()),
+            ref_values,
             slot,
         };
         if rt.waiting.is_empty() {

@@ -163,6 +163,25 @@ impl Ladder {
     }
 }
 
+/// Rendition `r`'s log path of a ladder of `n`: `pattern` with `%v` replaced by `r` (the
+/// rendition's number). A pattern without `%v` is refused, since every rendition would write
+/// the same file; `option` names the option in the message (`-o`, `log_path=`).
+pub fn rendition_log_path(
+    pattern: &std::path::Path,
+    option: &str,
+    n: usize,
+    r: usize,
+) -> Result<std::path::PathBuf> {
+    let text = pattern.to_string_lossy();
+    if !text.contains("%v") {
+        return Err(Error::InvalidOption(format!(
+            "{option}{text}: {n} renditions write {n} logs; put %v in the path for the \
+             rendition's number (e.g. {option}vmaf_%v.xml)"
+        )));
+    }
+    Ok(text.replace("%v", &r.to_string()).into())
+}
+
 /// Names the rendition an engine's error came from (only ladders of several renditions do).
 fn in_rendition(r: usize, e: Error) -> Error {
     match e {

@@ -299,21 +299,14 @@ impl Session {
         Ok(())
     }
 
-    /// Rendition `r`'s log path: `log_path` with `%v` replaced by `r` (a ladder's log path
-    /// must have it: its renditions would write one file).
+    /// Rendition `r`'s log path (`log_path` with `%v` replaced by `r`), if `log_path` is set.
     fn rendition_log(&self, r: usize) -> Result<Option<PathBuf>> {
-        let Some(p) = &self.opts.log_path else {
-            return Ok(None);
-        };
-        let text = p.to_string_lossy();
-        if !text.contains("%v") {
-            return Err(Error::InvalidOption(format!(
-                "log_path={text}: {} renditions write {} logs; put %v in the path for the \
-                 rendition's number (e.g. log_path=vmaf_%v.xml)",
-                self.opts.renditions, self.opts.renditions
-            )));
-        }
-        Ok(Some(PathBuf::from(text.replace("%v", &r.to_string()))))
+        let n = self.opts.renditions;
+        self.opts
+            .log_path
+            .as_deref()
+            .map(|p| crate::ladder::rendition_log_path(p, "log_path=", n, r))
+            .transpose()
     }
 
     fn engine(&mut self) -> Result<&mut Engine> {
@@ -334,11 +327,6 @@ impl Session {
             Some(l) => Some(l.engine(0)),
             None => self.engine.as_ref(),
         }
-    }
-
-    /// The ladder of a session with `renditions` above 1, once configured.
-    pub fn ladder(&self) -> Option<&Ladder> {
-        self.ladder.as_ref()
     }
 
     fn ladder_mut(&mut self) -> Result<&mut Ladder> {

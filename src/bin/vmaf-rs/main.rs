@@ -481,17 +481,9 @@ fn run_ladder(args: &Args) -> Result<()> {
     // One log per rendition: the path's `%v` names it. Checked before the video is read.
     let mut logs = Vec::new();
     if let Some(p) = &args.output {
-        let pattern = p.to_string_lossy();
-        if !pattern.contains("%v") {
-            return Err(Error::InvalidOption(format!(
-                "-o {pattern}: {} renditions write {} logs; put %v in the path for the \
-                 rendition's number (e.g. -o log_%v.xml)",
-                args.distorted.len(),
-                args.distorted.len()
-            )));
-        }
+        let n = args.distorted.len();
         for (i, d) in args.distorted.iter().enumerate() {
-            let path = PathBuf::from(pattern.replace("%v", &i.to_string()));
+            let path = vmaf_rs::ladder::rendition_log_path(p, "-o ", n, i)?;
             logs.push(LogFile::create(&path, &[&args.reference, d])?);
         }
     }
