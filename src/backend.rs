@@ -87,7 +87,8 @@ pub(crate) struct GpuSide {
     scorer: CudaScorer,
     upload: Option<HostUpload>,
     row: Vec<f64>,
-    placement: Option<String>,
+    /// Whether the placement line was taken (it is told once).
+    placement_told: bool,
 }
 
 impl std::fmt::Debug for GpuSide {
@@ -169,7 +170,7 @@ impl Engine {
         }
         let scorer = CudaScorer::for_engine(target.ctx, target.stream, self, target.shift)?;
         self.gpu = Some(GpuSide {
-            placement: Some(scorer.placement()),
+            placement_told: false,
             scorer,
             upload,
             row: Vec::new(),
@@ -226,7 +227,11 @@ impl Engine {
     /// Once, after the first GPU frame: which features run on CUDA and which on the CPU fallback
     /// (for the verbose log).
     pub fn take_placement(&mut self) -> Option<String> {
-        self.gpu.as_mut().and_then(|g| g.placement.take())
+        let g = self.gpu.as_mut()?;
+        if std::mem::replace(&mut g.placement_told, true) {
+            return None;
+        }
+        Some(g.scorer.placement())
     }
 
     /// Device memory the GPU side holds, in bytes (0 without one).

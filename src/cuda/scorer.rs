@@ -77,6 +77,8 @@ pub struct CudaScorer {
     depth: usize,
     results_len: usize,
     rt: Option<Runtime>,
+    /// How long the first frame's start-up took: (kernel module, device and pinned buffers).
+    startup: Option<(std::time::Duration, std::time::Duration)>,
     next_index: u64,
     in_flight: VecDeque<InFlight>,
     ready: VecDeque<Vec<f64>>,
@@ -179,6 +181,7 @@ impl CudaScorer {
             depth: DEFAULT_DEPTH,
             results_len: offset.max(1),
             rt: None,
+            startup: None,
             next_index: 0,
             in_flight: VecDeque::new(),
             ready: VecDeque::new(),
@@ -222,7 +225,7 @@ impl CudaScorer {
         Ok(())
     }
 
-    /// Where each feature runs, for the verbose log.
+    /// Where each feature runs and, after the first frame, what start-up cost (verbose log).
     pub fn placement(&self) -> String {
         let gpu: Vec<&str> = self.plans.iter().map(|p| p.name()).collect();
         let mut s = format!("vmaf_rs: on CUDA: {}", gpu.join(", "));
@@ -230,6 +233,15 @@ impl CudaScorer {
             s.push_str(&format!(
                 "; on the CPU from downloaded planes (no CUDA kernel yet): {}",
                 f.names().join(", ")
+            ));
+        }
+        // Start-up is where short clips lose to the CPU path (docs/BENCHMARKS.md): say its cost.
+        if let Some((module, buffers)) = self.startup {
+            s.push_str(&format!(
+                "; start-up {:.1} ms (kernel module {:.1} ms, buffers {:.1} ms)",
+                (module + buffers).as_secs_f64() * 1e3,
+                module.as_secs_f64() * 1e3,
+                buffers.as_secs_f64() * 1e3
             ));
         }
         s
@@ -335,8 +347,10 @@ impl CudaScorer {
 
     fn runtime(&mut self) -> Result<&mut Runtime> {
         if self.rt.is_none() {
+            let t0 = std::time::Instant::now();
             let module = Module::load()?;
             let kernels = Kernels::resolve(&module)?;
+            let t1 = std::time::Instant::now();
             let stream = Stream::new()?;
             let scratch = Scratch::alloc(&self.plans, self.geom, stream.0)?;
             let results = DevBuf::new(self.results_len * 8, "per-frame results")?;
@@ -353,6 +367,7 @@ impl CudaScorer {
                     event: Event::new()?,
                 });
             }
+            self.startup = Some((t1 - t0, t1.elapsed()));
             self.rt = Some(Runtime {
                 scratch,
                 results,
