@@ -633,6 +633,38 @@ fn error_mixed_memory_and_formats() {
     );
 }
 
+/// Ladder scoring (`inputs=N`, N > 2) runs on the CPU so far: CUDA inputs are refused by name,
+/// with the download that makes them work, not scored wrongly or crashed on.
+#[test]
+fn error_ladder_with_cuda_frames() {
+    if skip() {
+        return;
+    }
+    let dev = ["-init_hw_device", "cuda=cu", "-filter_hw_device", "cu"];
+    for (what, g) in [
+        (
+            "every input on the GPU",
+            format!(
+                "{SMALL},format=nv12,hwupload[a];{SMALL},format=nv12,hwupload[b];\
+                 {SMALL},format=nv12,hwupload[r];[a][b][r]vmaf_rs=inputs=3"
+            ),
+        ),
+        (
+            "only the reference on the GPU",
+            format!(
+                "{SMALL},format=nv12[a];{SMALL},format=nv12[b];\
+                 {SMALL},format=nv12,hwupload[r];[a][b][r]vmaf_rs=inputs=3"
+            ),
+        ),
+    ] {
+        let mut a = dev.to_vec();
+        a.extend(["-filter_complex", &g, "-f", "null", "-"]);
+        let o = ffmpeg(&a);
+        fails_with(&o, "inputs=3 (ladder scoring) runs on the CPU so far", what);
+        fails_with(&o, "hwdownload,format=nv12", what);
+    }
+}
+
 /// Host frames with backend=cuda: the library uploads them itself and scores them on the GPU,
 /// with the CPU's values; without a GPU (or a CUDA build) a clear error, never a crash.
 #[test]
