@@ -126,6 +126,26 @@ impl DevBuf {
     }
 }
 
+impl DevBuf {
+    /// Copies `src` (a table built per configuration, not `'static`) into the start of this
+    /// buffer on `stream` and waits for the copy, so `src` may be dropped on return.
+    pub(crate) fn upload_now<T: Copy>(&self, src: &[T], stream: sys::CUstream) -> Result<()> {
+        let n = std::mem::size_of_val(src);
+        assert!(n <= self.bytes, "upload larger than the buffer");
+        // SAFETY: `src` is `n` bytes long and outlives the copy (synchronised below); the
+        // destination holds `n` bytes.
+        let r = unsafe {
+            sys::cuMemcpyHtoDAsync_v2(self.ptr, src.as_ptr() as *const c_void, n, stream)
+        };
+        check(r, "cuMemcpyHtoDAsync")?;
+        // SAFETY: `stream` belongs to the current context.
+        check(
+            unsafe { sys::cuStreamSynchronize(stream) },
+            "cuStreamSynchronize",
+        )
+    }
+}
+
 impl Drop for DevBuf {
     fn drop(&mut self) {
         // SAFETY: allocated by cuMemAlloc in the current context and no longer used (see type doc).

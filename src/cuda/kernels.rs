@@ -401,6 +401,114 @@ fn float_moment_abi_sizes() {
     assert_eq!(std::mem::size_of::<FloatMomentArgs>(), 48 + 8 + 16);
 }
 
+/// `FloatVifConvertArgs` (float_vif.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatVifConvertArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub out_ref: u64,
+    pub out_dis: u64,
+    pub w: i32,
+    pub h: i32,
+    pub bpc: i32,
+    pub pad_: i32,
+}
+
+/// `FloatVifScaleArgs` (float_vif.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatVifScaleArgs {
+    pub src: u64,
+    pub dst: u64,
+    pub col_idx: u64,
+    pub col_wt: u64,
+    pub row_idx: u64,
+    pub row_wt: u64,
+    pub w: i32,
+    pub h: i32,
+    pub sw: i32,
+    pub sh: i32,
+    /// 0 nearest, 1 bilinear, 2 bicubic, 3 lanczos4.
+    pub method: i32,
+    pub ntaps: i32,
+}
+
+/// The most taps a float_vif filter has (`FVIF_MAX_TAPS` in float_vif.cu).
+pub(crate) const FLOAT_VIF_MAX_TAPS: usize = 72;
+
+/// `FloatVifArgs` (float_vif.cu): every filter and statistic kernel's parameters.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatVifArgs {
+    pub reference: u64,
+    pub distorted: u64,
+    pub tmp: u64,
+    pub out: u64,
+    pub out2: u64,
+    pub sums: u64,
+    pub sigma_nsq: f64,
+    pub filter: [f32; FLOAT_VIF_MAX_TAPS],
+    pub poly: [f32; 9],
+    pub gain_limit: f32,
+    pub sigma_max_inv: f32,
+    pub eps: f32,
+    pub ntaps: i32,
+    pub w: i32,
+    pub h: i32,
+    pub pad_: i32,
+}
+
+/// Rows one block of `vmaf_float_vif_rowsum` sums (`FVIF_BX`: one per thread).
+pub(crate) const FLOAT_VIF_ROWSUM_ROWS: usize = 128;
+
+/// float_vif's kernels (float_vif.cu).
+pub(crate) struct FloatVifKernels {
+    /// Both luma planes as `picture_copy`'s floats, from 8-bit samples.
+    pub convert_u8: sys::CUfunction,
+    /// The same from 16-bit samples.
+    pub convert_u16: sys::CUfunction,
+    /// `vif_prescale`'s scaler.
+    pub scale: sys::CUfunction,
+    /// The vertical pass of the five filtered sources.
+    pub vpass: sys::CUfunction,
+    /// The horizontal passes and the per-pixel statistic.
+    pub stat: sys::CUfunction,
+    /// Per-row `f32` sums of num and den.
+    pub rowsum: sys::CUfunction,
+    /// The vertical pass of the rows decimation keeps.
+    pub dec_vpass: sys::CUfunction,
+    /// The horizontal pass of the columns decimation keeps.
+    pub dec_hpass: sys::CUfunction,
+}
+
+impl FloatVifKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(FloatVifKernels {
+            convert_u8: m.function("vmaf_float_vif_convert_u8")?,
+            convert_u16: m.function("vmaf_float_vif_convert_u16")?,
+            scale: m.function("vmaf_float_vif_scale")?,
+            vpass: m.function("vmaf_float_vif_vpass")?,
+            stat: m.function("vmaf_float_vif_stat")?,
+            rowsum: m.function("vmaf_float_vif_rowsum")?,
+            dec_vpass: m.function("vmaf_float_vif_dec_vpass")?,
+            dec_hpass: m.function("vmaf_float_vif_dec_hpass")?,
+        })
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn float_vif_abi_sizes() {
+    // The sizes float_vif.cu pins with static_assert.
+    assert_eq!(std::mem::size_of::<FloatVifConvertArgs>(), 48 + 16 + 16);
+    assert_eq!(std::mem::size_of::<FloatVifScaleArgs>(), 48 + 24);
+    assert_eq!(
+        std::mem::size_of::<FloatVifArgs>(),
+        48 + 8 + 4 * FLOAT_VIF_MAX_TAPS + 36 + 12 + 16
+    );
+}
+
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
 pub(crate) const BX: u32 = 128;
 
@@ -426,6 +534,7 @@ pub(crate) struct Kernels {
     pub float_ms_ssim: FloatMsSsimKernels,
     pub float_motion: FloatMotionKernels,
     pub float_moment: FloatMomentKernels,
+    pub float_vif: FloatVifKernels,
 }
 
 impl Kernels {
@@ -461,6 +570,7 @@ impl Kernels {
             float_ms_ssim: FloatMsSsimKernels::resolve(m)?,
             float_motion: FloatMotionKernels::resolve(m)?,
             float_moment: FloatMomentKernels::resolve(m)?,
+            float_vif: FloatVifKernels::resolve(m)?,
         })
     }
 }

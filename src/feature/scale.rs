@@ -164,6 +164,46 @@ fn axis(method: Method, n: usize, m: usize) -> Vec<Taps> {
         .collect()
 }
 
+/// One axis of a [`Scaler`] as flat tables for a device kernel (the CUDA float_vif prescale):
+/// each output position's `ntaps` source indices and weights, the values [`Scaler::scale`] uses.
+#[derive(Debug, Clone, Default)]
+pub struct AxisTable {
+    /// Source indices, `ntaps` per output position.
+    pub idx: Vec<i32>,
+    /// Their weights (nearest: 0; bilinear: the second tap's weight, then 0).
+    pub wt: Vec<f32>,
+}
+
+/// A [`Scaler`]'s taps for a device kernel: the method (0 nearest, 1 bilinear, 2 bicubic,
+/// 3 lanczos4), taps per position, and the column and row tables.
+#[derive(Debug, Clone)]
+pub struct DeviceTaps {
+    /// 0 nearest, 1 bilinear, 2 bicubic, 3 lanczos4.
+    pub method: i32,
+    /// Taps per position: 1, 2, 4 or 9.
+    pub ntaps: usize,
+    /// One entry per output column.
+    pub cols: AxisTable,
+    /// One entry per output row.
+    pub rows: AxisTable,
+}
+
+/// Flattens one axis's taps.
+fn flatten(taps: &[Taps]) -> AxisTable {
+    let mut t = AxisTable::default();
+    for tap in taps {
+        let (idx, wt): (Vec<usize>, Vec<f32>) = match *tap {
+            Taps::Nearest(i) => (vec![i], vec![0.0]),
+            Taps::Bilinear(a, b, d) => (vec![a, b], vec![d, 0.0]),
+            Taps::Bicubic(i, w) => (i.to_vec(), w.to_vec()),
+            Taps::Lanczos4(i, w) => (i.to_vec(), w.to_vec()),
+        };
+        t.idx.extend(idx.iter().map(|&i| i as i32));
+        t.wt.extend(wt);
+    }
+    t
+}
+
 impl Scaler {
     /// A scaler from `src` to `dst` (width, height).
     pub fn new(method: Method, src: (usize, usize), dst: (usize, usize)) -> Self {
@@ -174,6 +214,25 @@ impl Scaler {
             (axis(method, src.0, dst.0), axis(method, src.1, dst.1))
         };
         Scaler { copy, cols, rows }
+    }
+
+    /// The taps as flat tables, or `None` when the size is unchanged (the scaler copies).
+    pub fn device_taps(&self) -> Option<DeviceTaps> {
+        if self.copy {
+            return None;
+        }
+        let (method, ntaps) = match self.cols.first()? {
+            Taps::Nearest(_) => (0, 1),
+            Taps::Bilinear(..) => (1, 2),
+            Taps::Bicubic(..) => (2, 4),
+            Taps::Lanczos4(..) => (3, 9),
+        };
+        Some(DeviceTaps {
+            method,
+            ntaps,
+            cols: flatten(&self.cols),
+            rows: flatten(&self.rows),
+        })
     }
 
     /// Scales `src` (geometry `sg`) into `dst` (geometry `dg`, the size the scaler was made for).

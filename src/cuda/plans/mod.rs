@@ -15,6 +15,7 @@ mod float_motion;
 mod float_ms_ssim;
 mod float_psnr;
 mod float_ssim;
+mod float_vif;
 mod motion;
 mod psnr;
 mod vif;
@@ -35,6 +36,7 @@ static REGISTRY: &[&GpuDef] = &[
     &float_ms_ssim::GPU,
     &float_psnr::GPU,
     &float_ssim::GPU,
+    &float_vif::GPU,
     &motion::GPU,
     &psnr::GPU,
     &vif::GPU,

@@ -155,7 +155,7 @@ fn shows(o: &OptValues, _: &PictureFormat, name: &str) -> bool {
 }
 
 /// The picture size VIF works on (`(int)(w * vif_prescale + 0.5)`).
-fn scaled_size(o: &OptValues, f: &PictureFormat) -> (usize, usize) {
+pub fn scaled_size(o: &OptValues, f: &PictureFormat) -> (usize, usize) {
     let ps = o.f64("vif_prescale");
     (
         (f.width as f64 * ps + 0.5) as usize,
@@ -163,7 +163,9 @@ fn scaled_size(o: &OptValues, f: &PictureFormat) -> (usize, usize) {
     )
 }
 
-fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
+/// The configure-time checks (bit depth, kernel scale, the bilinear table, every scale larger
+/// than its filter's radius); the CUDA plan runs them too.
+pub fn check(o: &OptValues, f: &PictureFormat) -> Result<()> {
     check_depth("float_vif", f.bpc)?;
     let ks = o.f64("vif_kernelscale");
     if !scalar::kernelscale_is_valid(ks) {
@@ -326,6 +328,38 @@ impl FloatVif {
     }
 }
 
+/// The outputs of a frame from its per-scale `float` (num, den) pairs (scale 0's zero when
+/// `skip_scale0`), in [`SPATIAL`] order: the four scores and, with `debug`, the debug values
+/// (`min_val` is `vif_scale1..3_min_val`). The CUDA plan finishes with it too.
+pub fn write_outputs(
+    s: &[f64; 8],
+    skip_scale0: bool,
+    min_val: &[f64; 3],
+    debug: bool,
+    out: &mut [f64],
+) {
+    out[0] = if skip_scale0 { 0.0 } else { s[0] / s[1] };
+    for k in 1..4 {
+        out[k] = c_max(s[2 * k] / s[2 * k + 1], min_val[k - 1]);
+    }
+    if debug {
+        let start = usize::from(skip_scale0);
+        let (mut num, mut den) = (0f64, 0f64);
+        for k in start..4 {
+            num += s[2 * k];
+            den += s[2 * k + 1];
+        }
+        out[4] = if den == 0.0 { 1.0 } else { num / den };
+        out[5] = num;
+        out[6] = den;
+        out[7..15].copy_from_slice(s);
+        if skip_scale0 {
+            out[7] = 0.0;
+            out[8] = -1.0;
+        }
+    }
+}
+
 /// C's `MAX(x, y)`: `x > y ? x : y`.
 fn c_max(x: f64, y: f64) -> f64 {
     if x > y {
@@ -358,26 +392,7 @@ impl Extractor for FloatVif {
             }
         }
         let s = self.scores();
-        out[0] = if self.skip_scale0 { 0.0 } else { s[0] / s[1] };
-        for k in 1..4 {
-            out[k] = c_max(s[2 * k] / s[2 * k + 1], self.min_val[k - 1]);
-        }
-        if self.debug {
-            let start = usize::from(self.skip_scale0);
-            let (mut num, mut den) = (0f64, 0f64);
-            for k in start..4 {
-                num += s[2 * k];
-                den += s[2 * k + 1];
-            }
-            out[4] = if den == 0.0 { 1.0 } else { num / den };
-            out[5] = num;
-            out[6] = den;
-            out[7..15].copy_from_slice(&s);
-            if self.skip_scale0 {
-                out[7] = 0.0;
-                out[8] = -1.0;
-            }
-        }
+        write_outputs(&s, self.skip_scale0, &self.min_val, self.debug, out);
         Ok(())
     }
 }

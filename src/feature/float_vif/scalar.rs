@@ -160,22 +160,32 @@ pub fn dec2(src: &[f32], g: Geom, dst: &mut [f32], dst_stride: usize) {
     }
 }
 
+/// The coefficients of libvmaf's polynomial `log2f` (`VIF_OPT_FAST_LOG2`), highest degree first:
+/// double literals in C, rounded to `float` where they are used (`c as f32`).
+#[allow(clippy::excessive_precision)]
+pub const LOG2_POLY: [f64; 9] = [
+    -0.012671635276421,
+    0.064841182402670,
+    -0.157048836463065,
+    0.257167726303123,
+    -0.353800560300520,
+    0.480131410397451,
+    -0.721314327952201,
+    1.442694803896991,
+    0.0,
+];
+
+/// `statistic`'s epsilon (`1.0e-10f` in libvmaf).
+pub const EPS: f32 = 1.0e-10;
+
+/// `statistic`'s `sigma_max_inv`: `powf(sigma_nsq, 2) / (255 * 255)`, the power in `float`.
+pub fn sigma_max_inv(sigma_nsq: f64) -> f32 {
+    ((sigma_nsq as f32).powf(2.0) as f64 / (255.0 * 255.0)) as f32
+}
+
 /// libvmaf's polynomial `log2f` (`VIF_OPT_FAST_LOG2`): exponent plus a degree-8 Horner
-/// polynomial of the mantissa, in `float`.
+/// polynomial of the mantissa ([`LOG2_POLY`]), in `float`.
 pub fn log2f_approx(x: f32) -> f32 {
-    // The coefficients are double literals in C, rounded to float.
-    #[allow(clippy::excessive_precision)]
-    const POLY: [f64; 9] = [
-        -0.012671635276421,
-        0.064841182402670,
-        -0.157048836463065,
-        0.257167726303123,
-        -0.353800560300520,
-        0.480131410397451,
-        -0.721314327952201,
-        1.442694803896991,
-        0.0,
-    ];
     if x == 0.0 {
         return f32::NEG_INFINITY;
     }
@@ -188,7 +198,7 @@ pub fn log2f_approx(x: f32) -> f32 {
     let log_base = (exponent as i32 - 127) as f32;
     let t = remain - 1.0;
     let mut var = 0f32;
-    for c in POLY {
+    for c in LOG2_POLY {
         var = var * t + c as f32;
     }
     log_base + var
@@ -207,8 +217,8 @@ pub fn statistic(
     gain_limit: f64,
     sigma_nsq: f64,
 ) -> (f32, f32) {
-    let sigma_max_inv = ((sigma_nsq as f32).powf(2.0) as f64 / (255.0 * 255.0)) as f32;
-    let eps = 1.0e-10f32;
+    let sigma_max_inv = sigma_max_inv(sigma_nsq);
+    let eps = EPS;
     let gain_limit = gain_limit as f32;
     let (mut acc_num, mut acc_den) = (0f32, 0f32);
     for i in 0..g.h {
