@@ -1733,4 +1733,297 @@ mod gpu {
         bench_size(&gpu, 1920, 1080, 600);
         bench_size(&gpu, 3840, 2160, 200);
     }
+
+    /// float_vif's kernels against the CPU, f64 bit for bit through the whole engine (host frames
+    /// uploaded by `backend=cuda`): 8, 10, 12 and 16 bits, 4:2:0, 4:4:4 and gray, odd sizes,
+    /// identical frames, n_subsample 2, two instances of different options in one engine, a 1080p
+    /// picture, every option (debug, vif_enhn_gain_limit, vif_kernelscale from 0.5 to 360/97 with
+    /// its 65 taps, vif_sigma_nsq including 0 on flat areas, where the CPU's 0 / 0 NaN reaches the
+    /// log2, vif_skip_scale0, the three min values, vif_prescale with each method, a prescale that
+    /// keeps the size); and MSB-aligned, padded CUDA frames through the scorer directly.
+    #[test]
+    fn float_vif_kernel_every_depth_and_option() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        let debug = ("debug", "true");
+        let skip0 = ("vif_skip_scale0", "true");
+        // (layout, bits, width, height, instances' options, n_subsample, distorted == reference,
+        // frames)
+        type VifCase<'a> = (
+            ChromaLayout,
+            u8,
+            usize,
+            usize,
+            &'a [&'a [(&'a str, &'a str)]],
+            u32,
+            bool,
+            u32,
+        );
+        let cases: &[VifCase] = &[
+            (ChromaLayout::Yuv420, 8, 161, 91, &[&[]], 1, false, 4),
+            (ChromaLayout::Yuv420, 8, 161, 91, &[&[debug]], 2, true, 5),
+            (
+                ChromaLayout::Yuv420,
+                10,
+                163,
+                90,
+                &[
+                    &[
+                        debug,
+                        ("vif_enhn_gain_limit", "1.2"),
+                        ("vif_sigma_nsq", "1.5"),
+                    ],
+                    &[],
+                ],
+                2,
+                false,
+                5,
+            ),
+            (
+                ChromaLayout::Yuv444,
+                12,
+                97,
+                65,
+                &[
+                    &[("vif_kernelscale", "0.5"), debug],
+                    &[("vif_kernelscale", "3")],
+                ],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Gray,
+                16,
+                130,
+                67,
+                &[&[("vif_kernelscale", "2"), ("vif_sigma_nsq", "5")]],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                12,
+                129,
+                72,
+                &[
+                    &[("vif_kernelscale", "3.7113402"), debug],
+                    &[
+                        ("vif_kernelscale", "0.711111"),
+                        ("vif_enhn_gain_limit", "1"),
+                    ],
+                ],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                8,
+                120,
+                70,
+                &[
+                    &[skip0, debug],
+                    &[
+                        ("vif_scale1_min_val", "0.97"),
+                        ("vif_scale2_min_val", "0.99"),
+                        ("vif_scale3_min_val", "0.995"),
+                        ("vif_kernelscale", "1.5"),
+                    ],
+                ],
+                2,
+                false,
+                4,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                10,
+                161,
+                91,
+                &[
+                    &[("vif_prescale", "0.5"), debug],
+                    &[("vif_prescale", "1.5"), ("vif_prescale_method", "bilinear")],
+                ],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Yuv444,
+                8,
+                163,
+                97,
+                &[
+                    &[
+                        ("vif_prescale", "0.75"),
+                        ("vif_prescale_method", "bicubic"),
+                        debug,
+                    ],
+                    &[
+                        ("vif_prescale", "1.25"),
+                        ("vif_prescale_method", "lanczos4"),
+                        ("vif_kernelscale", "0.5"),
+                    ],
+                ],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Gray,
+                16,
+                161,
+                91,
+                &[
+                    &[
+                        ("vif_prescale", "0.75"),
+                        ("vif_prescale_method", "lanczos4"),
+                        ("vif_kernelscale", "0.5"),
+                    ],
+                    // Rounds back to 161x91: libvmaf copies.
+                    &[
+                        ("vif_prescale", "1.001"),
+                        ("vif_prescale_method", "bicubic"),
+                    ],
+                ],
+                2,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                8,
+                1920,
+                1080,
+                &[&[debug]],
+                1,
+                false,
+                2,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                10,
+                1920,
+                1080,
+                &[&[("vif_prescale", "0.5"), ("vif_prescale_method", "bicubic")]],
+                1,
+                false,
+                2,
+            ),
+        ];
+        // Under compute-sanitizer's racecheck (gpu-check) the large pictures take minutes.
+        let small_only = std::env::var("VMAF_RS_GPU_SMALL_CASES").as_deref() == Ok("1");
+        for &(layout, bpc, w, h, sets, sub, same, frames) in cases {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h}: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout,
+            };
+            let features = sets.iter().map(|o| feat("float_vif", o)).collect();
+            let (n, p) = upload_vs_cpu(fmt, features, sub, frames, same);
+            let (mut gpu, cpu_side) = placement(&p);
+            gpu.dedup(); // one entry per instance
+            assert_eq!(gpu, ["adm", "float_vif", "motion", "vif"], "{p}");
+            assert!(cpu_side.is_empty(), "{p}");
+            println!(
+                "bit-identical: float_vif {layout:?} {bpc}-bit {w}x{h} {sets:?} \
+                 n_subsample={sub}{}: {n} frames",
+                if same { " (identical frames)" } else { "" }
+            );
+        }
+
+        // Flat areas: the reference's top half is 128 (float 0), so sigma1_sq is exactly 0 there;
+        // with vif_sigma_nsq=0 the CPU divides 0 by 0 and feeds the NaN to its log2.
+        let (w, h) = (96, 80);
+        let fmt = PictureFormat {
+            width: w,
+            height: h,
+            bpc: 8,
+            layout: ChromaLayout::Gray,
+        };
+        for opts in [&[("vif_sigma_nsq", "0"), debug][..], &[debug][..]] {
+            let mut cfg = EngineConfig::new(fmt);
+            cfg.features = vec![feat("float_vif", opts)];
+            let mut cpu = Engine::new(cfg.clone()).unwrap();
+            cfg.backend = vmaf_rs::backend::Backend::Cuda;
+            let mut eng = Engine::new(cfg).unwrap();
+            let mut placement_line = String::new();
+            for t in 0..3 {
+                let mut r: Vec<u8> = picture(w, h, t, 8, false)
+                    .iter()
+                    .map(|&v| v as u8)
+                    .collect();
+                r[..w * h / 2].fill(128);
+                let d: Vec<u8> = picture(w, h, t, 8, true).iter().map(|&v| v as u8).collect();
+                let pr = Picture::new(fmt, Plane::new_u8(&r, w, h, w).unwrap()).unwrap();
+                let pd = Picture::new(fmt, Plane::new_u8(&d, w, h, w).unwrap()).unwrap();
+                cpu.send(&pr, &pd).unwrap();
+                eng.send(&pr, &pd).unwrap();
+                if t == 0 {
+                    placement_line = eng
+                        .take_placement()
+                        .expect("placement after the first frame");
+                }
+            }
+            cpu.flush().unwrap();
+            eng.flush().unwrap();
+            let (gpu, cpu_side) = placement(&placement_line);
+            assert_eq!(
+                gpu,
+                ["adm", "float_vif", "motion", "vif"],
+                "{placement_line}"
+            );
+            assert!(cpu_side.is_empty(), "{placement_line}");
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let mut n = 0;
+            while let Some(a) = cpu.receive() {
+                let b = eng.receive().expect("as many frames");
+                assert_eq!(
+                    bits(&a.values),
+                    bits(&b.values),
+                    "flat {opts:?}: frame {}: cpu {:?} cuda {:?}",
+                    a.index,
+                    a.values,
+                    b.values
+                );
+                n += 1;
+            }
+            assert_eq!(n, 3);
+            println!("bit-identical: float_vif flat half {w}x{h} {opts:?}: {n} frames");
+        }
+
+        // CUDA frames as decoders give them: MSB-aligned samples, pitch above the width, garbage
+        // in the padding and in coded rows below the picture.
+        let layouts = [(163, 91, 10, 6, 192, 96), (321, 243, 12, 4, 384, 256)];
+        for (w, h, bpc, shift, stride, rows) in layouts {
+            let l = Layout {
+                w,
+                h,
+                bpc,
+                shift,
+                stride,
+                rows,
+            };
+            let name = format!("float_vif {bpc}-bit {w}x{h} shift {shift} pitch {stride}").leak();
+            let mut c = case(name, l, 3);
+            c.features = vec![
+                feat("float_vif", &[debug]),
+                feat(
+                    "float_vif",
+                    &[
+                        ("vif_prescale", "0.75"),
+                        ("vif_prescale_method", "bilinear"),
+                    ],
+                ),
+            ];
+            c.n_subsample = 2;
+            run_case(&c);
+        }
+    }
 }

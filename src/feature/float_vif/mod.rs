@@ -13,6 +13,8 @@
 //! sums are the C fallback's, tap for tap (libvmaf's build does not contract them into FMA), so
 //! one scalar implementation equals libvmaf on every host.
 
+#[cfg(test)]
+mod gpu_mirror;
 pub mod scalar;
 
 use super::options::{OptKind, OptSpec, OptValues};
