@@ -97,7 +97,7 @@ fn create(info: &InstanceInfo<'_>, _geom: Geometry, offset: usize) -> Result<Box
     let (mut cw, mut ch) = (sw, sh);
     let mut first = 0;
     let mut scales = Vec::new();
-    for scale in 0..4 {
+    for (scale, &(filter, ntaps)) in filters.iter().enumerate() {
         if scale > 0 {
             cw /= 2;
             ch /= 2;
@@ -110,8 +110,8 @@ fn create(info: &InstanceInfo<'_>, _geom: Geometry, offset: usize) -> Result<Box
             w: cw,
             h: ch,
             first,
-            filter: filters[scale].0,
-            ntaps: filters[scale].1,
+            filter,
+            ntaps,
         });
         first += 2 * ch;
     }
@@ -290,10 +290,10 @@ impl GpuPlan for FloatVifPlan {
             )?
         };
         if let (Some(t), Some(full), Some(tables)) = (&self.taps, &s.full, &s.tables) {
-            for p in 0..2 {
+            for (src, dst) in full.iter().zip(&s.pic) {
                 let args = FloatVifScaleArgs {
-                    src: full[p].ptr,
-                    dst: s.pic[p].ptr,
+                    src: src.ptr,
+                    dst: dst.ptr,
                     col_idx: tables[0].ptr,
                     col_wt: tables[1].ptr,
                     row_idx: tables[2].ptr,

@@ -176,7 +176,9 @@ fn lcg(seed: &mut u64) -> u32 {
 
 #[test]
 fn kernel_decomposition_equals_the_extractor() {
-    let cases: &[(usize, usize, &[(&str, &str)], bool)] = &[
+    // (width, height, options, the reference's top half flat)
+    type Case<'a> = (usize, usize, &'a [(&'a str, &'a str)], bool);
+    let cases: &[Case] = &[
         (61, 45, &[], false),
         (64, 48, &[("vif_kernelscale", "0.5")], false),
         (
