@@ -132,6 +132,9 @@ impl DevBuf {
     pub(crate) fn upload_now<T: Copy>(&self, src: &[T], stream: sys::CUstream) -> Result<()> {
         let n = std::mem::size_of_val(src);
         assert!(n <= self.bytes, "upload larger than the buffer");
+        if n == 0 {
+            return Ok(());
+        }
         // SAFETY: `src` is `n` bytes long and outlives the copy (synchronised below); the
         // destination holds `n` bytes.
         let r = unsafe {

@@ -493,6 +493,99 @@ impl FloatVifKernels {
             rowsum: m.function("vmaf_float_vif_rowsum")?,
             dec_vpass: m.function("vmaf_float_vif_dec_vpass")?,
             dec_hpass: m.function("vmaf_float_vif_dec_hpass")?,
+/// `CambiPrepArgs` (cambi.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CambiPrepArgs {
+    pub src: SrcPlane,
+    /// `u16` working picture.
+    pub image: u64,
+    /// `i32` resampling maps (target column / row to input), 0 for none.
+    pub xs: u64,
+    pub ys: u64,
+    /// `u64` result slot counting samples above `max`.
+    pub flag: u64,
+    pub in_w: i32,
+    pub in_h: i32,
+    pub w: i32,
+    pub h: i32,
+    /// Samples a row of `image` as written.
+    pub dst_stride: i32,
+    /// Samples written a row (those at `x >= w` are 0).
+    pub row_len: i32,
+    pub bpc: i32,
+    pub max: i32,
+}
+
+/// `CambiPlaneArgs` (cambi.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CambiPlaneArgs {
+    pub src: u64,
+    pub dst: u64,
+    pub src_stride: i32,
+    pub dst_stride: i32,
+    pub w: i32,
+    pub h: i32,
+    /// Gather step: 1 (copy) or 2 (decimation).
+    pub factor: i32,
+    /// The spatial mask's threshold.
+    pub index: i32,
+}
+
+/// `CambiCvalArgs` (cambi.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CambiCvalArgs {
+    pub image: u64,
+    pub mask: u64,
+    /// `u16 [chunks][size][w]` histograms.
+    pub hist: u64,
+    /// `u32 [size]` active steps per band row.
+    pub active: u64,
+    /// `f32` reciprocal table.
+    pub lut: u64,
+    /// `f32 [h][w]` c-values.
+    pub out: u64,
+    pub stride: i32,
+    pub w: i32,
+    pub h: i32,
+    pub pad: i32,
+    pub base: i32,
+    pub size: i32,
+    /// Rows per chunk (one chunk per `blockIdx.y`).
+    pub rows: i32,
+    pub pad_: i32,
+    pub weights: [i32; 32],
+}
+
+/// cambi's kernels (cambi.cu).
+pub(crate) struct CambiKernels {
+    pub validate_u16: sys::CUfunction,
+    /// `[u8, u16]`: the 10-bit working picture from the frame.
+    pub to10: [sys::CUfunction; 2],
+    pub antidither: sys::CUfunction,
+    pub gather: sys::CUfunction,
+    pub deriv: sys::CUfunction,
+    pub mask: sys::CUfunction,
+    pub filter: sys::CUfunction,
+    pub cvalues: sys::CUfunction,
+}
+
+impl CambiKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(CambiKernels {
+            validate_u16: m.function("vmaf_cambi_validate_u16")?,
+            to10: [
+                m.function("vmaf_cambi_to10_u8")?,
+                m.function("vmaf_cambi_to10_u16")?,
+            ],
+            antidither: m.function("vmaf_cambi_antidither")?,
+            gather: m.function("vmaf_cambi_gather")?,
+            deriv: m.function("vmaf_cambi_deriv")?,
+            mask: m.function("vmaf_cambi_mask")?,
+            filter: m.function("vmaf_cambi_filter")?,
+            cvalues: m.function("vmaf_cambi_cvalues")?,
         })
     }
 }
@@ -507,6 +600,11 @@ fn float_vif_abi_sizes() {
         std::mem::size_of::<FloatVifArgs>(),
         48 + 8 + 4 * FLOAT_VIF_MAX_TAPS + 36 + 12 + 16
     );
+fn cambi_abi_sizes() {
+    // The sizes cambi.cu pins with static_assert.
+    assert_eq!(std::mem::size_of::<CambiPrepArgs>(), 24 + 32 + 32);
+    assert_eq!(std::mem::size_of::<CambiPlaneArgs>(), 16 + 24);
+    assert_eq!(std::mem::size_of::<CambiCvalArgs>(), 48 + 32 + 128);
 }
 
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
@@ -535,6 +633,7 @@ pub(crate) struct Kernels {
     pub float_motion: FloatMotionKernels,
     pub float_moment: FloatMomentKernels,
     pub float_vif: FloatVifKernels,
+    pub cambi: CambiKernels,
 }
 
 impl Kernels {
@@ -571,6 +670,7 @@ impl Kernels {
             float_motion: FloatMotionKernels::resolve(m)?,
             float_moment: FloatMomentKernels::resolve(m)?,
             float_vif: FloatVifKernels::resolve(m)?,
+            cambi: CambiKernels::resolve(m)?,
         })
     }
 }

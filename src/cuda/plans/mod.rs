@@ -10,6 +10,7 @@
 //! result block) follows from the registry.
 
 mod adm;
+mod cambi;
 mod float_moment;
 mod float_motion;
 mod float_ms_ssim;
@@ -31,6 +32,7 @@ use std::any::{Any, TypeId};
 /// Every extractor with CUDA kernels in this build (the CUDA column of the registry).
 static REGISTRY: &[&GpuDef] = &[
     &adm::GPU,
+    &cambi::GPU,
     &float_moment::GPU,
     &float_motion::GPU,
     &float_ms_ssim::GPU,

@@ -14,15 +14,15 @@
 //! instance from [`crate::cpu::cpu_level`]; the `unsafe` of the AVX2 peer stays in its module.
 #![deny(unsafe_code)]
 
-mod cvalues;
+pub(crate) mod cvalues;
 mod filter;
-mod heatmap;
+pub(crate) mod heatmap;
 mod luminance;
-mod lut;
-mod mask;
-mod pooling;
-mod preprocess;
-mod setup;
+pub(crate) mod lut;
+pub(crate) mod mask;
+pub(crate) mod pooling;
+pub(crate) mod preprocess;
+pub(crate) mod setup;
 #[cfg(test)]
 mod tests;
 #[cfg(target_arch = "x86_64")]
@@ -364,17 +364,26 @@ fn min(x: f64, y: f64) -> f64 {
     }
 }
 
+/// The outputs from the unclipped scores of the distorted picture and, with `full_ref`, of the
+/// reference (shared with the CUDA plan): each clipped to `max`, the difference at least 0.
+pub(crate) fn write_outputs(max: f64, dist: f64, src: Option<f64>, out: &mut [f64]) {
+    out[0] = min(dist, max);
+    if let Some(src) = src {
+        out[1] = min(src, max);
+        let diff = dist - src;
+        out[2] = min(if 0.0 > diff { 0.0 } else { diff }, max);
+    }
+}
+
 impl Extractor for Cambi {
     fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
-        let max = self.setup.max_val;
         let dist = self.score(&input.distorted, false, input.index)?;
-        out[0] = min(dist, max);
-        if self.setup.full_ref {
-            let src = self.score(&input.reference, true, input.index)?;
-            out[1] = min(src, max);
-            let diff = dist - src;
-            out[2] = min(if 0.0 > diff { 0.0 } else { diff }, max);
-        }
+        let src = if self.setup.full_ref {
+            Some(self.score(&input.reference, true, input.index)?)
+        } else {
+            None
+        };
+        write_outputs(self.setup.max_val, dist, src, out);
         Ok(())
     }
 }
