@@ -60,6 +60,10 @@ struct TargetPlan {
 }
 
 fn create(info: &InstanceInfo<'_>, _geom: Geometry, offset: usize) -> Result<Box<dyn GpuPlan>> {
+    Ok(Box::new(build(info, offset)?))
+}
+
+fn build(info: &InstanceInfo<'_>, offset: usize) -> Result<CambiPlan> {
     (cambi::DEF.check)(info.opts, &info.format)?;
     let f = &info.format;
     let setup = Setup::new(info.opts, f)?;
@@ -97,7 +101,7 @@ fn create(info: &InstanceInfo<'_>, _geom: Geometry, offset: usize) -> Result<Box
         .map(|t| t.sizes[0].0 * t.sizes[0].1)
         .max()
         .unwrap_or(0);
-    Ok(Box::new(CambiPlan {
+    Ok(CambiPlan {
         cols: info.columns.clone(),
         offset,
         stride: preprocess::libvmaf_stride(setup.alloc.0),
@@ -109,7 +113,7 @@ fn create(info: &InstanceInfo<'_>, _geom: Geometry, offset: usize) -> Result<Box
         c: vec![0.0; largest],
         heatmaps,
         setup,
-    }))
+    })
 }
 
 struct CambiPlan {
@@ -541,6 +545,379 @@ impl GpuPlan for CambiPlan {
                 eprintln!("vmaf_rs: cambi on CUDA, frame {}: {e}", io.index);
                 out.fill(f64::NAN);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The kernels' decomposition on the host: every kernel of `enqueue_target` restated over
+    //! host buffers one thread at a time (the same indices, the same persistent pictures, the
+    //! c-values chunked per column as on the device), its values put in a result block as the
+    //! device writes them and finished by the plan, against the CPU extractor, f64 bit for bit.
+    use super::*;
+    use crate::feature::options::OptValues;
+    use crate::feature::{ExtractorConfig, FrameInput};
+    use crate::picture::{ChromaLayout, PictureFormat, Plane};
+
+    struct Host {
+        image: Vec<u16>,
+        mask: Vec<u16>,
+        tmp: Vec<u16>,
+        deriv: Vec<u8>,
+        hist: Vec<u16>,
+        res: Vec<u64>,
+    }
+
+    fn mode3(a: u16, b: u16, c: u16) -> u16 {
+        if a == b || a == c {
+            a
+        } else if b == c {
+            b
+        } else {
+            a.min(b).min(c)
+        }
+    }
+
+    fn gather(
+        src: &[u16],
+        ss: usize,
+        dst: &mut [u16],
+        ds: usize,
+        (w, h): (usize, usize),
+        f: usize,
+    ) {
+        for y in 0..h {
+            for x in 0..w {
+                dst[y * ds + x] = src[f * y * ss + f * x];
+            }
+        }
+    }
+
+    /// `enqueue_target` and its kernels on the host; `pic` holds the input's samples
+    /// (`in_w` a row).
+    fn target(p: &CambiPlan, t: usize, pic: &[u16], hs: &mut Host) {
+        let tp = &p.targets[t];
+        let st = p.stride;
+        let (w, h) = (tp.t.width, tp.t.height);
+        let (in_w, in_h) = p.input;
+        let eight = p.bpc == 8;
+        if !eight && p.bpc < 16 {
+            let max = (1u32 << p.bpc) - 1;
+            hs.res[p.offset] += pic[..in_w * in_h]
+                .iter()
+                .filter(|&&v| v as u32 > max)
+                .count() as u64;
+        }
+        let memcpy = !eight && p.bpc == 10 && tp.map.is_none();
+        let (ds, row_len) = if memcpy {
+            let s = preprocess::libvmaf_stride(w);
+            (s, s)
+        } else {
+            (st, w)
+        };
+        for y in 0..h {
+            for x in 0..row_len {
+                let mut v = 0u16;
+                if x < w {
+                    let (sx, sy) = match &tp.map {
+                        Some((xs, ys)) => (xs[x] as usize, ys[y] as usize),
+                        None => (x, y),
+                    };
+                    let s = pic[sy * in_w + sx] as u32;
+                    v = match p.bpc {
+                        8 => (s << 2) as u16,
+                        9 => (s << 1) as u16,
+                        b => ((s + if b == 10 { 0 } else { 1 << (b - 11) }) >> (b - 10)) as u16,
+                    };
+                }
+                hs.image[y * ds + x] = v;
+            }
+        }
+        if p.setup.enc_bitdepth < 10 {
+            for y in 0..h {
+                for x in 0..w {
+                    let top = |x: usize| hs.image[y * st + x] as u32;
+                    let bot = |x: usize| hs.image[(y + 1) * st + x] as u32;
+                    let v = if y + 1 < h {
+                        if x + 1 < w {
+                            (top(x) + top(x + 1) + bot(x) + bot(x + 1)) >> 2
+                        } else {
+                            (top(x) + bot(x)) >> 1
+                        }
+                    } else if x + 1 < w {
+                        (top(x) + top(x + 1)) >> 1
+                    } else {
+                        top(x)
+                    };
+                    hs.tmp[y * w + x] = v as u16;
+                }
+            }
+            gather(&hs.tmp, w, &mut hs.image, st, (w, h), 1);
+        }
+        for y in 0..h {
+            for x in 0..w {
+                let v = hs.image[y * st + x];
+                let right = x + 1 == w || v == hs.image[y * st + x + 1];
+                let below = y + 1 == h || v == hs.image[(y + 1) * st + x];
+                hs.deriv[y * w + x] = (right && below) as u8;
+            }
+        }
+        let index = mask::mask_index(w, h);
+        for y in 0..h {
+            for x in 0..w {
+                let mut sum = 0u32;
+                for i in y.saturating_sub(3)..=(y + 3).min(h - 1) {
+                    for j in x.saturating_sub(3)..=(x + 3).min(w - 1) {
+                        sum += hs.deriv[i * w + j] as u32;
+                    }
+                }
+                hs.mask[y * st + x] = (sum > index) as u16;
+            }
+        }
+        let pad = (tp.t.window >> 1) as usize;
+        let band = p.setup.band;
+        let lut = lut::reciprocals();
+        for (sc, &(sw, sh)) in tp.sizes.iter().enumerate() {
+            if sc > 0 || p.setup.speedup {
+                gather(&hs.mask, st, &mut hs.tmp, sw, (sw, sh), 2);
+                gather(&hs.tmp, sw, &mut hs.mask, st, (sw, sh), 1);
+                gather(&hs.image, st, &mut hs.tmp, sw, (sw, sh), 2);
+            } else {
+                gather(&hs.image, st, &mut hs.tmp, sw, (sw, sh), 1);
+            }
+            for y in 0..sh {
+                for x in 0..sw {
+                    let hm = |r: usize, x: usize| {
+                        let row = &hs.tmp[r * sw..];
+                        if x == 0 || x == sw - 1 {
+                            row[x]
+                        } else {
+                            mode3(row[x - 1], row[x], row[x + 1])
+                        }
+                    };
+                    hs.image[y * st + x] = if y == 0 || y == sh - 1 {
+                        hs.tmp[y * sw + x]
+                    } else {
+                        mode3(hm(y - 1, x), hm(y, x), hm(y + 1, x))
+                    };
+                }
+            }
+            let size = band.size as usize;
+            let rows = chunk_rows(sh);
+            for chunk in 0..chunks(sh) {
+                let y0 = chunk * rows;
+                let y1 = (y0 + rows).min(sh);
+                for x in 0..sw {
+                    let col0 = chunk * size * sw + x;
+                    let (image, mask, hist) = (&hs.image, &hs.mask, &mut hs.hist);
+                    let row = |hist: &mut [u16], i: usize, delta: u16| {
+                        for j in x.saturating_sub(pad)..=(x + pad).min(sw - 1) {
+                            if mask[i * st + j] == 0 {
+                                continue;
+                            }
+                            let r = image[i * st + j].wrapping_sub(band.base);
+                            if r < band.size {
+                                let e = &mut hist[col0 + r as usize * sw];
+                                *e = e.wrapping_add(delta);
+                            }
+                        }
+                    };
+                    for r in 0..size {
+                        hist[col0 + r * sw] = 0;
+                    }
+                    for i in y0.saturating_sub(pad)..=(y0 + pad).min(sh - 1) {
+                        row(hist, i, 1);
+                    }
+                    for y in y0..y1 {
+                        if y > y0 {
+                            if y >= pad + 1 {
+                                row(hist, y - pad - 1, u16::MAX);
+                            }
+                            if y + pad < sh {
+                                row(hist, y + pad, 1);
+                            }
+                        }
+                        let at = y * st + x;
+                        let mut c = 0.0f32;
+                        let r = image[at].wrapping_sub(band.base);
+                        if mask[at] != 0 && r < band.size {
+                            let r = r as usize;
+                            let mut steps = p.active[r];
+                            let p0 = hist[col0 + r * sw] as i32;
+                            while steps != 0 {
+                                let d = steps.trailing_zeros() as usize;
+                                steps &= steps - 1;
+                                let p1 = hist[col0 + (r + d + 1) * sw] as i32;
+                                let p2 = if r > d {
+                                    hist[col0 + (r - d - 1) * sw] as i32
+                                } else {
+                                    0
+                                };
+                                let pm = p1.max(p2);
+                                let num = (CONTRAST_WEIGHTS[d] * p0 * pm) as f32;
+                                let val = num * lut[(pm + p0) as usize];
+                                if val > c {
+                                    c = val;
+                                }
+                            }
+                        }
+                        let k = tp.first[sc] + y * sw + x;
+                        let slot = &mut hs.res[p.offset + 1 + k / 2];
+                        *slot |= (c.to_bits() as u64) << (32 * (k % 2));
+                    }
+                }
+            }
+        }
+    }
+
+    fn picture(w: usize, h: usize, t: usize, bpc: u8, distorted: bool) -> Vec<u16> {
+        let mut v = Vec::with_capacity(w * h);
+        let mut n = 0x9e37_79b9u32 ^ t as u32 ^ (distorted as u32) << 7;
+        for y in 0..h {
+            for x in 0..w {
+                n ^= n << 13;
+                n ^= n >> 17;
+                n ^= n << 5;
+                // Wide flat bands a level or two apart (banding), noise on the right third.
+                let mut s = 60 + ((x + 2 * y + 3 * t) / 23 % 40) as u32;
+                if x > 2 * w / 3 || (distorted && n % 31 == 0) {
+                    s += n % 3;
+                }
+                let lo = bpc as u32 - 8;
+                let low = if x > 2 * w / 3 {
+                    (n >> 8) & ((1 << lo) - 1)
+                } else {
+                    0
+                };
+                v.push(((s << lo) | low).min((1 << bpc) - 1) as u16);
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn host_mirror_of_the_kernels_equals_the_cpu() {
+        let cases: &[(usize, usize, u8, &[(&str, &str)])] = &[
+            (333, 217, 8, &[]),
+            (301, 229, 10, &[("full_ref", "true")]),
+            (
+                320,
+                240,
+                10,
+                &[
+                    ("full_ref", "true"),
+                    ("src_width", "400"),
+                    ("src_height", "300"),
+                ],
+            ),
+            (
+                400,
+                250,
+                12,
+                &[
+                    ("enc_width", "350"),
+                    ("enc_height", "220"),
+                    ("enc_bitdepth", "8"),
+                ],
+            ),
+            (256, 230, 16, &[("max_log_contrast", "5"), ("topk", "0.2")]),
+            (
+                260,
+                218,
+                10,
+                &[
+                    ("cambi_vis_lum_threshold", "0.06"),
+                    ("cambi_max_val", "17.0"),
+                    ("window_size", "31"),
+                ],
+            ),
+            (217, 1, 8, &[]),
+        ];
+        for &(w, h, bpc, kv) in cases {
+            let format = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout: ChromaLayout::Gray,
+            };
+            let mut opts = OptValues::defaults(cambi::DEF.options);
+            for (k, v) in kv {
+                opts.set(k, v).unwrap();
+            }
+            let info = InstanceInfo {
+                extractor: "cambi",
+                opts: &opts,
+                columns: 0..3,
+                needs_prev_ref: false,
+                libvmaf_isa: crate::fidelity::LibvmafIsa::C,
+                def: &cambi::DEF,
+                format,
+            };
+            let mut plan = build(&info, 0).unwrap();
+            let (aw, ah) = plan.setup.alloc;
+            let size = plan.setup.band.size as usize;
+            let mut hs = Host {
+                image: vec![0; plan.stride * ah],
+                mask: vec![0; plan.stride * ah],
+                tmp: vec![0; aw * ah],
+                deriv: vec![0; aw * ah],
+                hist: vec![0; MAX_CHUNKS * size * aw],
+                res: vec![0; plan.results_len()],
+            };
+            let cfg = ExtractorConfig {
+                format,
+                opts: opts.clone(),
+                libvmaf_isa: crate::fidelity::LibvmafIsa::C,
+            };
+            let mut cpu = (cambi::DEF.create)(&cfg).unwrap();
+            let geom = Geometry {
+                w,
+                h,
+                bpc,
+                shift: 0,
+            };
+            let mut nonzero = false;
+            for t in 0..3 {
+                let (r, d) = (picture(w, h, t, bpc, false), picture(w, h, t, bpc, true));
+                let (r8, d8): (Vec<u8>, Vec<u8>) = (
+                    r.iter().map(|&v| v as u8).collect(),
+                    d.iter().map(|&v| v as u8).collect(),
+                );
+                let (rp, dp) = if bpc == 8 {
+                    (
+                        Plane::new_u8(&r8, w, h, w).unwrap(),
+                        Plane::new_u8(&d8, w, h, w).unwrap(),
+                    )
+                } else {
+                    (
+                        Plane::new_u16(&r, w, h, w).unwrap(),
+                        Plane::new_u16(&d, w, h, w).unwrap(),
+                    )
+                };
+                let mut want = [f64::NAN; 3];
+                cpu.extract(&FrameInput::luma(rp, dp, t as u64), &mut want)
+                    .unwrap();
+                hs.res.fill(0);
+                for k in 0..plan.targets.len() {
+                    let src = if plan.targets[k].is_src { &r } else { &d };
+                    target(&plan, k, src, &mut hs);
+                }
+                let mut got = [f64::NAN; 3];
+                let meta = FrameMeta {
+                    index: t as u64,
+                    scored: true,
+                };
+                plan.finish(&hs.res, meta, geom, &mut got);
+                let bits = |v: &[f64; 3]| v.map(f64::to_bits);
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{w}x{h} {bpc}-bit {kv:?} frame {t}"
+                );
+                nonzero |= want[0] > 0.0 || want[1] > 0.0;
+            }
+            assert!(nonzero || h < 8, "{w}x{h} {kv:?}: no banding found");
         }
     }
 }
