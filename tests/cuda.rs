@@ -2026,4 +2026,403 @@ mod gpu {
             run_case(&c);
         }
     }
+
+    /// Banded synthetic content for cambi (flat runs a level or two apart, noise on the right
+    /// third, which alone has noisy low bits), as 16-bit words below 2^bpc.
+    fn cambi_picture(w: usize, h: usize, t: u32, bpc: u8, distorted: bool) -> Vec<u32> {
+        let lo = bpc as u32 - 8;
+        let mut v = Vec::with_capacity(w * h);
+        for y in 0..h {
+            for x in 0..w {
+                let n = hash(x as u32, y as u32, t, 11 + distorted as u32);
+                let mut s = 60 + ((x + 2 * y + 3 * t as usize) / 23 % 40) as u32;
+                let noisy = x > 2 * w / 3;
+                if noisy || (distorted && n % 31 == 0) {
+                    s += n % 3;
+                }
+                let low = if noisy { (n >> 8) & ((1 << lo) - 1) } else { 0 };
+                v.push(((s << lo) | low).min((1 << bpc) - 1));
+            }
+        }
+        v
+    }
+
+    /// One stream of banded pictures scored with `backend=cuda` (uploads) and on the CPU: every
+    /// value's f64 bits; returns the frames compared and the placement line.
+    fn cambi_vs_cpu(
+        fmt: PictureFormat,
+        features: Vec<FeatureSpec>,
+        n_subsample: u32,
+        frames: u32,
+        same: bool,
+    ) -> (usize, String) {
+        let mut cfg = EngineConfig::new(fmt);
+        cfg.features = features;
+        cfg.n_subsample = n_subsample;
+        let mut cpu = Engine::new(cfg.clone()).unwrap();
+        cfg.backend = vmaf_rs::backend::Backend::Cuda;
+        let mut eng = Engine::new(cfg).unwrap();
+        let (cw, ch) = fmt.layout.chroma_size(fmt.width, fmt.height);
+        let mut placement = String::new();
+        for t in 0..frames {
+            let planes = |distorted: bool| -> Vec<(Vec<u32>, usize, usize)> {
+                let mut v = vec![(
+                    cambi_picture(fmt.width, fmt.height, t, fmt.bpc, distorted),
+                    fmt.width,
+                    fmt.height,
+                )];
+                if fmt.layout != ChromaLayout::Gray {
+                    for k in [100, 200] {
+                        v.push((picture(cw, ch, t + k, fmt.bpc, distorted), cw, ch));
+                    }
+                }
+                v
+            };
+            let (r, d) = (planes(false), planes(same));
+            let p8 = |v: &[(Vec<u32>, usize, usize)]| -> Vec<Vec<u8>> {
+                v.iter()
+                    .map(|p| p.0.iter().map(|&x| x as u8).collect())
+                    .collect()
+            };
+            let p16 = |v: &[(Vec<u32>, usize, usize)]| -> Vec<Vec<u16>> {
+                v.iter()
+                    .map(|p| p.0.iter().map(|&x| x as u16).collect())
+                    .collect()
+            };
+            let (r8, d8, r16, d16) = (p8(&r), p8(&d), p16(&r), p16(&d));
+            let sizes: Vec<(usize, usize)> = r.iter().map(|p| (p.1, p.2)).collect();
+            fn build<'a>(
+                fmt: PictureFormat,
+                sizes: &[(usize, usize)],
+                p8: &'a [Vec<u8>],
+                p16: &'a [Vec<u16>],
+            ) -> Picture<'a> {
+                let make = |k: usize| {
+                    let (w, h) = sizes[k];
+                    if fmt.bpc == 8 {
+                        Plane::new_u8(&p8[k], w, h, w).unwrap()
+                    } else {
+                        Plane::new_u16(&p16[k], w, h, w).unwrap()
+                    }
+                };
+                let p = Picture::new(fmt, make(0)).unwrap();
+                if sizes.len() == 1 {
+                    p
+                } else {
+                    p.with_chroma(vmaf_rs::Chroma::Planar(make(1), make(2)))
+                        .unwrap()
+                }
+            }
+            let (pr, pd) = (build(fmt, &sizes, &r8, &r16), build(fmt, &sizes, &d8, &d16));
+            cpu.send(&pr, &pd).unwrap();
+            eng.send(&pr, &pd).unwrap();
+            if t == 0 {
+                placement = eng
+                    .take_placement()
+                    .expect("placement after the first frame");
+            }
+        }
+        cpu.flush().unwrap();
+        eng.flush().unwrap();
+        assert_eq!(cpu.columns(), eng.columns());
+        let mut n = 0;
+        while let Some(a) = cpu.receive() {
+            let b = eng.receive().expect("as many frames");
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&a.values),
+                bits(&b.values),
+                "{fmt:?}: frame {}: cpu {:?} cuda {:?}",
+                a.index,
+                a.values,
+                b.values
+            );
+            n += 1;
+        }
+        assert_eq!(cpu.aggregates(), eng.aggregates(), "{fmt:?}: aggregates");
+        (n, placement)
+    }
+
+    /// cambi's kernels against the CPU, f64 bit for bit through the whole engine (host frames
+    /// uploaded by `backend=cuda`), on banded pictures: 8, 10, 12 and 16 bits, 4:2:0 and gray,
+    /// odd sizes, identical frames, n_subsample 2, the v1.0.16 models' options at 1080p and 4K
+    /// (`cambi_high_res_speedup` 1080 halves 4K before scale 0), every option (encoding size and
+    /// depth: resampling and anti-dithering; full_ref with a larger source: libvmaf's shifted
+    /// 10-bit rows; window, topk, tvi, eotf, max_log_contrast, heatmaps compared byte for byte);
+    /// and MSB-aligned, padded CUDA frames through the scorer directly.
+    #[test]
+    fn cambi_kernel_every_depth_and_option() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        let v1016: &[(&str, &str)] = &[
+            ("cambi_high_res_speedup", "1080"),
+            ("cambi_vis_lum_threshold", "0.06"),
+            ("cambi_max_val", "17.0"),
+        ];
+        // (layout, bits, width, height, options, n_subsample, distorted == reference, frames)
+        type CambiCase<'a> = (
+            ChromaLayout,
+            u8,
+            usize,
+            usize,
+            &'a [(&'a str, &'a str)],
+            u32,
+            bool,
+            u32,
+        );
+        let cases: &[CambiCase] = &[
+            (ChromaLayout::Yuv420, 8, 333, 217, &[], 1, false, 3),
+            (ChromaLayout::Gray, 8, 217, 1, &[], 1, false, 2),
+            (
+                ChromaLayout::Yuv420,
+                10,
+                301,
+                229,
+                &[("full_ref", "true")],
+                2,
+                false,
+                4,
+            ),
+            (
+                ChromaLayout::Gray,
+                10,
+                303,
+                231,
+                &[("full_ref", "true")],
+                1,
+                true,
+                2,
+            ),
+            (
+                ChromaLayout::Gray,
+                10,
+                320,
+                240,
+                &[
+                    ("full_ref", "true"),
+                    ("src_width", "400"),
+                    ("src_height", "300"),
+                ],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                12,
+                400,
+                250,
+                &[
+                    ("enc_width", "350"),
+                    ("enc_height", "220"),
+                    ("enc_bitdepth", "8"),
+                ],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Gray,
+                16,
+                256,
+                230,
+                &[("max_log_contrast", "5"), ("topk", "0.2")],
+                1,
+                false,
+                2,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                10,
+                261,
+                219,
+                &[
+                    ("eotf", "pq"),
+                    ("tvi_threshold", "0.03"),
+                    ("cambi_topk", "0.1"),
+                ],
+                1,
+                false,
+                2,
+            ),
+            (
+                ChromaLayout::Gray,
+                8,
+                263,
+                221,
+                &[
+                    ("cambi_eotf", "pq"),
+                    ("window_size", "31"),
+                    ("max_log_contrast", "0"),
+                ],
+                1,
+                false,
+                2,
+            ),
+            (ChromaLayout::Yuv420, 10, 262, 218, v1016, 1, false, 2),
+            (ChromaLayout::Yuv420, 8, 1920, 1080, v1016, 1, false, 2),
+            (ChromaLayout::Gray, 10, 1921, 1081, &[], 2, false, 3),
+            (ChromaLayout::Yuv420, 8, 3840, 2160, v1016, 1, false, 2),
+            (ChromaLayout::Gray, 10, 3840, 2160, &[], 1, false, 1),
+        ];
+        // Under compute-sanitizer's racecheck (gpu-check) the large pictures take minutes.
+        let small_only = std::env::var("VMAF_RS_GPU_SMALL_CASES").as_deref() == Ok("1");
+        for &(layout, bpc, w, h, opts, sub, same, frames) in cases {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h}: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout,
+            };
+            let (n, p) = cambi_vs_cpu(fmt, vec![feat("cambi", opts)], sub, frames, same);
+            let (gpu, cpu_side) = placement(&p);
+            assert!(gpu.iter().any(|f| f == "cambi"), "{p}");
+            assert!(!cpu_side.iter().any(|f| f == "cambi"), "{p}");
+            println!(
+                "bit-identical: cambi {layout:?} {bpc}-bit {w}x{h} {opts:?} n_subsample={sub}{}: \
+                 {n} frames",
+                if same { " (identical frames)" } else { "" }
+            );
+        }
+        // Heatmaps: the CPU's and the GPU's files, byte for byte (n_subsample 2 leaves holes).
+        let base = std::env::temp_dir().join(format!("vmaf_rs_cambi_hm_{}", std::process::id()));
+        let (da, db) = (base.join("cpu"), base.join("cuda"));
+        let fmt = PictureFormat {
+            width: 331,
+            height: 223,
+            bpc: 8,
+            layout: ChromaLayout::Gray,
+        };
+        let mut cfg = EngineConfig::new(fmt);
+        cfg.n_subsample = 2;
+        let run = |dir: &std::path::Path, cuda: bool| {
+            let mut c = cfg.clone();
+            c.features = vec![feat("cambi", &[("heatmaps_path", dir.to_str().unwrap())])];
+            if cuda {
+                c.backend = vmaf_rs::backend::Backend::Cuda;
+            }
+            let mut e = Engine::new(c).unwrap();
+            for t in 0..5 {
+                let r: Vec<u8> = cambi_picture(331, 223, t, 8, false)
+                    .iter()
+                    .map(|&v| v as u8)
+                    .collect();
+                let d: Vec<u8> = cambi_picture(331, 223, t, 8, true)
+                    .iter()
+                    .map(|&v| v as u8)
+                    .collect();
+                let pr = Picture::new(fmt, Plane::new_u8(&r, 331, 223, 331).unwrap()).unwrap();
+                let pd = Picture::new(fmt, Plane::new_u8(&d, 331, 223, 331).unwrap()).unwrap();
+                e.send(&pr, &pd).unwrap();
+            }
+            e.flush().unwrap();
+            let mut v = Vec::new();
+            while let Some(f) = e.receive() {
+                v.push(f.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            }
+            v
+        };
+        let (a, b) = (run(&da, false), run(&db, true));
+        assert_eq!(a, b, "cambi with heatmaps_path");
+        let mut names: Vec<_> = std::fs::read_dir(&da)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 5);
+        for name in &names {
+            let (x, y) = (
+                std::fs::read(da.join(name)).unwrap(),
+                std::fs::read(db.join(name)).unwrap(),
+            );
+            assert!(x == y, "heatmap {name:?} differs");
+        }
+        std::fs::remove_dir_all(&base).ok();
+        println!("bit-identical: cambi heatmaps_path 331x223 n_subsample=2: 5 files identical");
+        // CUDA frames as decoders give them: MSB-aligned samples, pitch above the width, garbage
+        // in the padding and in coded rows below the picture.
+        let layouts = [(333, 219, 10, 6, 384, 224), (1920, 1080, 8, 0, 2048, 1088)];
+        for (w, h, bpc, shift, stride, rows) in layouts {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h} frames: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let gpu = Gpu::new(false).unwrap();
+            let l = Layout {
+                w,
+                h,
+                bpc,
+                shift,
+                stride,
+                rows,
+            };
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout: ChromaLayout::Yuv420,
+            };
+            let mut cfg = EngineConfig::new(fmt);
+            cfg.models = Vec::new();
+            cfg.features = vec![feat("cambi", v1016), feat("cambi", &[("full_ref", "true")])];
+            let mut cpu = Engine::new(cfg.clone()).unwrap();
+            let mut eng = Engine::new(cfg).unwrap();
+            let mut scorer = CudaScorer::for_engine(
+                gpu.ctx as *mut c_void,
+                gpu.stream as *mut c_void,
+                &eng,
+                l.shift,
+            )
+            .unwrap();
+            assert!(
+                !scorer.placement().contains("no CUDA kernel yet): cambi"),
+                "{}",
+                scorer.placement()
+            );
+            let mut planes = Vec::new();
+            let mut row = Vec::new();
+            for t in 0..3 {
+                let r = host_plane(&l, &cambi_picture(w, h, t, bpc, false));
+                let d = host_plane(&l, &cambi_picture(w, h, t, bpc, true));
+                let (rw, dw) = (words(&r), words(&d));
+                cpu.send(
+                    &cpu_picture(&l, fmt, &r, &rw),
+                    &cpu_picture(&l, fmt, &d, &dw),
+                )
+                .unwrap();
+                gpu.current();
+                let (dr, dd) = (DevPlane::upload(&r), DevPlane::upload(&d));
+                let pitch = l.stride * if bpc > 8 { 2 } else { 1 };
+                scorer
+                    .submit(CudaFrame::new(dr.ptr, pitch), CudaFrame::new(dd.ptr, pitch))
+                    .unwrap();
+                planes.push((dr, dd));
+                while scorer.poll(&mut row).unwrap() {
+                    eng.push_spatial(&row).unwrap();
+                }
+            }
+            scorer
+                .drain(&mut |row| eng.push_spatial(row).unwrap())
+                .unwrap();
+            drop(scorer);
+            cpu.flush().unwrap();
+            eng.flush().unwrap();
+            let mut n = 0;
+            while let Some(a) = cpu.receive() {
+                let b = eng.receive().unwrap();
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&a.values), bits(&b.values), "{l:?} frame {}", a.index);
+                n += 1;
+            }
+            drop(planes);
+            println!(
+                "bit-identical: cambi CUDA frames {bpc}-bit {w}x{h} shift {shift} pitch {stride}: \
+                 {n} frames"
+            );
+        }
+    }
 }
