@@ -2037,7 +2037,7 @@ mod gpu {
                 let n = hash(x as u32, y as u32, t, 11 + distorted as u32);
                 let mut s = 60 + ((x + 2 * y + 3 * t as usize) / 23 % 40) as u32;
                 let noisy = x > 2 * w / 3;
-                if noisy || (distorted && n % 31 == 0) {
+                if noisy || (distorted && n.is_multiple_of(31)) {
                     s += n % 3;
                 }
                 let low = if noisy { (n >> 8) & ((1 << lo) - 1) } else { 0 };

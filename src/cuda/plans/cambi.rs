@@ -233,7 +233,7 @@ impl CambiPlan {
                 (1i32 << self.bpc) - 1
             },
         };
-        // SAFETY (every launch below): the args mirror cambi.cu. `src` is a live borrowed luma
+        // SAFETY: for every launch below: the args mirror cambi.cu. `src` is a live borrowed luma
         // plane of in_w x in_h samples (held until the frame's event, rows checked by the
         // scorer), the maps' indices lie inside it (`preprocess::resampling` checked them);
         // `image` and `mask` hold `stride` x alloc rows samples with `stride >= dst_stride`
@@ -429,7 +429,7 @@ impl CambiPlan {
     /// One picture's score (unclipped) from its c-values, writing the distorted one's heatmaps.
     fn pool(&mut self, t: usize, res: &[u64], frame: u64) -> Result<f64> {
         let mut scores = [0.0f64; NUM_SCALES];
-        for s in 0..NUM_SCALES {
+        for (s, score) in scores.iter_mut().enumerate() {
             let tp = &self.targets[t];
             let (w, h) = tp.sizes[s];
             let (first, is_src) = (tp.first[s], tp.is_src);
@@ -440,7 +440,7 @@ impl CambiPlan {
             if let (Some(hm), false) = (self.heatmaps.as_mut(), is_src) {
                 hm.write(s, frame, &self.c, w, h)?;
             }
-            scores[s] = pooling::spatial_pooling(&mut self.c[..n], self.setup.topk);
+            *score = pooling::spatial_pooling(&mut self.c[..n], self.setup.topk);
         }
         Ok(pooling::weight_scores(&scores, self.targets[t].t.window))
     }
@@ -731,7 +731,7 @@ mod tests {
                     }
                     for y in y0..y1 {
                         if y > y0 {
-                            if y >= pad + 1 {
+                            if y > pad {
                                 row(hist, y - pad - 1, u16::MAX);
                             }
                             if y + pad < sh {
@@ -781,7 +781,7 @@ mod tests {
                 n ^= n << 5;
                 // Wide flat bands a level or two apart (banding), noise on the right third.
                 let mut s = 60 + ((x + 2 * y + 3 * t) / 23 % 40) as u32;
-                if x > 2 * w / 3 || (distorted && n % 31 == 0) {
+                if x > 2 * w / 3 || (distorted && n.is_multiple_of(31)) {
                     s += n % 3;
                 }
                 let lo = bpc as u32 - 8;
@@ -798,7 +798,8 @@ mod tests {
 
     #[test]
     fn host_mirror_of_the_kernels_equals_the_cpu() {
-        let cases: &[(usize, usize, u8, &[(&str, &str)])] = &[
+        type Case<'a> = (usize, usize, u8, &'a [(&'a str, &'a str)]);
+        let cases: &[Case] = &[
             (333, 217, 8, &[]),
             (301, 229, 10, &[("full_ref", "true")]),
             (
