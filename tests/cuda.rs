@@ -2425,4 +2425,77 @@ mod gpu {
             );
         }
     }
+
+    /// float_ansnr's kernels against the CPU, f64 bit for bit through the whole engine (host
+    /// frames uploaded by `backend=cuda`): 8, 10, 12 and 16 bits, 4:2:0, 4:4:4 and gray, odd
+    /// sizes, identical frames (noise 0: the capped values), n_subsample 2, a 1080p picture
+    /// (it has no options); and MSB-aligned, padded CUDA frames through the scorer directly.
+    #[test]
+    fn float_ansnr_kernel_every_depth_and_option() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        // (layout, bits, width, height, n_subsample, distorted == reference, frames)
+        type AnsnrCase = (ChromaLayout, u8, usize, usize, u32, bool, u32);
+        let cases: &[AnsnrCase] = &[
+            (ChromaLayout::Yuv420, 8, 161, 91, 1, false, 5),
+            (ChromaLayout::Yuv444, 8, 64, 48, 2, true, 4),
+            (ChromaLayout::Yuv420, 10, 163, 90, 2, false, 6),
+            (ChromaLayout::Gray, 10, 129, 72, 1, false, 4),
+            (ChromaLayout::Yuv444, 12, 97, 65, 1, false, 4),
+            (ChromaLayout::Yuv420, 12, 401, 387, 2, false, 4),
+            (ChromaLayout::Yuv420, 16, 130, 67, 1, false, 4),
+            (ChromaLayout::Gray, 16, 64, 48, 1, true, 3),
+            (ChromaLayout::Yuv420, 8, 17, 16, 1, false, 3),
+            (ChromaLayout::Yuv420, 8, 1920, 1080, 1, false, 3),
+            (ChromaLayout::Gray, 16, 2050, 1024, 1, false, 2),
+        ];
+        // Under compute-sanitizer's racecheck (gpu-check) the large pictures take minutes.
+        let small_only = std::env::var("VMAF_RS_GPU_SMALL_CASES").as_deref() == Ok("1");
+        for &(layout, bpc, w, h, sub, same, frames) in cases {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h}: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout,
+            };
+            // Two instances: they share the scratch.
+            let features = vec![feat("float_ansnr", &[]), feat("float_ansnr", &[])];
+            let (n, p) = upload_vs_cpu(fmt, features, sub, frames, same);
+            let (mut gpu, cpu_side) = placement(&p);
+            gpu.dedup(); // one entry per instance
+            assert_eq!(gpu, ["adm", "float_ansnr", "motion", "vif"], "{p}");
+            assert!(cpu_side.is_empty(), "{p}");
+            println!(
+                "bit-identical: float_ansnr {layout:?} {bpc}-bit {w}x{h} n_subsample={sub}{}: \
+                 {n} frames",
+                if same { " (identical frames)" } else { "" },
+            );
+        }
+        // CUDA frames as decoders give them: MSB-aligned samples, pitch above the width, garbage
+        // in the padding and in coded rows below the picture.
+        let layouts = [
+            (163, 91, 10, 6, 192, 96),
+            (321, 243, 12, 4, 384, 256),
+            (161, 90, 8, 0, 256, 96),
+        ];
+        for (w, h, bpc, shift, stride, rows) in layouts {
+            let l = Layout {
+                w,
+                h,
+                bpc,
+                shift,
+                stride,
+                rows,
+            };
+            let name = format!("float_ansnr {bpc}-bit {w}x{h} shift {shift} pitch {stride}").leak();
+            let mut c = case(name, l, 3);
+            c.features = vec![feat("float_ansnr", &[])];
+            c.n_subsample = 2;
+            run_case(&c);
+            println!("bit-identical: {name}");
+        }
 }

@@ -409,6 +409,16 @@ pub(crate) struct FloatVifConvertArgs {
     pub distorted: SrcPlane,
     pub out_ref: u64,
     pub out_dis: u64,
+/// `FloatAnsnrFilterArgs` (float_ansnr.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatAnsnrFilterArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub ref_out: u64,
+    pub dis_out: u64,
+    pub filter_ref: [f32; 9],
+    pub filter_dis: [f32; 25],
     pub w: i32,
     pub h: i32,
     pub bpc: i32,
@@ -586,6 +596,36 @@ impl CambiKernels {
             mask: m.function("vmaf_cambi_mask")?,
             filter: m.function("vmaf_cambi_filter")?,
             cvalues: m.function("vmaf_cambi_cvalues")?,
+/// `FloatAnsnrRowsArgs` (float_ansnr.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatAnsnrRowsArgs {
+    pub reference: u64,
+    pub distorted: u64,
+    pub out: u64,
+    pub w: i32,
+    pub h: i32,
+}
+
+/// Rows one block of `vmaf_float_ansnr_rows` sums (`FANSNR_BX`: one per thread).
+pub(crate) const FLOAT_ANSNR_ROWS: usize = 128;
+
+/// float_ansnr's kernels (float_ansnr.cu).
+pub(crate) struct FloatAnsnrKernels {
+    /// Both filtered pictures from 8-bit samples.
+    pub filter_u8: sys::CUfunction,
+    /// Both filtered pictures from 16-bit samples.
+    pub filter_u16: sys::CUfunction,
+    /// Per-row signal and noise energies of the filtered pair.
+    pub rows: sys::CUfunction,
+}
+
+impl FloatAnsnrKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(FloatAnsnrKernels {
+            filter_u8: m.function("vmaf_float_ansnr_filter_u8")?,
+            filter_u16: m.function("vmaf_float_ansnr_filter_u16")?,
+            rows: m.function("vmaf_float_ansnr_rows")?,
         })
     }
 }
@@ -605,6 +645,13 @@ fn cambi_abi_sizes() {
     assert_eq!(std::mem::size_of::<CambiPrepArgs>(), 24 + 32 + 32);
     assert_eq!(std::mem::size_of::<CambiPlaneArgs>(), 16 + 24);
     assert_eq!(std::mem::size_of::<CambiCvalArgs>(), 48 + 32 + 128);
+fn float_ansnr_abi_sizes() {
+    // The sizes float_ansnr.cu pins with static_assert.
+    assert_eq!(
+        std::mem::size_of::<FloatAnsnrFilterArgs>(),
+        48 + 16 + 36 + 100 + 16
+    );
+    assert_eq!(std::mem::size_of::<FloatAnsnrRowsArgs>(), 32);
 }
 
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
@@ -634,6 +681,7 @@ pub(crate) struct Kernels {
     pub float_moment: FloatMomentKernels,
     pub float_vif: FloatVifKernels,
     pub cambi: CambiKernels,
+    pub float_ansnr: FloatAnsnrKernels,
 }
 
 impl Kernels {
@@ -671,6 +719,7 @@ impl Kernels {
             float_moment: FloatMomentKernels::resolve(m)?,
             float_vif: FloatVifKernels::resolve(m)?,
             cambi: CambiKernels::resolve(m)?,
+            float_ansnr: FloatAnsnrKernels::resolve(m)?,
         })
     }
 }

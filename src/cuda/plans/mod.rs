@@ -11,6 +11,7 @@
 
 mod adm;
 mod cambi;
+mod float_ansnr;
 mod float_moment;
 mod float_motion;
 mod float_ms_ssim;
@@ -33,6 +34,7 @@ use std::any::{Any, TypeId};
 static REGISTRY: &[&GpuDef] = &[
     &adm::GPU,
     &cambi::GPU,
+    &float_ansnr::GPU,
     &float_moment::GPU,
     &float_motion::GPU,
     &float_ms_ssim::GPU,

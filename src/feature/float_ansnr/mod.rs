@@ -33,7 +33,7 @@ fn check(_: &OptValues, f: &PictureFormat) -> Result<()> {
 }
 
 /// The reference's 3×3 filter (libvmaf's `ansnr_filter2d_ref_s`).
-static FILTER_REF: [f32; 9] = [
+pub(crate) static FILTER_REF: [f32; 9] = [
     (1.0 / 16.0) as f32,
     (2.0 / 16.0) as f32,
     (1.0 / 16.0) as f32,
@@ -47,7 +47,7 @@ static FILTER_REF: [f32; 9] = [
 
 /// The distorted picture's 5×5 filter (libvmaf's `ansnr_filter2d_dis_s`): `f64` fractions of 571
 /// rounded to `f32`.
-static FILTER_DIS: [f32; 25] = {
+pub(crate) static FILTER_DIS: [f32; 25] = {
     const K: [f64; 25] = [
         2.0, 7.0, 12.0, 7.0, 2.0, //
         7.0, 31.0, 52.0, 31.0, 7.0, //
@@ -143,6 +143,44 @@ fn filter2d(f: &[f32], fw: usize, padded: &[f32], w: usize, h: usize, out: &mut 
     }
 }
 
+/// One row's signal and noise energies: `Σ r²` and `Σ (r − d)²` of the filtered rows, each an
+/// `f32` sum from 0 in column order (libvmaf's `ansnr_mse` inner loop).
+pub(crate) fn row_energies(r: &[f32], d: &[f32]) -> (f32, f32) {
+    let (mut sig_row, mut noise_row) = (0.0f32, 0.0f32);
+    for (&a, &b) in r.iter().zip(d) {
+        sig_row += a * a;
+        noise_row += (a - b) * (a - b);
+    }
+    (sig_row, noise_row)
+}
+
+/// The picture's energies from its rows' (`row_energies`): `f32` sums from 0 in row order.
+pub(crate) fn sum_rows(rows: impl IntoIterator<Item = (f32, f32)>) -> (f32, f32) {
+    let (mut sig, mut noise) = (0.0f32, 0.0f32);
+    for (s, n) in rows {
+        sig += s;
+        noise += n;
+    }
+    (sig, noise)
+}
+
+/// `float_ansnr` and `float_anpsnr` from the picture's energies (`peak`, `max` from
+/// `peak_and_max`, `w`×`h` the picture's size).
+pub(crate) fn values(sig: f32, noise: f32, peak: f64, max: f64, w: usize, h: usize) -> [f64; 2] {
+    let ansnr = if noise == 0.0 {
+        max
+    } else {
+        10.0 * ((sig / noise) as f64).log10()
+    };
+    let floored = if noise as f64 > 1e-10 {
+        noise as f64
+    } else {
+        1e-10
+    };
+    let anpsnr = 10.0 * (peak * peak * (w as i32 as f64) * (h as i32 as f64) / floored).log10();
+    [ansnr, if anpsnr < max { anpsnr } else { max }]
+}
+
 impl Extractor for FloatAnsnr {
     fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
         let (w, h) = (self.width, self.height);
@@ -154,33 +192,13 @@ impl Extractor for FloatAnsnr {
         filter2d(&FILTER_DIS, 5, &self.padded, w, h, &mut self.dis_filtered);
 
         // libvmaf's ansnr_mse: f32 sums per row, then over rows.
-        let (mut sig, mut noise) = (0.0f32, 0.0f32);
-        for (r, d) in self
+        let rows = self
             .ref_filtered
             .chunks_exact(w)
             .zip(self.dis_filtered.chunks_exact(w))
-        {
-            let (mut sig_row, mut noise_row) = (0.0f32, 0.0f32);
-            for (&a, &b) in r.iter().zip(d) {
-                sig_row += a * a;
-                noise_row += (a - b) * (a - b);
-            }
-            sig += sig_row;
-            noise += noise_row;
-        }
-        out[0] = if noise == 0.0 {
-            self.max
-        } else {
-            10.0 * ((sig / noise) as f64).log10()
-        };
-        let floored = if noise as f64 > 1e-10 {
-            noise as f64
-        } else {
-            1e-10
-        };
-        let anpsnr = 10.0
-            * (self.peak * self.peak * (w as i32 as f64) * (h as i32 as f64) / floored).log10();
-        out[1] = if anpsnr < self.max { anpsnr } else { self.max };
+            .map(|(r, d)| row_energies(r, d));
+        let (sig, noise) = sum_rows(rows);
+        out[..2].copy_from_slice(&values(sig, noise, self.peak, self.max, w, h));
         Ok(())
     }
 }
