@@ -2498,4 +2498,220 @@ mod gpu {
             run_case(&c);
             println!("bit-identical: {name}");
         }
+
+    /// psnr_hvs's kernels against the CPU, f64 bit for bit through the whole engine (host frames
+    /// uploaded by `backend=cuda`): 8, 10 and 12 bits (libvmaf refuses more, and gray), 4:2:0,
+    /// 4:2:2 and 4:4:4, odd sizes (chroma rounded down), the smallest picture with whole chroma
+    /// blocks, identical frames (the infinite values), n_subsample 2, two instances sharing the
+    /// scratch, a 1080p picture (it has no options); and CUDA frames through the scorer directly
+    /// with chroma read from the frames: planar and padded with MSB-aligned samples, and one
+    /// interleaved CbCr plane (nv12, p010).
+    #[test]
+    fn psnr_hvs_kernel_every_depth_and_option() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(gpu) = Gpu::new(false) else { return };
+        // (layout, bits, width, height, n_subsample, distorted == reference, frames)
+        type HvsCase = (ChromaLayout, u8, usize, usize, u32, bool, u32);
+        let cases: &[HvsCase] = &[
+            (ChromaLayout::Yuv420, 8, 161, 91, 1, false, 5),
+            (ChromaLayout::Yuv444, 8, 64, 48, 2, true, 4),
+            (ChromaLayout::Yuv420, 10, 163, 90, 2, false, 6),
+            (ChromaLayout::Yuv422, 10, 97, 65, 1, false, 4),
+            (ChromaLayout::Yuv444, 12, 97, 65, 1, false, 4),
+            (ChromaLayout::Yuv420, 12, 401, 387, 2, false, 4),
+            (ChromaLayout::Yuv420, 8, 16, 16, 1, false, 3),
+            (ChromaLayout::Yuv422, 8, 17, 23, 1, false, 3),
+            (ChromaLayout::Yuv420, 8, 1920, 1080, 1, false, 3),
+            (ChromaLayout::Yuv420, 10, 1920, 1080, 2, false, 3),
+        ];
+        // Under compute-sanitizer's racecheck (gpu-check) the large pictures take minutes.
+        let small_only = std::env::var("VMAF_RS_GPU_SMALL_CASES").as_deref() == Ok("1");
+        for &(layout, bpc, w, h, sub, same, frames) in cases {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h}: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout,
+            };
+            let features = vec![feat("psnr_hvs", &[]), feat("psnr_hvs", &[])];
+            let (n, p) = upload_vs_cpu(fmt, features, sub, frames, same);
+            let (mut gpu_side, cpu_side) = placement(&p);
+            gpu_side.dedup(); // one entry per instance
+            assert_eq!(gpu_side, ["adm", "motion", "psnr_hvs", "vif"], "{p}");
+            assert!(cpu_side.is_empty(), "{p}");
+            println!(
+                "bit-identical: psnr_hvs {layout:?} {bpc}-bit {w}x{h} n_subsample={sub}{}: \
+                 {n} frames",
+                if same { " (identical frames)" } else { "" },
+            );
+        }
+
+        // CUDA frames as decoders give them, chroma included: samples `shift` bits up, pitches
+        // above the width with garbage in the padding and in rows below the picture; chroma
+        // planar or one interleaved CbCr plane.
+        let frames_vs_cpu = |fmt: PictureFormat, shift: u8, interleaved: bool, sub: u32| {
+            let mut cfg = EngineConfig::new(fmt);
+            cfg.features = vec![feat("psnr_hvs", &[])];
+            cfg.n_subsample = sub;
+            let mut cpu = Engine::new(cfg.clone()).unwrap();
+            let mut eng = Engine::new(cfg).unwrap();
+            let mut scorer = CudaScorer::for_engine(
+                gpu.ctx as *mut c_void,
+                gpu.stream as *mut c_void,
+                &eng,
+                shift,
+            )
+            .unwrap();
+            let (w, h, bpc) = (fmt.width, fmt.height, fmt.bpc);
+            let (cw, ch) = fmt.layout.chroma_size(w, h);
+            let bps = if bpc > 8 { 2 } else { 1 };
+            let luma = Layout {
+                w,
+                h,
+                bpc,
+                shift,
+                stride: w + 37,
+                rows: h + 5,
+            };
+            let cwide = if interleaved { 2 * cw } else { cw };
+            let chroma = Layout {
+                w: cwide,
+                h: ch,
+                bpc,
+                shift,
+                stride: cwide + 19,
+                rows: ch + 3,
+            };
+            let mut keep = Vec::new();
+            let mut row = Vec::new();
+            let frames = 5;
+            for t in 0..frames {
+                // Host buffers: luma, then Cb and Cr (planar) or CbCr (interleaved).
+                let bufs = |distorted: bool| -> Vec<Vec<u8>> {
+                    let u = picture(cw, ch, t + 100, bpc, distorted);
+                    let v = picture(cw, ch, t + 200, bpc, distorted);
+                    let mut b = vec![host_plane(&luma, &picture(w, h, t, bpc, distorted))];
+                    if interleaved {
+                        let uv: Vec<u32> = u.iter().zip(&v).flat_map(|(&a, &b)| [a, b]).collect();
+                        b.push(host_plane(&chroma, &uv));
+                    } else {
+                        b.push(host_plane(&chroma, &u));
+                        b.push(host_plane(&chroma, &v));
+                    }
+                    b
+                };
+                let (rb, db) = (bufs(false), bufs(true));
+                let (rw, dw): (Vec<Vec<u16>>, Vec<Vec<u16>>) = (
+                    rb.iter().map(|b| words(b)).collect(),
+                    db.iter().map(|b| words(b)).collect(),
+                );
+                /// The CPU's picture over the host buffers (bytes or words).
+                fn pic<'a>(
+                    fmt: PictureFormat,
+                    shift: u8,
+                    interleaved: bool,
+                    layouts: [&Layout; 2],
+                    b: &'a [Vec<u8>],
+                    wd: &'a [Vec<u16>],
+                ) -> Picture<'a> {
+                    let plane = |k: usize| {
+                        let l = layouts[k.min(1)];
+                        if fmt.bpc > 8 {
+                            Plane::new_u16(&wd[k], l.w, l.h, l.stride).unwrap()
+                        } else {
+                            Plane::new_u8(&b[k], l.w, l.h, l.stride).unwrap()
+                        }
+                    };
+                    let p = Picture::with_shift(fmt, plane(0), shift).unwrap();
+                    let c = if interleaved {
+                        vmaf_rs::Chroma::Interleaved(plane(1))
+                    } else {
+                        vmaf_rs::Chroma::Planar(plane(1), plane(2))
+                    };
+                    p.with_chroma(c).unwrap()
+                }
+                let ls = [&luma, &chroma];
+                cpu.send(
+                    &pic(fmt, shift, interleaved, ls, &rb, &rw),
+                    &pic(fmt, shift, interleaved, ls, &db, &dw),
+                )
+                .unwrap();
+                gpu.current();
+                let frame = |b: &[Vec<u8>]| {
+                    let d: Vec<DevPlane> = b.iter().map(|x| DevPlane::upload(x)).collect();
+                    let cp = chroma.stride * bps;
+                    let c = [d[1].ptr, if interleaved { 0 } else { d[2].ptr }];
+                    let f = CudaFrame::new(d[0].ptr, luma.stride * bps).with_chroma(
+                        c,
+                        [cp, cp],
+                        interleaved,
+                    );
+                    (f, d)
+                };
+                let ((fr, dr), (fd, dd)) = (frame(&rb), frame(&db));
+                scorer.submit(fr, fd).unwrap();
+                keep.push((dr, dd));
+                while scorer.poll(&mut row).unwrap() {
+                    eng.push_spatial(&row).unwrap();
+                }
+            }
+            let mut err = None;
+            scorer
+                .drain(&mut |row| {
+                    if let Err(e) = eng.push_spatial(row) {
+                        err.get_or_insert(e);
+                    }
+                })
+                .unwrap();
+            assert!(err.is_none(), "{err:?}");
+            let line = scorer.placement();
+            drop(scorer);
+            drop(keep);
+            cpu.flush().unwrap();
+            eng.flush().unwrap();
+            assert_eq!(cpu.columns(), eng.columns());
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let mut n = 0;
+            while let Some(a) = cpu.receive() {
+                let b = eng.receive().expect("as many frames");
+                assert_eq!(
+                    bits(&a.values),
+                    bits(&b.values),
+                    "{fmt:?} shift {shift} interleaved {interleaved}: frame {}: cpu {:?} cuda {:?}",
+                    a.index,
+                    a.values,
+                    b.values
+                );
+                n += 1;
+            }
+            assert_eq!(
+                n,
+                frames.div_ceil(sub) as usize,
+                "{fmt:?}: every scored frame"
+            );
+            let (gpu_side, cpu_side) = placement(&line);
+            assert_eq!(gpu_side, ["adm", "motion", "psnr_hvs", "vif"], "{line}");
+            assert!(cpu_side.is_empty(), "{line}");
+            println!(
+                "bit-identical: psnr_hvs {:?} {bpc}-bit {w}x{h} CUDA frames, shift {shift}, \
+                 padded, {} chroma, n_subsample={sub}: {n} frames",
+                fmt.layout,
+                if interleaved { "interleaved" } else { "planar" }
+            );
+        };
+        let fmt = |layout, bpc, width, height| PictureFormat {
+            width,
+            height,
+            bpc,
+            layout,
+        };
+        frames_vs_cpu(fmt(ChromaLayout::Yuv420, 8, 161, 91), 0, true, 1); // nv12
+        frames_vs_cpu(fmt(ChromaLayout::Yuv420, 10, 163, 90), 6, true, 2); // p010
+        frames_vs_cpu(fmt(ChromaLayout::Yuv420, 10, 163, 90), 6, false, 1);
+        frames_vs_cpu(fmt(ChromaLayout::Yuv444, 12, 97, 65), 4, false, 1);
+        frames_vs_cpu(fmt(ChromaLayout::Yuv422, 8, 130, 67), 0, false, 2);
 }

@@ -654,6 +654,65 @@ fn float_ansnr_abi_sizes() {
     assert_eq!(std::mem::size_of::<FloatAnsnrRowsArgs>(), 32);
 }
 
+/// `PsnrHvsBlockArgs` (psnr_hvs.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PsnrHvsBlockArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub terms: u64,
+    pub csf: [f32; 64],
+    pub mask: [f32; 64],
+    pub nbx: i32,
+    pub nby: i32,
+    pub step_ref: i32,
+    pub step_dis: i32,
+}
+
+/// `PsnrHvsSumArgs` (psnr_hvs.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PsnrHvsSumArgs {
+    pub terms: [u64; 3],
+    pub out: [u64; 3],
+    pub n: [i32; 3],
+    pub pad_: i32,
+}
+
+/// Threads per block of `vmaf_psnr_hvs_sum` (`PHVS_SUM_THREADS`; one block per plane).
+pub(crate) const PSNR_HVS_SUM_THREADS: u32 = 256;
+
+/// psnr_hvs's kernels (psnr_hvs.cu).
+pub(crate) struct PsnrHvsKernels {
+    /// Every block's 64 weighted squared errors from 8-bit samples.
+    pub block_u8: sys::CUfunction,
+    /// The same from 16-bit samples.
+    pub block_u16: sys::CUfunction,
+    /// Each plane's terms added in order.
+    pub sum: sys::CUfunction,
+}
+
+impl PsnrHvsKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(PsnrHvsKernels {
+            block_u8: m.function("vmaf_psnr_hvs_block_u8")?,
+            block_u16: m.function("vmaf_psnr_hvs_block_u16")?,
+            sum: m.function("vmaf_psnr_hvs_sum")?,
+        })
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn psnr_hvs_abi_sizes() {
+    // The sizes psnr_hvs.cu pins with static_assert.
+    assert_eq!(
+        std::mem::size_of::<PsnrHvsBlockArgs>(),
+        48 + 8 + 256 + 256 + 16
+    );
+    assert_eq!(std::mem::size_of::<PsnrHvsSumArgs>(), 24 + 24 + 16);
+}
+
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
 pub(crate) const BX: u32 = 128;
 
@@ -682,6 +741,7 @@ pub(crate) struct Kernels {
     pub float_vif: FloatVifKernels,
     pub cambi: CambiKernels,
     pub float_ansnr: FloatAnsnrKernels,
+    pub psnr_hvs: PsnrHvsKernels,
 }
 
 impl Kernels {
@@ -720,6 +780,7 @@ impl Kernels {
             float_vif: FloatVifKernels::resolve(m)?,
             cambi: CambiKernels::resolve(m)?,
             float_ansnr: FloatAnsnrKernels::resolve(m)?,
+            psnr_hvs: PsnrHvsKernels::resolve(m)?,
         })
     }
 }

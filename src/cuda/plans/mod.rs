@@ -20,6 +20,7 @@ mod float_ssim;
 mod float_vif;
 mod motion;
 mod psnr;
+mod psnr_hvs;
 mod vif;
 
 use super::driver::DevBuf;
@@ -43,6 +44,7 @@ static REGISTRY: &[&GpuDef] = &[
     &float_vif::GPU,
     &motion::GPU,
     &psnr::GPU,
+    &psnr_hvs::GPU,
     &vif::GPU,
 ];
 

@@ -57,7 +57,7 @@ fn check(_: &crate::feature::options::OptValues, f: &PictureFormat) -> Result<()
 }
 
 /// libvmaf's chroma plane size (rounded down).
-fn chroma_size(f: &PictureFormat) -> (usize, usize) {
+pub(crate) fn chroma_size(f: &PictureFormat) -> (usize, usize) {
     match f.layout {
         ChromaLayout::Yuv420 => (f.width >> 1, f.height >> 1),
         ChromaLayout::Yuv422 => (f.width >> 1, f.height),
@@ -73,8 +73,12 @@ struct PsnrHvs {
     masks: [[[f32; 8]; 8]; 3],
 }
 
-fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
-    check(&cfg.opts, &cfg.format)?;
+/// The CSF tables (as C's `float` arrays hold them) and the masking weights derived from them,
+/// per plane (luma, Cb, Cr).
+pub(crate) type Tables = ([[[f32; 8]; 8]; 3], [[[f32; 8]; 8]; 3]);
+
+/// libvmaf's `psnr_hvs` tables: the CSFs and masking weights of every plane.
+pub(crate) fn tables() -> Tables {
     let mut csfs = [[[0f32; 8]; 8]; 3];
     let mut masks = [[[0f32; 8]; 8]; 3];
     let tables = [&tables::CSF_Y, &tables::CSF_CB420, &tables::CSF_CR420];
@@ -90,11 +94,28 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
             }
         }
     }
+    (csfs, masks)
+}
+
+fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    check(&cfg.opts, &cfg.format)?;
+    let (csfs, masks) = tables();
     Ok(Box::new(PsnrHvs {
         bpc: cfg.format.bpc as u32,
         csfs,
         masks,
     }))
+}
+
+/// The number of 8x8 blocks libvmaf scores along a side of `n` samples: one every 7 samples
+/// while a whole block fits (the CUDA plan's block grid; `score` walks the same positions).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn blocks_along(n: usize) -> usize {
+    if n < 8 {
+        0
+    } else {
+        (n - 8) / 7 + 1
+    }
 }
 
 /// One plane's masked, CSF-weighted mean squared error, normalised by the peak (libvmaf's
@@ -216,10 +237,26 @@ fn score<T: Copy + Into<i32>>(
         }
         y += 7;
     }
+    plane_value(ret, pixels, bpc)
+}
+
+/// A plane's score from its `f32` sum of weighted squared errors over `pixels` coefficients:
+/// the sum divided by the count, then by the squared peak, in `f32`.
+pub(crate) fn plane_value(mut ret: f32, pixels: i32, bpc: u32) -> f64 {
     ret /= pixels as f32;
     let samplemax: i32 = (1 << bpc) - 1;
     ret /= samplemax.wrapping_mul(samplemax) as f32;
     ret as f64
+}
+
+/// The four outputs (per plane in dB, then their weighted combination) from the planes' scores.
+pub(crate) fn outputs(s: [f64; 3]) -> [f64; 4] {
+    [
+        db(s[0]),
+        db(s[1]),
+        db(s[2]),
+        db(s[0] * 0.8 + 0.1 * (s[1] + s[2])),
+    ]
 }
 
 /// libvmaf's `convert_score_db` with weight 1.
@@ -238,9 +275,8 @@ impl Extractor for PsnrHvs {
         for p in 0..3 {
             let (r, d) = &pairs[p];
             s[p] = plane_score(r, d, self.bpc, &self.csfs[p], &self.masks[p]);
-            out[p] = db(s[p]);
         }
-        out[3] = db(s[0] * 0.8 + 0.1 * (s[1] + s[2]));
+        out[..4].copy_from_slice(&outputs(s));
         Ok(())
     }
 }
@@ -256,6 +292,20 @@ mod tests {
             height: 48,
             bpc,
             layout,
+        }
+    }
+
+    /// `blocks_along` counts the positions `score`'s loop visits (`x + 7 < n`, step 7).
+    #[test]
+    fn blocks_along_counts_the_block_positions() {
+        for n in 0..200 {
+            let mut count = 0;
+            let mut x = 0;
+            while x + 7 < n {
+                count += 1;
+                x += 7;
+            }
+            assert_eq!(blocks_along(n), count, "{n}");
         }
     }
 
