@@ -409,16 +409,6 @@ pub(crate) struct FloatVifConvertArgs {
     pub distorted: SrcPlane,
     pub out_ref: u64,
     pub out_dis: u64,
-/// `FloatAnsnrFilterArgs` (float_ansnr.cu).
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct FloatAnsnrFilterArgs {
-    pub reference: SrcPlane,
-    pub distorted: SrcPlane,
-    pub ref_out: u64,
-    pub dis_out: u64,
-    pub filter_ref: [f32; 9],
-    pub filter_dis: [f32; 25],
     pub w: i32,
     pub h: i32,
     pub bpc: i32,
@@ -503,6 +493,22 @@ impl FloatVifKernels {
             rowsum: m.function("vmaf_float_vif_rowsum")?,
             dec_vpass: m.function("vmaf_float_vif_dec_vpass")?,
             dec_hpass: m.function("vmaf_float_vif_dec_hpass")?,
+        })
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn float_vif_abi_sizes() {
+    // The sizes float_vif.cu pins with static_assert.
+    assert_eq!(std::mem::size_of::<FloatVifConvertArgs>(), 48 + 16 + 16);
+    assert_eq!(std::mem::size_of::<FloatVifScaleArgs>(), 48 + 24);
+    assert_eq!(
+        std::mem::size_of::<FloatVifArgs>(),
+        48 + 8 + 4 * FLOAT_VIF_MAX_TAPS + 36 + 12 + 16
+    );
+}
+
 /// `CambiPrepArgs` (cambi.cu).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -596,6 +602,35 @@ impl CambiKernels {
             mask: m.function("vmaf_cambi_mask")?,
             filter: m.function("vmaf_cambi_filter")?,
             cvalues: m.function("vmaf_cambi_cvalues")?,
+        })
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn cambi_abi_sizes() {
+    // The sizes cambi.cu pins with static_assert.
+    assert_eq!(std::mem::size_of::<CambiPrepArgs>(), 24 + 32 + 32);
+    assert_eq!(std::mem::size_of::<CambiPlaneArgs>(), 16 + 24);
+    assert_eq!(std::mem::size_of::<CambiCvalArgs>(), 48 + 32 + 128);
+}
+
+/// `FloatAnsnrFilterArgs` (float_ansnr.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatAnsnrFilterArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub ref_out: u64,
+    pub dis_out: u64,
+    pub filter_ref: [f32; 9],
+    pub filter_dis: [f32; 25],
+    pub w: i32,
+    pub h: i32,
+    pub bpc: i32,
+    pub pad_: i32,
+}
+
 /// `FloatAnsnrRowsArgs` (float_ansnr.cu).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -632,19 +667,6 @@ impl FloatAnsnrKernels {
 
 #[cfg(test)]
 #[test]
-fn float_vif_abi_sizes() {
-    // The sizes float_vif.cu pins with static_assert.
-    assert_eq!(std::mem::size_of::<FloatVifConvertArgs>(), 48 + 16 + 16);
-    assert_eq!(std::mem::size_of::<FloatVifScaleArgs>(), 48 + 24);
-    assert_eq!(
-        std::mem::size_of::<FloatVifArgs>(),
-        48 + 8 + 4 * FLOAT_VIF_MAX_TAPS + 36 + 12 + 16
-    );
-fn cambi_abi_sizes() {
-    // The sizes cambi.cu pins with static_assert.
-    assert_eq!(std::mem::size_of::<CambiPrepArgs>(), 24 + 32 + 32);
-    assert_eq!(std::mem::size_of::<CambiPlaneArgs>(), 16 + 24);
-    assert_eq!(std::mem::size_of::<CambiCvalArgs>(), 48 + 32 + 128);
 fn float_ansnr_abi_sizes() {
     // The sizes float_ansnr.cu pins with static_assert.
     assert_eq!(
