@@ -15,6 +15,8 @@
 
 #![deny(unsafe_code)]
 
+#[cfg(target_arch = "x86_64")]
+pub mod rcp;
 pub mod scalar;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
@@ -309,7 +311,7 @@ fn adm_native_csf(lambda: i32, nvd: f64, rdh: i32, theta: i32) -> f32 {
 
 /// The CSF weights `[h, v, d]` of each scale (`factor1`, `factor1`, `factor2`), with the
 /// per-scale overrides `adm_f1sN`/`adm_f2sN` when not negative.
-fn rfactors(o: &OptValues) -> [[f32; 3]; 4] {
+pub(crate) fn rfactors(o: &OptValues) -> [[f32; 3]; 4] {
     let nvd = o.f64("adm_norm_view_dist");
     let rdh = o.int("adm_ref_display_height") as i32;
     let lum = 100.0;
@@ -352,15 +354,9 @@ struct FloatAdm {
     /// Band stride and rows (`ceil(w/2)`, `ceil(h/2)`).
     bs: usize,
     gain_limit: f64,
-    noise_weight: f64,
-    p_norm: f64,
     bypass_cm: bool,
-    apply_hm: bool,
-    dlm_weight: f64,
-    min_val: f64,
-    skip_aim_scale: i64,
     skip_scale0: bool,
-    debug: bool,
+    pooling: Pooling,
     rfactor: [[f32; 3]; 4],
     /// Float pictures (reference, distorted).
     pic: [Vec<f32>; 2],
@@ -387,15 +383,9 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         h,
         bs,
         gain_limit: o.f64("adm_enhn_gain_limit"),
-        noise_weight: o.f64("adm_noise_weight"),
-        p_norm: o.f64("adm_p_norm"),
         bypass_cm: o.int("adm_bypass_cm") != 0,
-        apply_hm: o.bool("adm_adm3_apply_hm"),
-        dlm_weight: o.f64("adm_dlm_weight"),
-        min_val: o.f64("adm_min_val"),
-        skip_aim_scale: o.int("adm_skip_aim_scale"),
         skip_scale0: o.bool("adm_skip_scale0"),
-        debug: o.bool("debug"),
+        pooling: Pooling::new(o),
         rfactor: rfactors(o),
         pic: [vec![0.0; w * h], vec![0.0; w * h]],
         level: [vec![0.0; n], vec![0.0; n]],
@@ -408,8 +398,26 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     }))
 }
 
+/// The options that act on the sums of a scale and after them: the pooling (`adm_noise_weight`,
+/// `adm_p_norm`) and the combination into the outputs. Shared with the CUDA plan, which
+/// finishes its device sums with [`scalar::pool`], [`Pooling::combine`] and [`Pooling::write`].
+#[derive(Debug, Clone)]
+pub(crate) struct Pooling {
+    pub(crate) noise_weight: f64,
+    pub(crate) p_norm: f64,
+    apply_hm: bool,
+    dlm_weight: f64,
+    min_val: f64,
+    skip_aim_scale: i64,
+    debug: bool,
+}
+
+/// One scale's pooled numerator (DLM), denominator and AIM numerator (`num_scale`, `den_scale`,
+/// `aim_scale` of `compute_adm`); `None` for a scale `adm_skip_scale0` skips.
+pub(crate) type ScaleValues = Option<(f32, f32, f32)>;
+
 /// What `compute_adm` returns.
-struct AdmScores {
+pub(crate) struct AdmScores {
     score: f64,
     aim: f64,
     num: f64,
@@ -417,87 +425,28 @@ struct AdmScores {
     scales: [f64; 8],
 }
 
-impl FloatAdm {
-    /// libvmaf's `compute_adm`.
-    fn compute(&mut self) -> AdmScores {
-        let numden_limit = 1e-10 * (self.w * self.h) as f64 / (1920.0 * 1080.0);
-        let (mut w, mut h) = (self.w, self.h);
-        let bs = self.bs;
-        let p = self.p_norm;
+impl Pooling {
+    /// From the instance's options.
+    pub(crate) fn new(o: &OptValues) -> Self {
+        Pooling {
+            noise_weight: o.f64("adm_noise_weight"),
+            p_norm: o.f64("adm_p_norm"),
+            apply_hm: o.bool("adm_adm3_apply_hm"),
+            dlm_weight: o.f64("adm_dlm_weight"),
+            min_val: o.f64("adm_min_val"),
+            skip_aim_scale: o.int("adm_skip_aim_scale"),
+            debug: o.bool("debug"),
+        }
+    }
+
+    /// The end of `compute_adm` for a `w x h` picture: the scales' values summed in `double`
+    /// in scale order, the limits and the ratios.
+    pub(crate) fn combine(&self, w: usize, h: usize, per_scale: [ScaleValues; 4]) -> AdmScores {
+        let numden_limit = 1e-10 * (w * h) as f64 / (1920.0 * 1080.0);
         let (mut num, mut den, mut aim_num, mut aim_den) = (0f64, 0f64, 0f64, 0f64);
         let mut scales = [0f64; 8];
-        for scale in 0..4 {
-            let iy = scalar::src_indices(h);
-            let ix = scalar::src_indices(w);
-            let lo_only = scale == 0 && self.skip_scale0;
-            for k in 0..2 {
-                let (src, stride) = if scale == 0 {
-                    (&self.pic[k], self.w)
-                } else {
-                    std::mem::swap(&mut self.level[k], &mut self.dwt[k].a);
-                    (&self.level[k], bs)
-                };
-                scalar::dwt2(
-                    src,
-                    stride,
-                    w,
-                    &iy,
-                    &ix,
-                    &mut self.dwt[k],
-                    bs,
-                    &mut self.tmp,
-                    lo_only,
-                );
-            }
-            w = w.div_ceil(2);
-            h = h.div_ceil(2);
-            let (num_scale, den_scale, aim_scale) = if lo_only {
-                (0f32, 1e-10f64 as f32, 0f32)
-            } else {
-                let rf = self.rfactor[scale];
-                let reg = Region::taps(w, h);
-                let [rd, dd] = &self.dwt;
-                scalar::decouple(
-                    rd,
-                    dd,
-                    &mut self.dec_r,
-                    &mut self.dec_a,
-                    reg,
-                    bs,
-                    self.gain_limit,
-                );
-                let den_scale = scalar::den_scale(rd, rf, w, h, bs, p, self.noise_weight);
-                // DLM: the restored detail, masked by the CSF-weighted impairment.
-                scalar::csf(&self.dec_a, &mut self.csf_a, &mut self.csf_f, rf, reg, bs);
-                let num_scale = scalar::cm(
-                    &self.dec_r,
-                    &self.csf_f,
-                    &self.csf_a,
-                    rf,
-                    w,
-                    h,
-                    bs,
-                    p,
-                    self.noise_weight,
-                    self.bypass_cm,
-                );
-                // AIM: the impairment, masked by the CSF-weighted restored detail (the two
-                // buffers swap roles, as in libvmaf).
-                scalar::csf(&self.dec_r, &mut self.csf_f, &mut self.csf_a, rf, reg, bs);
-                let aim_scale = scalar::cm(
-                    &self.dec_a,
-                    &self.csf_a,
-                    &self.csf_f,
-                    rf,
-                    w,
-                    h,
-                    bs,
-                    p,
-                    0.0,
-                    self.bypass_cm,
-                );
-                (num_scale, den_scale, aim_scale)
-            };
+        for (scale, v) in per_scale.into_iter().enumerate() {
+            let (num_scale, den_scale, aim_scale) = v.unwrap_or((0f32, 1e-10f64 as f32, 0f32));
             num += num_scale as f64;
             den += den_scale as f64;
             if self.skip_aim_scale != scale as i64 {
@@ -524,13 +473,9 @@ impl FloatAdm {
             scales,
         }
     }
-}
 
-impl Extractor for FloatAdm {
-    fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
-        to_float(&input.reference, self.bpc, -128, &mut self.pic[0]);
-        to_float(&input.distorted, self.bpc, -128, &mut self.pic[1]);
-        let s = self.compute();
+    /// The extractor's outputs (in [`SPATIAL`] order) from the scores.
+    pub(crate) fn write(&self, s: &AdmScores, out: &mut [f64]) {
         let max = |x: f64, y: f64| if x > y { x } else { y };
         out[0] = s.score;
         out[1] = s.aim;
@@ -551,6 +496,99 @@ impl Extractor for FloatAdm {
             out[9] = s.den;
             out[10..18].copy_from_slice(&s.scales);
         }
+    }
+}
+
+impl FloatAdm {
+    /// libvmaf's `compute_adm`.
+    fn compute(&mut self) -> AdmScores {
+        let (mut w, mut h) = (self.w, self.h);
+        let bs = self.bs;
+        let p = self.pooling.p_norm;
+        let noise_weight = self.pooling.noise_weight;
+        let mut per_scale: [ScaleValues; 4] = [None; 4];
+        for (scale, values) in per_scale.iter_mut().enumerate() {
+            let iy = scalar::src_indices(h);
+            let ix = scalar::src_indices(w);
+            let lo_only = scale == 0 && self.skip_scale0;
+            for k in 0..2 {
+                let (src, stride) = if scale == 0 {
+                    (&self.pic[k], self.w)
+                } else {
+                    std::mem::swap(&mut self.level[k], &mut self.dwt[k].a);
+                    (&self.level[k], bs)
+                };
+                scalar::dwt2(
+                    src,
+                    stride,
+                    w,
+                    &iy,
+                    &ix,
+                    &mut self.dwt[k],
+                    bs,
+                    &mut self.tmp,
+                    lo_only,
+                );
+            }
+            w = w.div_ceil(2);
+            h = h.div_ceil(2);
+            if lo_only {
+                continue;
+            }
+            let rf = self.rfactor[scale];
+            let reg = Region::taps(w, h);
+            let [rd, dd] = &self.dwt;
+            scalar::decouple(
+                rd,
+                dd,
+                &mut self.dec_r,
+                &mut self.dec_a,
+                reg,
+                bs,
+                self.gain_limit,
+            );
+            let den_scale = scalar::den_scale(rd, rf, w, h, bs, p, noise_weight);
+            // DLM: the restored detail, masked by the CSF-weighted impairment.
+            scalar::csf(&self.dec_a, &mut self.csf_a, &mut self.csf_f, rf, reg, bs);
+            let num_scale = scalar::cm(
+                &self.dec_r,
+                &self.csf_f,
+                &self.csf_a,
+                rf,
+                w,
+                h,
+                bs,
+                p,
+                noise_weight,
+                self.bypass_cm,
+            );
+            // AIM: the impairment, masked by the CSF-weighted restored detail (the two
+            // buffers swap roles, as in libvmaf).
+            scalar::csf(&self.dec_r, &mut self.csf_f, &mut self.csf_a, rf, reg, bs);
+            let aim_scale = scalar::cm(
+                &self.dec_a,
+                &self.csf_a,
+                &self.csf_f,
+                rf,
+                w,
+                h,
+                bs,
+                p,
+                0.0,
+                self.bypass_cm,
+            );
+            *values = Some((num_scale, den_scale, aim_scale));
+        }
+        self.pooling.combine(self.w, self.h, per_scale)
+    }
+}
+
+impl Extractor for FloatAdm {
+    fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
+        to_float(&input.reference, self.bpc, -128, &mut self.pic[0]);
+        to_float(&input.distorted, self.bpc, -128, &mut self.pic[1]);
+        let s = self.compute();
+        self.pooling.write(&s, out);
         Ok(())
     }
 }

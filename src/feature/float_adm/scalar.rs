@@ -6,16 +6,18 @@
 /// libvmaf's `ADM_BORDER_FACTOR`: the fraction of each side left out of the pooling.
 pub const BORDER_FACTOR: f64 = 0.1;
 
-/// libvmaf's db2 filters (double literals stored as `float`).
+/// libvmaf's db2 low-pass filter (double literals stored as `float`: the taps are
+/// `LO[k] as f32`).
 #[allow(clippy::excessive_precision)]
-const LO: [f64; 4] = [
+pub const LO: [f64; 4] = [
     0.482962913144690,
     0.836516303737469,
     0.224143868041857,
     -0.129409522550921,
 ];
+/// libvmaf's db2 high-pass filter (as [`LO`]).
 #[allow(clippy::excessive_precision)]
-const HI: [f64; 4] = [
+pub const HI: [f64; 4] = [
     -0.129409522550921,
     -0.224143868041857,
     0.836516303737469,
@@ -25,9 +27,10 @@ const HI: [f64; 4] = [
 /// `FLOAT_ONE_BY_30` and `FLOAT_ONE_BY_15`: double constants, so their products are computed in
 /// double and rounded to float where stored.
 #[allow(clippy::excessive_precision)]
-const ONE_BY_30: f64 = 0.0333333351;
+pub const ONE_BY_30: f64 = 0.0333333351;
+/// See [`ONE_BY_30`].
 #[allow(clippy::excessive_precision)]
-const ONE_BY_15: f64 = 0.0666666701;
+pub const ONE_BY_15: f64 = 0.0666666701;
 
 /// The four bands of one DWT level.
 #[derive(Debug, Clone)]
@@ -186,6 +189,13 @@ pub fn divs(n: f32, d: f32) -> f32 {
     n / d
 }
 
+/// The decoupling's `f32` constants: `cos(1 degree)^2` (computed in double) and the `1e-30`
+/// added to the reference before the division.
+pub fn decouple_constants() -> (f32, f32) {
+    let c = (1.0 * std::f64::consts::PI / 180.0).cos();
+    ((c * c) as f32, 1e-30f64 as f32)
+}
+
 /// Detail/artefact decoupling (`adm_decouple_s`) over `reg`: writes the restored bands `r` and
 /// the additive impairment bands `a`.
 pub fn decouple(
@@ -197,9 +207,7 @@ pub fn decouple(
     bs: usize,
     gain_limit: f64,
 ) {
-    let c = (1.0 * std::f64::consts::PI / 180.0).cos();
-    let cos_1deg_sq = (c * c) as f32;
-    let eps = 1e-30f64 as f32;
+    let (cos_1deg_sq, eps) = decouple_constants();
     for i in reg.top..reg.bottom {
         for k in i * bs + reg.left..i * bs + reg.right {
             let o = [rf.hvd[0][k], rf.hvd[1][k], rf.hvd[2][k]];
@@ -296,6 +304,13 @@ pub fn den_scale(
             acc[b] += inner[b];
         }
     }
+    pool(acc, reg, noise_weight, p)
+}
+
+/// The end of [`den_scale`] and [`cm`] from the three bands' sums over the pooling region `reg`
+/// (`f32`, row partials added in row order): each sum's `1/p` power plus the noise constant,
+/// summed over the bands (the CUDA plan finishes its device sums with this).
+pub fn pool(acc: [f32; 3], reg: Region, noise_weight: f64, p: f64) -> f32 {
     let nc = noise_constant(reg, noise_weight, p);
     let s = acc.map(|a| a.powf((1.0 / p) as f32) + nc);
     s[0] + s[1] + s[2]
@@ -356,9 +371,7 @@ pub fn cm(
             acc[b] += inner[b];
         }
     }
-    let nc = noise_constant(reg, noise_weight, p);
-    let s = acc.map(|a| a.powf((1.0 / p) as f32) + nc);
-    s[0] + s[1] + s[2]
+    pool(acc, reg, noise_weight, p)
 }
 
 #[cfg(test)]
