@@ -735,6 +735,167 @@ fn psnr_hvs_abi_sizes() {
     assert_eq!(std::mem::size_of::<PsnrHvsSumArgs>(), 24 + 24 + 16);
 }
 
+/// `FloatAdmDwtArgs` (float_adm.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatAdmDwtArgs {
+    pub src: [SrcPlane; 2],
+    pub level: [u64; 2],
+    pub tlo: [u64; 2],
+    pub thi: [u64; 2],
+    pub a: [u64; 2],
+    pub hvd: [[u64; 3]; 2],
+    pub lo: [f32; 4],
+    pub hi: [f32; 4],
+    pub in_w: i32,
+    pub in_h: i32,
+    pub out_w: i32,
+    pub out_h: i32,
+    pub bs: i32,
+    pub bpc: i32,
+    pub lo_only: i32,
+    pub pad_: i32,
+}
+
+/// `FloatAdmDecoupleArgs` (float_adm.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatAdmDecoupleArgs {
+    pub reference: [u64; 3],
+    pub distorted: [u64; 3],
+    pub r: [u64; 3],
+    pub a: [u64; 3],
+    pub rcp_table: u64,
+    pub gain_limit: f64,
+    pub cos_1deg_sq: f32,
+    pub eps: f32,
+    pub bs: i32,
+    pub left: i32,
+    pub right: i32,
+    pub top: i32,
+    pub bottom: i32,
+    pub exact_div: i32,
+}
+
+/// `FloatAdmCsfArgs` (float_adm.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatAdmCsfArgs {
+    pub src: [u64; 3],
+    pub dst: [u64; 3],
+    pub flt: [u64; 3],
+    pub one_by_30: f64,
+    pub rfactor: [f32; 3],
+    pub bs: i32,
+    pub left: i32,
+    pub right: i32,
+    pub top: i32,
+    pub bottom: i32,
+}
+
+/// `FloatAdmCmArgs` (float_adm.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatAdmCmArgs {
+    pub src: [u64; 3],
+    pub flt: [u64; 3],
+    pub csf: [u64; 3],
+    pub val: [u64; 3],
+    pub one_by_15: f64,
+    pub rfactor: [f32; 3],
+    pub w: i32,
+    pub h: i32,
+    pub bs: i32,
+    pub left: i32,
+    pub right: i32,
+    pub top: i32,
+    pub bottom: i32,
+    pub bypass: i32,
+    pub pad_: i32,
+}
+
+/// `FloatAdmRowsArgs` (float_adm.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatAdmRowsArgs {
+    pub src: [u64; 3],
+    pub out: u64,
+    pub rfactor: [f32; 3],
+    pub den: i32,
+    pub bs: i32,
+    pub left: i32,
+    pub right: i32,
+    pub top: i32,
+    pub bottom: i32,
+    pub pad_: i32,
+}
+
+/// `FloatAdmTotalArgs` (float_adm.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatAdmTotalArgs {
+    pub rows: u64,
+    pub out: u64,
+    pub off: [i32; 4],
+    pub n: [i32; 4],
+}
+
+/// Threads of the one block of `vmaf_float_adm_total`.
+pub(crate) const FLOAT_ADM_TOTAL_THREADS: u32 = 64;
+
+/// float_adm's kernels (float_adm.cu).
+pub(crate) struct FloatAdmKernels {
+    /// `[u8, u16, f32]`: the DWT's vertical pass from the frames (scale 0) or from band a of
+    /// the previous scale.
+    pub dwt_v: [sys::CUfunction; 3],
+    /// The DWT's horizontal pass into the four bands.
+    pub dwt_h: sys::CUfunction,
+    pub decouple: sys::CUfunction,
+    pub csf: sys::CUfunction,
+    /// Contrast masking: each sample's cubed value.
+    pub cm: sys::CUfunction,
+    /// One thread per row and band: the row's sum from left to right.
+    pub rows: sys::CUfunction,
+    /// The row sums' totals in row order, into the result slots.
+    pub total: sys::CUfunction,
+}
+
+impl FloatAdmKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(FloatAdmKernels {
+            dwt_v: [
+                m.function("vmaf_float_adm_dwt_v_u8")?,
+                m.function("vmaf_float_adm_dwt_v_u16")?,
+                m.function("vmaf_float_adm_dwt_v_f32")?,
+            ],
+            dwt_h: m.function("vmaf_float_adm_dwt_h")?,
+            decouple: m.function("vmaf_float_adm_decouple")?,
+            csf: m.function("vmaf_float_adm_csf")?,
+            cm: m.function("vmaf_float_adm_cm")?,
+            rows: m.function("vmaf_float_adm_rows")?,
+            total: m.function("vmaf_float_adm_total")?,
+        })
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn float_adm_abi_sizes() {
+    // The sizes float_adm.cu pins with static_assert.
+    assert_eq!(
+        std::mem::size_of::<FloatAdmDwtArgs>(),
+        48 + 16 * 4 + 48 + 32 + 32
+    );
+    assert_eq!(
+        std::mem::size_of::<FloatAdmDecoupleArgs>(),
+        96 + 8 + 8 + 8 + 24
+    );
+    assert_eq!(std::mem::size_of::<FloatAdmCsfArgs>(), 72 + 8 + 12 + 20);
+    assert_eq!(std::mem::size_of::<FloatAdmCmArgs>(), 96 + 8 + 12 + 36);
+    assert_eq!(std::mem::size_of::<FloatAdmRowsArgs>(), 32 + 12 + 28);
+    assert_eq!(std::mem::size_of::<FloatAdmTotalArgs>(), 48);
+}
+
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
 pub(crate) const BX: u32 = 128;
 
@@ -764,6 +925,7 @@ pub(crate) struct Kernels {
     pub cambi: CambiKernels,
     pub float_ansnr: FloatAnsnrKernels,
     pub psnr_hvs: PsnrHvsKernels,
+    pub float_adm: FloatAdmKernels,
 }
 
 impl Kernels {
@@ -803,6 +965,7 @@ impl Kernels {
             cambi: CambiKernels::resolve(m)?,
             float_ansnr: FloatAnsnrKernels::resolve(m)?,
             psnr_hvs: PsnrHvsKernels::resolve(m)?,
+            float_adm: FloatAdmKernels::resolve(m)?,
         })
     }
 }

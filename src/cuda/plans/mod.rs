@@ -12,6 +12,7 @@
 mod adm;
 mod cambi;
 mod float_ansnr;
+mod float_adm;
 mod float_moment;
 mod float_motion;
 mod float_ms_ssim;
@@ -36,6 +37,7 @@ static REGISTRY: &[&GpuDef] = &[
     &adm::GPU,
     &cambi::GPU,
     &float_ansnr::GPU,
+    &float_adm::GPU,
     &float_moment::GPU,
     &float_motion::GPU,
     &float_ms_ssim::GPU,
