@@ -2714,4 +2714,219 @@ mod gpu {
         frames_vs_cpu(fmt(ChromaLayout::Yuv420, 10, 163, 90), 6, false, 1);
         frames_vs_cpu(fmt(ChromaLayout::Yuv444, 12, 97, 65), 4, false, 1);
         frames_vs_cpu(fmt(ChromaLayout::Yuv422, 8, 130, 67), 0, false, 2);
+
+    /// float_adm's kernels against the CPU, f64 bit for bit through the whole engine (host frames
+    /// uploaded by `backend=cuda`): 8, 10, 12 and 16 bits, 4:2:0, 4:4:4 and gray, odd and tiny
+    /// sizes (scale 3's band one sample wide), identical frames, n_subsample 2, 1080p, every
+    /// option that changes the computation (gain limit, viewing distance, display height, the
+    /// three CSF modes with their scales, per-scale factor overrides, noise weight, bypassed
+    /// masking, the harmonic mean, DLM weight, minimum, skipped AIM scale, skipped scale 0,
+    /// debug values), several instances sharing the scratch; `adm_p_norm` other than 3 on the
+    /// CPU fallback (per-sample powf), still identical; and MSB-aligned, padded CUDA frames
+    /// through the scorer directly.
+    #[test]
+    fn float_adm_kernel_every_depth_and_option() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        let debug = ("debug", "true");
+        // (layout, bits, width, height, instances' options, n_subsample, distorted == reference,
+        // frames)
+        type AdmCase<'a> = (
+            ChromaLayout,
+            u8,
+            usize,
+            usize,
+            &'a [&'a [(&'a str, &'a str)]],
+            u32,
+            bool,
+            u32,
+        );
+        let cases: &[AdmCase] = &[
+            (
+                ChromaLayout::Yuv420,
+                8,
+                161,
+                91,
+                &[&[], &[debug]],
+                1,
+                false,
+                4,
+            ),
+            (ChromaLayout::Yuv420, 8, 64, 48, &[&[debug]], 2, true, 4),
+            (
+                ChromaLayout::Yuv420,
+                10,
+                163,
+                90,
+                &[&[debug, ("adm_enhn_gain_limit", "1.2")]],
+                2,
+                false,
+                5,
+            ),
+            (
+                ChromaLayout::Yuv444,
+                12,
+                97,
+                65,
+                &[
+                    &[
+                        debug,
+                        ("adm_norm_view_dist", "1.5"),
+                        ("adm_ref_display_height", "720"),
+                    ],
+                    &[
+                        debug,
+                        ("adm_csf_mode", "1"),
+                        ("adm_csf_scale", "2"),
+                        ("adm_csf_diag_scale", "0.5"),
+                    ],
+                ],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Gray,
+                16,
+                130,
+                67,
+                &[
+                    &[debug, ("adm_csf_mode", "2"), ("adm_noise_weight", "0.5")],
+                    &[
+                        debug,
+                        ("adm_f1s0", "0.5"),
+                        ("adm_f2s3", "2"),
+                        ("adm_f1s2", "0"),
+                        ("adm_csf_mode", "5"),
+                    ],
+                ],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                10,
+                129,
+                72,
+                &[
+                    &[debug, ("adm_bypass_cm", "1")],
+                    &[debug, ("adm_adm3_apply_hm", "true"), ("adm_min_val", "0.5")],
+                    &[("adm_dlm_weight", "0.3"), ("adm_enhn_gain_limit", "1")],
+                ],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                8,
+                161,
+                91,
+                &[
+                    &[debug, ("adm_skip_scale0", "true")],
+                    &[debug, ("adm_skip_aim_scale", "2")],
+                    &[("adm_skip_aim_scale", "0"), ("adm_noise_weight", "0")],
+                ],
+                2,
+                false,
+                4,
+            ),
+            (ChromaLayout::Gray, 12, 33, 17, &[&[debug]], 1, false, 3),
+            (ChromaLayout::Yuv420, 8, 17, 23, &[&[debug]], 1, false, 3),
+            (ChromaLayout::Yuv444, 8, 16, 16, &[&[debug]], 1, true, 3),
+            (ChromaLayout::Yuv420, 16, 401, 387, &[&[debug]], 1, false, 3),
+            (
+                ChromaLayout::Yuv420,
+                8,
+                1920,
+                1080,
+                &[&[], &[debug]],
+                1,
+                false,
+                3,
+            ),
+            (
+                ChromaLayout::Yuv420,
+                10,
+                1920,
+                1080,
+                &[&[debug, ("adm_enhn_gain_limit", "1.1")]],
+                2,
+                false,
+                3,
+            ),
+        ];
+        // Under compute-sanitizer's racecheck (gpu-check) the large pictures take minutes.
+        let small_only = std::env::var("VMAF_RS_GPU_SMALL_CASES").as_deref() == Ok("1");
+        for &(layout, bpc, w, h, instances, sub, same, frames) in cases {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h}: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout,
+            };
+            let features = instances.iter().map(|o| feat("float_adm", o)).collect();
+            let (n, p) = upload_vs_cpu(fmt, features, sub, frames, same);
+            let (mut gpu, cpu_side) = placement(&p);
+            gpu.dedup(); // one entry per instance
+            assert_eq!(gpu, ["adm", "float_adm", "motion", "vif"], "{p}");
+            assert!(cpu_side.is_empty(), "{p}");
+            println!(
+                "bit-identical: float_adm kernels {layout:?} {bpc}-bit {w}x{h} {instances:?} \
+                 n_subsample={sub}{}: {n} frames",
+                if same { " (identical frames)" } else { "" }
+            );
+        }
+
+        // adm_p_norm other than 3 (a powf per sample) on the CPU fallback, next to an instance
+        // on CUDA: both identical.
+        let fmt = PictureFormat {
+            width: 161,
+            height: 91,
+            bpc: 10,
+            layout: ChromaLayout::Yuv420,
+        };
+        let features = vec![
+            feat("float_adm", &[debug, ("adm_p_norm", "2.5")]),
+            feat("float_adm", &[debug]),
+        ];
+        let (n, p) = upload_vs_cpu(fmt, features, 1, 3, false);
+        let (mut gpu, cpu_side) = placement(&p);
+        gpu.dedup();
+        assert_eq!(gpu, ["adm", "float_adm", "motion", "vif"], "{p}");
+        assert_eq!(cpu_side, ["float_adm"], "{p}");
+        println!(
+            "bit-identical: float_adm adm_p_norm=2.5 on the CPU fallback, next to CUDA: {n} frames"
+        );
+
+        // CUDA frames as decoders give them: MSB-aligned samples, pitch above the width, garbage
+        // in the padding and in coded rows below the picture.
+        let layouts = [(163, 91, 10, 6, 192, 96), (1920, 1080, 8, 0, 2048, 1088)];
+        for (w, h, bpc, shift, stride, rows) in layouts {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h} frames: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let l = Layout {
+                w,
+                h,
+                bpc,
+                shift,
+                stride,
+                rows,
+            };
+            let name = format!("float_adm {bpc}-bit {w}x{h} shift {shift} pitch {stride}").leak();
+            let mut c = case(name, l, 3);
+            c.features = vec![
+                feat("float_adm", &[debug]),
+                feat("float_adm", &[("adm_skip_scale0", "true")]),
+            ];
+            c.n_subsample = 2;
+            run_case(&c);
+        }
 }
