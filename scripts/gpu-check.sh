@@ -165,7 +165,6 @@ if [ "$quick" != 1 ]; then
             gpu::float_motion_kernel_every_depth_and_option gpu::float_moment_kernel_every_depth_and_layout
             gpu::float_vif_kernel_every_depth_and_option
             gpu::cambi_kernel_every_depth_and_option
-            gpu::float_ansnr_kernel_every_depth_and_option
             gpu::float_ansnr_kernel_every_depth_and_option gpu::psnr_hvs_kernel_every_depth_and_option
             gpu::float_adm_kernel_every_depth_and_option)
     [ "$(left)" -gt 60 ] && step new-memcheck 160 "$logs/new-memcheck.log" "$SAN" --tool memcheck --error-exitcode 9 \

@@ -2498,6 +2498,7 @@ mod gpu {
             run_case(&c);
             println!("bit-identical: {name}");
         }
+    }
 
     /// psnr_hvs's kernels against the CPU, f64 bit for bit through the whole engine (host frames
     /// uploaded by `backend=cuda`): 8, 10 and 12 bits (libvmaf refuses more, and gray), 4:2:0,
@@ -2714,6 +2715,7 @@ mod gpu {
         frames_vs_cpu(fmt(ChromaLayout::Yuv420, 10, 163, 90), 6, false, 1);
         frames_vs_cpu(fmt(ChromaLayout::Yuv444, 12, 97, 65), 4, false, 1);
         frames_vs_cpu(fmt(ChromaLayout::Yuv422, 8, 130, 67), 0, false, 2);
+    }
 
     /// float_adm's kernels against the CPU, f64 bit for bit through the whole engine (host frames
     /// uploaded by `backend=cuda`): 8, 10, 12 and 16 bits, 4:2:0, 4:4:4 and gray, odd and tiny
@@ -2929,4 +2931,5 @@ mod gpu {
             c.n_subsample = 2;
             run_case(&c);
         }
+    }
 }
