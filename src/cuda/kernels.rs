@@ -896,6 +896,110 @@ fn float_adm_abi_sizes() {
     assert_eq!(std::mem::size_of::<FloatAdmTotalArgs>(), 48);
 }
 
+/// `SpeedPrepArgs` (speed.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpeedPrepArgs {
+    pub src: SrcPlane,
+    pub a: u64,
+    pub b: u64,
+    pub col_idx: u64,
+    pub col_w: u64,
+    pub row_idx: u64,
+    pub row_w: u64,
+    pub dst: u64,
+    pub w: i32,
+    pub h: i32,
+    pub sw: i32,
+    pub sh: i32,
+    pub step: i32,
+    pub bpc: i32,
+    /// 0 none (a copy), 1 nearest, 2 bilinear, 3 bicubic, 4 lanczos4.
+    pub method: i32,
+    pub ntaps: i32,
+}
+
+/// Taps of [`SpeedFilterArgs`] (`SPEED_MAX_TAPS` in speed.cu).
+pub(crate) const SPEED_MAX_TAPS: usize = 40;
+
+/// `SpeedFilterArgs` (speed.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpeedFilterArgs {
+    pub src: u64,
+    pub dst: u64,
+    pub sub: u64,
+    pub taps: [f32; SPEED_MAX_TAPS],
+    pub ntaps: i32,
+    pub w: i32,
+    pub h: i32,
+    pub ow: i32,
+    pub oh: i32,
+    pub step: i32,
+}
+
+/// `SpeedCovArgs` (speed.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpeedCovArgs {
+    pub small: [u64; 4],
+    pub sums: [u64; 4],
+    pub means: u64,
+    pub dw: i32,
+    pub subw: i32,
+    pub subh: i32,
+    /// 0 C, 1 AVX2, 2 AVX-512.
+    pub family: i32,
+    pub n_sub: f32,
+    pub pad_: i32,
+}
+
+/// Threads per block of `vmaf_speed_means` and `vmaf_speed_cov` (`SPEED_COV_BX`).
+pub(crate) const SPEED_COV_BX: u32 = 32;
+
+/// SpEED's kernels (speed.cu).
+pub(crate) struct SpeedKernels {
+    /// `[u8, u16, f32]`: a plane's float samples (frames; `f32`: the difference of two float
+    /// pictures), rescaled with the host's tap tables or not.
+    pub prep: [sys::CUfunction; 3],
+    /// The vertical filter pass at every `step`-th row.
+    pub vfilter: sys::CUfunction,
+    /// The horizontal filter pass at every `step`-th column, optionally subtracted.
+    pub hfilter: sys::CUfunction,
+    /// The 25 submatrices' means.
+    pub means: sys::CUfunction,
+    /// The 325 covariance sums in a libvmaf family's order.
+    pub cov: sys::CUfunction,
+}
+
+impl SpeedKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(SpeedKernels {
+            prep: [
+                m.function("vmaf_speed_prep_u8")?,
+                m.function("vmaf_speed_prep_u16")?,
+                m.function("vmaf_speed_prep_f32")?,
+            ],
+            vfilter: m.function("vmaf_speed_vfilter")?,
+            hfilter: m.function("vmaf_speed_hfilter")?,
+            means: m.function("vmaf_speed_means")?,
+            cov: m.function("vmaf_speed_cov")?,
+        })
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn speed_abi_sizes() {
+    // The sizes speed.cu pins with static_assert.
+    assert_eq!(std::mem::size_of::<SpeedPrepArgs>(), 24 + 56 + 32);
+    assert_eq!(
+        std::mem::size_of::<SpeedFilterArgs>(),
+        24 + 4 * SPEED_MAX_TAPS + 24
+    );
+    assert_eq!(std::mem::size_of::<SpeedCovArgs>(), 72 + 24);
+}
+
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
 pub(crate) const BX: u32 = 128;
 
@@ -926,6 +1030,7 @@ pub(crate) struct Kernels {
     pub float_ansnr: FloatAnsnrKernels,
     pub psnr_hvs: PsnrHvsKernels,
     pub float_adm: FloatAdmKernels,
+    pub speed: SpeedKernels,
 }
 
 impl Kernels {
@@ -966,6 +1071,7 @@ impl Kernels {
             float_ansnr: FloatAnsnrKernels::resolve(m)?,
             psnr_hvs: PsnrHvsKernels::resolve(m)?,
             float_adm: FloatAdmKernels::resolve(m)?,
+            speed: SpeedKernels::resolve(m)?,
         })
     }
 }

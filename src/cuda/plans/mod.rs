@@ -22,6 +22,7 @@ mod float_vif;
 mod motion;
 mod psnr;
 mod psnr_hvs;
+mod speed;
 mod vif;
 
 use super::driver::DevBuf;
@@ -47,6 +48,8 @@ static REGISTRY: &[&GpuDef] = &[
     &motion::GPU,
     &psnr::GPU,
     &psnr_hvs::GPU,
+    &speed::CHROMA,
+    &speed::TEMPORAL,
     &vif::GPU,
 ];
 

@@ -53,7 +53,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
 };
 
 /// libvmaf's chroma plane size (`init_chroma`: `w / 2` and, for 4:2:0, `h / 2`).
-fn chroma_size(f: &PictureFormat) -> (usize, usize) {
+pub fn chroma_size(f: &PictureFormat) -> (usize, usize) {
     match f.layout {
         ChromaLayout::Yuv420 => (f.width / 2, f.height / 2),
         ChromaLayout::Yuv422 => (f.width / 2, f.height),
@@ -61,7 +61,8 @@ fn chroma_size(f: &PictureFormat) -> (usize, usize) {
     }
 }
 
-fn params(o: &OptValues) -> Params {
+/// The core's parameters of an instance's options.
+pub fn params(o: &OptValues) -> Params {
     Params::from_opts(o, o.int("speed_weight_var_mode"))
 }
 
@@ -107,6 +108,18 @@ fn c_min(x: f64, y: f64) -> f64 {
     }
 }
 
+/// The three outputs (u, v, uv) from the Cb and Cr planes' (score, error) pairs: one singular
+/// channel's score stands for both in uv; each clipped to `speed_max_val`.
+pub fn outputs(scores: [(f32, bool); 2], max_val: f64) -> [f64; 3] {
+    let [(u, err_u), (v, err_v)] = scores;
+    let uv = match (err_u, err_v) {
+        (true, false) => v,
+        (false, true) => u,
+        _ => ((u + v) as f64 / 2.0) as f32,
+    };
+    [u, v, uv].map(|s| c_min(s as f64, max_val))
+}
+
 impl Extractor for SpeedChroma {
     fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
         let missing = || Error::Internal("speed_chroma: the engine passed no chroma".into());
@@ -119,16 +132,7 @@ impl Extractor for SpeedChroma {
             to_float(&d[c], self.bpc, -128, pd);
             *s = self.core.score(pr, pd);
         }
-        let [(u, err_u), (v, err_v)] = scores;
-        // One singular channel: the other's score stands for both.
-        let uv = match (err_u, err_v) {
-            (true, false) => v,
-            (false, true) => u,
-            _ => ((u + v) as f64 / 2.0) as f32,
-        };
-        for (o, s) in out.iter_mut().zip([u, v, uv]) {
-            *o = c_min(s as f64, self.max_val);
-        }
+        out[..3].copy_from_slice(&outputs(scores, self.max_val));
         Ok(())
     }
 }

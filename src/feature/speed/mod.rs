@@ -45,10 +45,13 @@ use cov::CovKernel;
 use linalg::{Solver, N};
 
 /// SpEED's block side (`DEFAULT_BLOCK_SIZE`).
-const BLOCK: usize = 5;
+pub const BLOCK: usize = 5;
+
+/// The covariance sums of one plane: the 25×25 matrix's lower triangle with its diagonal.
+pub const COV_SUMS: usize = N * (N + 1) / 2;
 
 /// The decimation: libvmaf's `NUM_SCALES` = 4 halvings, i.e. every 16th sample.
-const NUM_SCALES: usize = 4;
+pub const NUM_SCALES: usize = 4;
 
 /// `log2(2πe)`, as GCC folds libvmaf's `log2(2 * M_PI * M_E)` (correctly rounded).
 #[allow(clippy::excessive_precision)]
@@ -338,16 +341,56 @@ impl Speed {
     /// planes: the score, and whether libvmaf reports an error (a covariance matrix it could
     /// not invert, on either side). Like libvmaf, a pair with exactly one such side scores 0.
     pub fn score(&mut self, reference: &[f32], distorted: &[f32]) -> (f32, bool) {
+        let mut sums = [0f64; COV_SUMS];
         self.downscale(reference);
-        let err_ref = self.estimate(0);
+        self.cov_sums(&mut sums);
+        let err_ref = self.estimate(&sums, 0);
         self.downscale(distorted);
-        let err_dis = self.estimate(1);
+        self.cov_sums(&mut sums);
+        let err_dis = self.estimate(&sums, 1);
+        self.pair_score(err_ref, err_dis)
+    }
+
+    /// [`Speed::score`] from the work done elsewhere (the CUDA kernels): `fill(side, small,
+    /// sums)` writes side 0's (reference), then side 1's decimated plane less its local mean
+    /// (`dw × dh`, as `filter_and_downscale` leaves it) and its [`COV_SUMS`] covariance sums (in
+    /// [`Speed::cov_sums`]' order and the family's operation order); the rest (the covariance
+    /// matrix, its eigenvalues, the solve, the entropies and the comparison) is this core's.
+    pub fn score_prepared(
+        &mut self,
+        mut fill: impl FnMut(usize, &mut [f32], &mut [f64; COV_SUMS]),
+    ) -> (f32, bool) {
+        let mut sums = [0f64; COV_SUMS];
+        fill(0, &mut self.small, &mut sums);
+        let err_ref = self.estimate(&sums, 0);
+        fill(1, &mut self.small, &mut sums);
+        let err_dis = self.estimate(&sums, 1);
+        self.pair_score(err_ref, err_dis)
+    }
+
+    /// The score of a pair whose sides' results are in `res`.
+    fn pair_score(&self, err_ref: bool, err_dis: bool) -> (f32, bool) {
         let score = if err_ref != err_dis {
             0.0
         } else {
             self.compare()
         };
         (score, err_ref || err_dis)
+    }
+
+    /// The anti-alias filter's and the local-mean filter's taps.
+    pub fn filters(&self) -> (&[f32], &[f32]) {
+        (&self.antialias, &self.mean_filter)
+    }
+
+    /// The `speed_prescale` scaler (`None` when libvmaf does not rescale).
+    pub fn scaler(&self) -> Option<&Scaler> {
+        self.scaler.as_ref()
+    }
+
+    /// The libvmaf family whose covariance sums this core reproduces.
+    pub fn family(&self) -> LibvmafIsa {
+        self.cov.family()
     }
 
     /// `filter_and_downscale`: rescale, anti-alias filter and decimate into `small`, subtract
@@ -376,13 +419,13 @@ impl Speed {
         }
     }
 
-    /// `est_params` on `small` into `res[side]`; returns whether `K` could not be inverted.
-    fn estimate(&mut self, side: usize) -> bool {
+    /// Step 1 of `est_params` on `small`: the means of the 25 shifted submatrices and their
+    /// covariance sums, `(xi, yi)` for `yi <= xi` at `xi (xi + 1) / 2 + yi`.
+    fn cov_sums(&self, sums: &mut [f64; COV_SUMS]) {
         let d = self.d;
-        let (stride, nb) = (d.dw, d.blocks());
+        let stride = d.dw;
         let data = &self.small;
         let n_sub = d.subw * d.subh;
-        // Step 1: the covariance matrix of the 25 shifted submatrices.
         let mut means = [0f32; N];
         for (idx, m) in means.iter_mut().enumerate() {
             let (r0, c0) = (idx / BLOCK, idx % BLOCK);
@@ -399,7 +442,7 @@ impl Speed {
             for yi in 0..=xi {
                 let ox = (xi / BLOCK) * stride + xi % BLOCK;
                 let oy = (yi / BLOCK) * stride + yi % BLOCK;
-                let s = self.cov.sum(
+                sums[xi * (xi + 1) / 2 + yi] = self.cov.sum(
                     &data[ox..],
                     &data[oy..],
                     stride,
@@ -408,11 +451,25 @@ impl Speed {
                     means[xi] as f64,
                     means[yi] as f64,
                 );
-                let c = (s / n_sub as f64) as f32;
+            }
+        }
+    }
+
+    /// `est_params` on `small` (with its covariance sums) into `res[side]`; returns whether `K`
+    /// could not be inverted.
+    fn estimate(&mut self, sums: &[f64; COV_SUMS], side: usize) -> bool {
+        let d = self.d;
+        let (stride, nb) = (d.dw, d.blocks());
+        let n_sub = d.subw * d.subh;
+        // Step 1: the covariance matrix of the 25 shifted submatrices.
+        for xi in 0..N {
+            for yi in 0..=xi {
+                let c = (sums[xi * (xi + 1) / 2 + yi] / n_sub as f64) as f32;
                 self.k[xi * N + yi] = c;
                 self.k[yi * N + xi] = c;
             }
         }
+        let data = &self.small;
         // Step 2: its eigenvalues.
         self.eig = linalg::eigenvalues(&self.k);
         // Step 3: the blocks' samples, one row per position in the block.

@@ -45,7 +45,8 @@ pub static DEF: ExtractorDef = ExtractorDef {
     ..ExtractorDef::DEFAULTS
 };
 
-fn params(o: &OptValues) -> Params {
+/// The core's parameters of an instance's options.
+pub fn params(o: &OptValues) -> Params {
     Params::from_opts(o, 0)
 }
 
