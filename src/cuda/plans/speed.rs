@@ -144,6 +144,19 @@ fn plane_slots(d: &Dims) -> usize {
     COV_SUMS + (d.dw * d.dh).div_ceil(2)
 }
 
+/// One plane's values from its result slots: the covariance sums' `f64` bits, then the small
+/// plane's `f32` bits, two a slot (the kernels' float array on a little-endian device: element
+/// `2 i` in the low half).
+fn read_plane(res: &[u64], small: &mut [f32], sums: &mut [f64; COV_SUMS]) {
+    for (v, &r) in sums.iter_mut().zip(&res[..COV_SUMS]) {
+        *v = f64::from_bits(r);
+    }
+    let packed = &res[COV_SUMS..];
+    for (i, v) in small.iter_mut().enumerate() {
+        *v = f32::from_bits((packed[i / 2] >> (32 * (i % 2))) as u32);
+    }
+}
+
 struct SpeedPlan {
     kind: Kind,
     /// The instance's first output column.
@@ -588,13 +601,7 @@ impl GpuPlan for SpeedPlan {
         }
         let first = |q: usize| self.plane_slot(q);
         let read = |at: usize, small: &mut [f32], sums: &mut [f64; COV_SUMS]| {
-            for (v, &r) in sums.iter_mut().zip(&res[at..at + COV_SUMS]) {
-                *v = f64::from_bits(r);
-            }
-            let packed = &res[at + COV_SUMS..];
-            for (i, v) in small.iter_mut().enumerate() {
-                *v = f32::from_bits((packed[i / 2] >> (32 * (i % 2))) as u32);
-            }
+            read_plane(&res[at..], small, sums)
         };
         match self.kind {
             Kind::Chroma { max_val } => {
@@ -618,5 +625,299 @@ impl GpuPlan for SpeedPlan {
                 };
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The kernels' decomposition on the host, step for step as speed.cu computes it (each
+    //! thread's loop, the tables, the packing of the result block), against the CPU core.
+    use super::*;
+
+    /// `vmaf_speed_prep_*` of a float plane (`sample(x, y)`), with the plan's tables.
+    fn prep(t: Option<&FlatTaps>, d: &Dims, plane: &[f32]) -> Vec<f32> {
+        let sample = |x: i32, y: i32| plane[y as usize * d.w + x as usize];
+        let Some(t) = t else {
+            return plane.to_vec();
+        };
+        let n = t.n;
+        let mut out = vec![0f32; d.sw * d.sh];
+        for y in 0..d.sh {
+            for x in 0..d.sw {
+                let (ci, cw) = (&t.cols.idx[x * n..][..n], &t.cols.w[x * n..][..n]);
+                let (ri, rw) = (&t.rows.idx[y * n..][..n], &t.rows.w[y * n..][..n]);
+                out[y * d.sw + x] = match method_code(t.method) {
+                    1 => sample(ci[0], ri[0]),
+                    2 => {
+                        let (dx, dy) = (cw[0], rw[0]);
+                        let (odx, ody) = (1.0 - dx, 1.0 - dy);
+                        let t1 = (ody * odx) * sample(ci[0], ri[0]);
+                        let t2 = (ody * dx) * sample(ci[1], ri[0]);
+                        let t3 = (dy * odx) * sample(ci[0], ri[1]);
+                        let t4 = (dy * dx) * sample(ci[1], ri[1]);
+                        ((t1 + t2) + t3) + t4
+                    }
+                    3 => {
+                        let mut v = 0f32;
+                        for ky in 0..n {
+                            for kx in 0..n {
+                                v += sample(ci[kx], ri[ky]) * (cw[kx] * rw[ky]);
+                            }
+                        }
+                        v
+                    }
+                    _ => {
+                        let (mut v, mut sum) = (0f32, 0f32);
+                        for ky in 0..n {
+                            for kx in 0..n {
+                                let w = cw[kx] * rw[ky];
+                                sum += w;
+                                v += sample(ci[kx], ri[ky]) * w;
+                            }
+                        }
+                        v / sum
+                    }
+                };
+            }
+        }
+        out
+    }
+
+    fn mirror(i: i32, n: i32) -> usize {
+        (if i < 0 {
+            -i
+        } else if i >= n {
+            2 * n - i - 2
+        } else {
+            i
+        }) as usize
+    }
+
+    /// `vmaf_speed_vfilter`.
+    fn vfilter(a: &SpeedFilterArgs, src: &[f32]) -> Vec<f32> {
+        let r = a.ntaps / 2;
+        let mut out = vec![0f32; (a.w * a.oh) as usize];
+        for oi in 0..a.oh {
+            for x in 0..a.w {
+                let mut acc = 0f32;
+                for k in 0..a.ntaps {
+                    let y = mirror(oi * a.step - r + k, a.h);
+                    acc += a.taps[k as usize] * src[y * a.w as usize + x as usize];
+                }
+                out[(oi * a.w + x) as usize] = acc;
+            }
+        }
+        out
+    }
+
+    /// `vmaf_speed_hfilter`.
+    fn hfilter(a: &SpeedFilterArgs, src: &[f32], sub: Option<&[f32]>) -> Vec<f32> {
+        let r = a.ntaps / 2;
+        let mut out = vec![0f32; (a.ow * a.oh) as usize];
+        for i in 0..a.oh {
+            let row = &src[(i * a.w) as usize..];
+            for oj in 0..a.ow {
+                let mut acc = 0f32;
+                for k in 0..a.ntaps {
+                    acc += a.taps[k as usize] * row[mirror(oj * a.step - r + k, a.w)];
+                }
+                let at = (i * a.ow + oj) as usize;
+                out[at] = sub.map_or(acc, |s| s[at] - acc);
+            }
+        }
+        out
+    }
+
+    /// `vmaf_speed_means` and `vmaf_speed_cov` of one plane.
+    fn cov(d: &Dims, small: &[f32], family: i32) -> [f64; COV_SUMS] {
+        let n_sub = (d.subw * d.subh) as f32;
+        let means: Vec<f32> = (0..25)
+            .map(|t| {
+                let (r0, c0) = (t / 5, t % 5);
+                let mut acc = 0f32;
+                for i in 0..d.subh {
+                    for j in 0..d.subw {
+                        acc += small[(r0 + i) * d.dw + c0 + j];
+                    }
+                }
+                acc / n_sub
+            })
+            .collect();
+        let mut sums = [0f64; COV_SUMS];
+        for (p, out) in sums.iter_mut().enumerate() {
+            let mut xi = 0;
+            while (xi + 1) * (xi + 2) / 2 <= p {
+                xi += 1;
+            }
+            let yi = p - xi * (xi + 1) / 2;
+            let x = &small[(xi / 5) * d.dw + xi % 5..];
+            let y = &small[(yi / 5) * d.dw + yi % 5..];
+            let (mx, my) = (means[xi] as f64, means[yi] as f64);
+            let term = |i: usize, j: usize| {
+                let o = i * d.dw + j;
+                (x[o] as f64 - mx, y[o] as f64 - my)
+            };
+            *out = if family == 0 {
+                let mut acc = 0f64;
+                for i in 0..d.subh {
+                    for j in 0..d.subw {
+                        let (a, b) = term(i, j);
+                        acc += a * b;
+                    }
+                }
+                acc
+            } else {
+                let l = if family == 1 { 4 } else { 8 };
+                let mut acc = [0f64; 16];
+                let mut tail = 0f64;
+                for i in 0..d.subh {
+                    let mut j = 0;
+                    while j + 2 * l <= d.subw {
+                        for (q, a) in acc[..2 * l].iter_mut().enumerate() {
+                            let (u, v) = term(i, j + q);
+                            *a = u.mul_add(v, *a);
+                        }
+                        j += 2 * l;
+                    }
+                    while j + l <= d.subw {
+                        for (q, a) in acc[..l].iter_mut().enumerate() {
+                            let (u, v) = term(i, j + q);
+                            *a = u.mul_add(v, *a);
+                        }
+                        j += l;
+                    }
+                    while j < d.subw {
+                        let (u, v) = term(i, j);
+                        tail += u * v;
+                        j += 1;
+                    }
+                }
+                if l == 4 {
+                    let t: Vec<f64> = (0..4).map(|q| acc[q] + acc[q + 4]).collect();
+                    (((t[0] + t[1]) + t[2]) + t[3]) + tail
+                } else {
+                    let s: Vec<f64> = (0..8).map(|q| acc[q] + acc[q + 8]).collect();
+                    let t: Vec<f64> = (0..4).map(|q| s[q + 4] + s[q]).collect();
+                    ((t[2] + t[0]) + (t[3] + t[1])) + tail
+                }
+            };
+        }
+        sums
+    }
+
+    /// One plane through every kernel as `SpeedPlan::run_plane` and `run_cov` queue them, into
+    /// its result slots as the device writes them.
+    fn plane_slots_of(core: &Speed, t: Option<&FlatTaps>, family: i32, plane: &[f32]) -> Vec<u64> {
+        let d = *core.dims();
+        let (aa, mean) = core.filters();
+        let (aa, mean) = (taps(aa), taps(mean));
+        let (sw, sh) = if t.is_some() {
+            (d.sw, d.sh)
+        } else {
+            (d.w, d.h)
+        };
+        let scaled = prep(t, &d, plane);
+        let step = 1 << NUM_SCALES;
+        let rows = vfilter(
+            &filter_args([0; 3], &aa, (sw, sh), (sw, d.dh), step),
+            &scaled,
+        );
+        let raw = hfilter(
+            &filter_args([0; 3], &aa, (sw, d.dh), (d.dw, d.dh), step),
+            &rows,
+            None,
+        );
+        let g = (d.dw, d.dh);
+        let tmp = vfilter(&filter_args([0; 3], &mean, g, g, 1), &raw);
+        let small = hfilter(&filter_args([0; 3], &mean, g, g, 1), &tmp, Some(&raw));
+        let sums = cov(&d, &small, family);
+        let mut res: Vec<u64> = sums.iter().map(|s| s.to_bits()).collect();
+        res.resize(plane_slots(&d), 0);
+        for (i, v) in small.iter().enumerate() {
+            res[COV_SUMS + i / 2] |= (v.to_bits() as u64) << (32 * (i % 2));
+        }
+        res
+    }
+
+    fn noise_plane(w: usize, h: usize, seed: u32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2_654_435_761) | 1;
+        (0..w * h)
+            .map(|i| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                // Smooth structure plus noise, as picture_copy's values (-128..128).
+                let (x, y) = ((i % w) as f32, (i / w) as f32);
+                ((x * 0.07).sin() * 60.0 + (y * 0.05).cos() * 40.0 + (s % 41) as f32 - 20.0)
+                    .round()
+                    .clamp(-128.0, 127.0)
+            })
+            .collect()
+    }
+
+    /// The kernels' values, finished by `score_prepared`, equal `Speed::score` bit for bit in
+    /// every scaling method, kernel scale, family and size class (odd sizes, no rescale, up- and
+    /// downscaling, identical planes).
+    #[test]
+    fn kernel_decomposition_equals_the_cpu_core() {
+        let methods = [
+            Method::Nearest,
+            Method::Bilinear,
+            Method::Bicubic,
+            Method::Lanczos4,
+        ];
+        let cases: &[(usize, usize, f64, f32)] = &[
+            (181, 163, 1.0, 1.0),
+            (240, 170, 0.5, 1.0),
+            (321, 181, 0.6, 1.0),
+            (97, 90, 1.5, 0.5),
+            (171, 161, 1.0, 360.0 / 97.0),
+            (200, 170, 0.75, 2.0),
+            (161, 163, 1.0005, 1.0),
+            (161, 163, 1.002, 1.0),
+        ];
+        let families = [LibvmafIsa::C, LibvmafIsa::Avx2, LibvmafIsa::Avx512];
+        let (mut ran, mut nonzero) = (0, 0);
+        for &(w, h, prescale, ks) in cases {
+            for (mi, &method) in methods.iter().enumerate() {
+                for (fi, &fam) in families.iter().enumerate() {
+                    let p = Params {
+                        kernelscale: ks,
+                        prescale,
+                        method,
+                        sigma_nn: 0.29,
+                        nn_floor: 0.2,
+                        weight_var_mode: (mi + fi) as i64 % 7,
+                    };
+                    if crate::feature::speed::check("speed_chroma", &p, w, h, "test").is_err() {
+                        continue;
+                    }
+                    let r = noise_plane(w, h, (w + mi) as u32);
+                    let dis = noise_plane(w, h, (h + 7 * fi) as u32 + 3);
+                    for (a, b) in [(&r, &dis), (&r, &r)] {
+                        let mut cpu = Speed::new(p, w, h, fam, crate::cpu::CpuLevel::Scalar);
+                        let want = cpu.score(a, b);
+                        let mut gpu = Speed::new(p, w, h, fam, crate::cpu::CpuLevel::Scalar);
+                        let t = gpu.scaler().and_then(|s| s.flat());
+                        let slots =
+                            [a, b].map(|pl| plane_slots_of(&gpu, t.as_ref(), fi as i32, pl));
+                        let got = gpu.score_prepared(|side, small, sums| {
+                            read_plane(&slots[side], small, sums)
+                        });
+                        ran += 1;
+                        nonzero += usize::from(want.0 != 0.0);
+                        assert_eq!(
+                            (want.0.to_bits(), want.1),
+                            (got.0.to_bits(), got.1),
+                            "{w}x{h} prescale {prescale} ks {ks} {method:?} {fam:?}: {want:?} vs {got:?}"
+                        );
+                    }
+                }
+            }
+        }
+        // Every case is scored (none fails the CPU's check); the distinct pairs mostly to nonzero
+        // values (identical pairs score 0).
+        assert_eq!(ran, cases.len() * methods.len() * families.len() * 2);
+        assert!(nonzero >= ran / 4, "{nonzero} of {ran}");
     }
 }
