@@ -166,7 +166,8 @@ if [ "$quick" != 1 ]; then
             gpu::float_vif_kernel_every_depth_and_option
             gpu::cambi_kernel_every_depth_and_option
             gpu::float_ansnr_kernel_every_depth_and_option gpu::psnr_hvs_kernel_every_depth_and_option
-            gpu::float_adm_kernel_every_depth_and_option)
+            gpu::float_adm_kernel_every_depth_and_option
+            gpu::speed_kernel_every_depth_and_option)
     [ "$(left)" -gt 60 ] && step new-memcheck 160 "$logs/new-memcheck.log" "$SAN" --tool memcheck --error-exitcode 9 \
         "$T" --test-threads=1 "${floats[@]}"
     # racecheck is slower: the small pictures only (VMAF_RS_GPU_SMALL_CASES, printed per case).

@@ -2932,4 +2932,512 @@ mod gpu {
             run_case(&c);
         }
     }
+
+    /// One SpEED stream through the scorer directly, from CUDA frames as decoders give them:
+    /// MSB-aligned samples (`shift`), pitches above the widths and coded rows below the picture
+    /// with garbage there, chroma planar or one interleaved CbCr plane (nv12, p010); every
+    /// frame's values as f64 bits against the CPU engine fed the same pictures. Returns the
+    /// frames compared.
+    #[allow(clippy::too_many_arguments)]
+    fn speed_frames_vs_cpu(
+        fmt: PictureFormat,
+        shift: u8,
+        interleaved: bool,
+        features: Vec<FeatureSpec>,
+        n_subsample: u32,
+        frames: u32,
+        same: bool,
+        isa: LibvmafIsa,
+    ) -> Option<usize> {
+        let gpu = Gpu::new(false)?;
+        let (w, h, bpc) = (fmt.width, fmt.height, fmt.bpc);
+        let (cw, ch) = fmt.layout.chroma_size(w, h);
+        let mut cfg = EngineConfig::new(fmt);
+        cfg.features = features;
+        cfg.n_subsample = n_subsample;
+        cfg.libvmaf_isa = LibvmafIsaMode::Fixed(isa);
+        let mut cpu = Engine::new(cfg.clone()).unwrap();
+        let mut eng = Engine::new(cfg).unwrap();
+        let mut scorer = CudaScorer::for_engine(
+            gpu.ctx as *mut c_void,
+            gpu.stream as *mut c_void,
+            &eng,
+            shift,
+        )
+        .unwrap();
+        let bps = if bpc > 8 { 2 } else { 1 };
+        let luma = Layout {
+            w,
+            h,
+            bpc,
+            shift,
+            stride: w + 37,
+            rows: h + 9,
+        };
+        let k = if interleaved { 2 } else { 1 };
+        let chroma = Layout {
+            w: k * cw,
+            h: ch,
+            bpc,
+            shift,
+            stride: k * (cw + 19),
+            rows: ch + 5,
+        };
+        let released = Arc::new(AtomicUsize::new(0));
+        let mut held = Vec::new();
+        let mut row = Vec::new();
+        for t in 0..frames {
+            // (luma, chroma planes) host buffers of one side.
+            let side = |dist: bool| -> Vec<Vec<u8>> {
+                let (u, v) = (
+                    picture(cw, ch, t + 100, bpc, dist),
+                    picture(cw, ch, t + 200, bpc, dist),
+                );
+                let mut out = vec![host_plane(&luma, &picture(w, h, t, bpc, dist))];
+                if interleaved {
+                    let uv: Vec<u32> = u.iter().zip(&v).flat_map(|(&a, &b)| [a, b]).collect();
+                    out.push(host_plane(&chroma, &uv));
+                } else {
+                    out.push(host_plane(&chroma, &u));
+                    out.push(host_plane(&chroma, &v));
+                }
+                out
+            };
+            let (r, d) = (side(false), side(same));
+            let (rw, dw): (Vec<Vec<u16>>, Vec<Vec<u16>>) = (
+                r.iter().map(|b| words(b)).collect(),
+                d.iter().map(|b| words(b)).collect(),
+            );
+            /// The CPU's picture of one side's buffers.
+            fn pic<'a>(
+                fmt: PictureFormat,
+                shift: u8,
+                [luma, chroma]: [&Layout; 2],
+                interleaved: bool,
+                b: &'a [Vec<u8>],
+                wd: &'a [Vec<u16>],
+            ) -> Picture<'a> {
+                let plane = |i: usize, l: &Layout| {
+                    if fmt.bpc > 8 {
+                        Plane::new_u16(&wd[i], l.w, l.h, l.stride).unwrap()
+                    } else {
+                        Plane::new_u8(&b[i], l.w, l.h, l.stride).unwrap()
+                    }
+                };
+                let p = Picture::with_shift(fmt, plane(0, luma), shift).unwrap();
+                let c = if interleaved {
+                    vmaf_rs::Chroma::Interleaved(plane(1, chroma))
+                } else {
+                    vmaf_rs::Chroma::Planar(plane(1, chroma), plane(2, chroma))
+                };
+                p.with_chroma(c).unwrap()
+            }
+            let ls = [&luma, &chroma];
+            cpu.send(
+                &pic(fmt, shift, ls, interleaved, &r, &rw),
+                &pic(fmt, shift, ls, interleaved, &d, &dw),
+            )
+            .unwrap();
+            gpu.current();
+            let up = |planes: &[Vec<u8>]| -> Vec<DevPlane> {
+                planes.iter().map(|b| DevPlane::upload(b)).collect()
+            };
+            let (dr, dd) = (up(&r), up(&d));
+            let mk = |p: &[DevPlane]| {
+                let n = released.clone();
+                let cp = chroma.stride * bps;
+                let c1 = if interleaved { 0 } else { p[2].ptr };
+                CudaFrame::with_release(p[0].ptr, luma.stride * bps, move || {
+                    n.fetch_add(1, Ordering::SeqCst);
+                })
+                .with_chroma([p[1].ptr, c1], [cp, cp], interleaved)
+            };
+            scorer.submit(mk(&dr), mk(&dd)).unwrap();
+            held.push((dr, dd));
+            while scorer.poll(&mut row).unwrap() {
+                eng.push_spatial(&row).unwrap();
+            }
+        }
+        let mut err = None;
+        scorer
+            .drain(&mut |row| {
+                if let Err(e) = eng.push_spatial(row) {
+                    err.get_or_insert(e);
+                }
+            })
+            .unwrap();
+        assert!(err.is_none(), "{err:?}");
+        drop(scorer);
+        assert_eq!(released.load(Ordering::SeqCst), 2 * frames as usize);
+        cpu.flush().unwrap();
+        eng.flush().unwrap();
+        assert_eq!(cpu.columns(), eng.columns());
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let mut n = 0;
+        while let Some(a) = cpu.receive() {
+            let b = eng.receive().expect("as many frames");
+            assert_eq!(
+                bits(&a.values),
+                bits(&b.values),
+                "{fmt:?} shift {shift} interleaved {interleaved} {isa:?}: frame {}: cpu {:?} \
+                 cuda {:?} (columns {:?})",
+                a.index,
+                a.values,
+                b.values,
+                cpu.columns()
+            );
+            n += 1;
+        }
+        assert!(eng.receive().is_none());
+        drop(held);
+        Some(n)
+    }
+
+    /// speed_chroma's and speed_temporal's kernels against the CPU, f64 bit for bit through the
+    /// whole engine (host frames uploaded by `backend=cuda`): the option sets of the v1.0.16
+    /// models (speed_sigma_nn 0.19, speed_nn_floor 0.1, speed_weight_var_mode 5, speed_max_val
+    /// 45; speed_prescale 1, or 0.5 / 0.6 bilinear), every other option (kernel scales 0.5, 2 and
+    /// 360/97, nearest / bicubic / lanczos4 at 1.5 and 0.75, every weighting mode, speed_max_val
+    /// clipping, speed_use_ref_diff), 8, 10, 12 and 16 bits, 4:2:0 / 4:2:2 / 4:4:4 (gray for
+    /// speed_temporal), odd sizes, identical frames, n_subsample 2 (speed_temporal keeps every
+    /// frame's luma for the next), several instances at once, 1080p; and CUDA frames through the
+    /// scorer directly: MSB-aligned, padded, planar and interleaved (nv12 / p010) chroma, each
+    /// libvmaf covariance family (C, AVX2, AVX-512).
+    #[test]
+    fn speed_kernel_every_depth_and_option() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_gpu) = Gpu::new(false) else { return };
+        let v16: &[(&str, &str)] = &[
+            ("speed_kernelscale", "1.0"),
+            ("speed_sigma_nn", "0.19"),
+            ("speed_nn_floor", "0.1"),
+            ("speed_weight_var_mode", "5"),
+            ("speed_max_val", "45.0"),
+        ];
+        let with = |extra: &[(&'static str, &'static str)]| -> Vec<(&'static str, &'static str)> {
+            let mut v: Vec<(&str, &str)> = v16.to_vec();
+            v.extend_from_slice(extra);
+            v
+        };
+        let a = with(&[]);
+        let b = with(&[
+            ("speed_prescale", "0.5"),
+            ("speed_prescale_method", "bilinear"),
+        ]);
+        let c = with(&[
+            ("speed_prescale", "0.6"),
+            ("speed_prescale_method", "bilinear"),
+        ]);
+        let o1: &[(&str, &str)] = &[
+            ("speed_kernelscale", "0.5"),
+            ("speed_prescale", "1.5"),
+            ("speed_prescale_method", "nearest"),
+            ("speed_weight_var_mode", "3"),
+            ("speed_max_val", "0.5"),
+        ];
+        let o2: &[(&str, &str)] = &[
+            ("speed_kernelscale", "2.0"),
+            ("speed_prescale", "0.75"),
+            ("speed_prescale_method", "bicubic"),
+            ("speed_sigma_nn", "0.5"),
+            ("speed_weight_var_mode", "1"),
+        ];
+        let o3: &[(&str, &str)] = &[
+            ("speed_kernelscale", "3.711340"),
+            ("speed_prescale", "1.5"),
+            ("speed_prescale_method", "lanczos4"),
+            ("speed_nn_floor", "0.3"),
+            ("speed_weight_var_mode", "6"),
+        ];
+        let modes: Vec<Vec<(&str, &str)>> = ["0", "2", "4"]
+            .iter()
+            .map(|m| vec![("speed_weight_var_mode", *m), ("speed_max_val", "1000")])
+            .collect();
+        let modes: Vec<&[(&str, &str)]> = modes.iter().map(|v| &v[..]).collect();
+        let (a, b, c) = (&a[..], &b[..], &c[..]);
+        // (feature, layout, bits, width, height, option sets, n_subsample, identical frames)
+        type SpeedCase<'a> = (
+            &'a str,
+            ChromaLayout,
+            u8,
+            usize,
+            usize,
+            Vec<&'a [(&'a str, &'a str)]>,
+            u32,
+            bool,
+        );
+        let ch = "speed_chroma";
+        let tp = "speed_temporal";
+        let urd: &[(&str, &str)] = &[("speed_use_ref_diff", "true")];
+        let tp_b: &[(&str, &str)] = &[
+            ("speed_prescale", "0.5"),
+            ("speed_prescale_method", "bilinear"),
+            ("speed_sigma_nn", "0.19"),
+        ];
+        // o2 without the weighting mode (not a speed_temporal option).
+        let o2t = &o2[..4];
+        let cases: Vec<SpeedCase> = vec![
+            (ch, ChromaLayout::Yuv420, 8, 341, 333, vec![a], 1, false),
+            (ch, ChromaLayout::Yuv420, 8, 341, 333, vec![a], 1, true),
+            (ch, ChromaLayout::Yuv420, 10, 661, 401, vec![b, a], 2, false),
+            (ch, ChromaLayout::Yuv444, 12, 331, 245, vec![c], 1, false),
+            (
+                ch,
+                ChromaLayout::Yuv422,
+                16,
+                401,
+                171,
+                vec![a, &[]],
+                1,
+                false,
+            ),
+            (
+                ch,
+                ChromaLayout::Yuv444,
+                8,
+                197,
+                181,
+                vec![o1, o2],
+                2,
+                false,
+            ),
+            (ch, ChromaLayout::Yuv444, 10, 171, 163, vec![o3], 1, false),
+            (
+                ch,
+                ChromaLayout::Yuv444,
+                8,
+                203,
+                166,
+                modes.clone(),
+                1,
+                false,
+            ),
+            (
+                tp,
+                ChromaLayout::Yuv420,
+                8,
+                181,
+                163,
+                vec![&[], urd],
+                1,
+                false,
+            ),
+            (
+                tp,
+                ChromaLayout::Gray,
+                10,
+                245,
+                171,
+                vec![tp_b, o2t],
+                2,
+                false,
+            ),
+            (tp, ChromaLayout::Yuv444, 12, 163, 161, vec![&[]], 1, true),
+            (tp, ChromaLayout::Yuv420, 16, 170, 166, vec![urd], 2, false),
+            (
+                ch,
+                ChromaLayout::Yuv420,
+                8,
+                1920,
+                1080,
+                vec![a, b, c],
+                1,
+                false,
+            ),
+            (
+                tp,
+                ChromaLayout::Yuv420,
+                10,
+                1920,
+                1080,
+                vec![&[], tp_b],
+                1,
+                false,
+            ),
+        ];
+        let small_only = std::env::var("VMAF_RS_GPU_SMALL_CASES").as_deref() == Ok("1");
+        for (name, layout, bpc, w, h, sets, sub, same) in cases {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h}: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout,
+            };
+            let features = sets.iter().map(|o| feat(name, o)).collect();
+            let (n, p) = upload_vs_cpu(fmt, features, sub, 5, same);
+            let (mut gpu, cpu_side) = placement(&p);
+            gpu.dedup(); // one entry per instance
+            let mut want = vec!["adm", "motion", name, "vif"];
+            want.sort();
+            assert_eq!(gpu, want, "{p}");
+            assert!(cpu_side.is_empty(), "{p}");
+            println!(
+                "bit-identical: {name} {layout:?} {bpc}-bit {w}x{h} {sets:?} n_subsample={sub}{}: \
+                 {n} frames",
+                if same { " (identical frames)" } else { "" }
+            );
+        }
+
+        // CUDA frames through the scorer: MSB-aligned (p010-like), padded, planar and
+        // interleaved chroma, each covariance family.
+        type FramesCase<'a> = (
+            &'a str,
+            ChromaLayout,
+            u8,
+            u8,
+            bool,
+            usize,
+            usize,
+            &'a [(&'a str, &'a str)],
+            u32,
+            LibvmafIsa,
+        );
+        let frames_cases: &[FramesCase] = &[
+            (
+                ch,
+                ChromaLayout::Yuv420,
+                8,
+                0,
+                true,
+                341,
+                333,
+                a,
+                1,
+                LibvmafIsa::C,
+            ),
+            (
+                ch,
+                ChromaLayout::Yuv420,
+                10,
+                6,
+                true,
+                661,
+                401,
+                b,
+                2,
+                LibvmafIsa::Avx2,
+            ),
+            (
+                ch,
+                ChromaLayout::Yuv420,
+                10,
+                6,
+                false,
+                401,
+                343,
+                a,
+                1,
+                LibvmafIsa::Avx512,
+            ),
+            (
+                ch,
+                ChromaLayout::Yuv444,
+                12,
+                4,
+                false,
+                331,
+                245,
+                c,
+                1,
+                LibvmafIsa::C,
+            ),
+            (
+                ch,
+                ChromaLayout::Yuv444,
+                8,
+                0,
+                false,
+                171,
+                163,
+                o3,
+                1,
+                LibvmafIsa::Avx2,
+            ),
+            (
+                tp,
+                ChromaLayout::Yuv420,
+                10,
+                6,
+                true,
+                181,
+                163,
+                &[],
+                2,
+                LibvmafIsa::Avx512,
+            ),
+            (
+                tp,
+                ChromaLayout::Yuv420,
+                8,
+                0,
+                false,
+                245,
+                171,
+                urd,
+                1,
+                LibvmafIsa::C,
+            ),
+            (
+                tp,
+                ChromaLayout::Yuv420,
+                12,
+                4,
+                false,
+                245,
+                171,
+                tp_b,
+                1,
+                LibvmafIsa::Avx2,
+            ),
+            (
+                ch,
+                ChromaLayout::Yuv420,
+                8,
+                0,
+                true,
+                1920,
+                1080,
+                b,
+                1,
+                LibvmafIsa::Avx512,
+            ),
+        ];
+        for &(name, layout, bpc, shift, inter, w, h, opts, sub, isa) in frames_cases {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h}: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout,
+            };
+            let n = speed_frames_vs_cpu(
+                fmt,
+                shift,
+                inter,
+                vec![feat(name, opts)],
+                sub,
+                6,
+                false,
+                isa,
+            )
+            .expect("a GPU");
+            assert_eq!(
+                n,
+                6usize.div_ceil(sub as usize),
+                "{name}: every scored frame"
+            );
+            println!(
+                "bit-identical: {name} CUDA frames {layout:?} {bpc}-bit shift {shift} {w}x{h} \
+                 padded, {} chroma, {opts:?}, {isa:?}, n_subsample={sub}: {n} frames",
+                if inter { "interleaved" } else { "planar" }
+            );
+        }
+    }
 }
