@@ -863,10 +863,10 @@ fn feature_without_kernel_runs_on_the_cpu_fallback() {
     }
 }
 
-/// The fallback with previous frames and CPU features beside CUDA ones: speed_temporal (previous
-/// references and distorted frames) and ciede (chroma) on the CPU, float_ssim and the float
-/// model (whose float_motion runs here with motion_add_scale1 too) on CUDA, on NVDEC-like nv12
-/// CUDA frames, with n_subsample=2; identical to the CPU path.
+/// Features with previous frames beside the fallback: speed_temporal (previous references and
+/// distorted frames, its own kernels), float_ssim and the float model (whose float_motion runs
+/// here with motion_add_scale1 too) on CUDA, ciede (chroma) on the CPU fallback, on NVDEC-like
+/// nv12 CUDA frames, with n_subsample=2; identical to the CPU path.
 #[test]
 fn fallback_with_previous_frames_and_a_float_model() {
     if skip() {

@@ -11,8 +11,8 @@
 
 mod adm;
 mod cambi;
-mod float_ansnr;
 mod float_adm;
+mod float_ansnr;
 mod float_moment;
 mod float_motion;
 mod float_ms_ssim;

@@ -461,7 +461,6 @@ impl ScratchBufs for SpeedScratch {
     }
 }
 
-
 impl GpuPlan for SpeedPlan {
     fn name(&self) -> &'static str {
         match self.kind {
@@ -633,20 +632,21 @@ mod tests {
     //! The kernels' decomposition on the host, step for step as speed.cu computes it (each
     //! thread's loop, the tables, the packing of the result block), against the CPU core.
     use super::*;
+    use crate::feature::scale::Method;
 
     /// `vmaf_speed_prep_*` of a float plane (`sample(x, y)`), with the plan's tables.
-    fn prep(t: Option<&FlatTaps>, d: &Dims, plane: &[f32]) -> Vec<f32> {
+    fn prep(t: Option<&DeviceTaps>, d: &Dims, plane: &[f32]) -> Vec<f32> {
         let sample = |x: i32, y: i32| plane[y as usize * d.w + x as usize];
         let Some(t) = t else {
             return plane.to_vec();
         };
-        let n = t.n;
+        let n = t.ntaps;
         let mut out = vec![0f32; d.sw * d.sh];
         for y in 0..d.sh {
             for x in 0..d.sw {
-                let (ci, cw) = (&t.cols.idx[x * n..][..n], &t.cols.w[x * n..][..n]);
-                let (ri, rw) = (&t.rows.idx[y * n..][..n], &t.rows.w[y * n..][..n]);
-                out[y * d.sw + x] = match method_code(t.method) {
+                let (ci, cw) = (&t.cols.idx[x * n..][..n], &t.cols.wt[x * n..][..n]);
+                let (ri, rw) = (&t.rows.idx[y * n..][..n], &t.rows.wt[y * n..][..n]);
+                out[y * d.sw + x] = match t.method + 1 {
                     1 => sample(ci[0], ri[0]),
                     2 => {
                         let (dx, dy) = (cw[0], rw[0]);
@@ -807,7 +807,7 @@ mod tests {
 
     /// One plane through every kernel as `SpeedPlan::run_plane` and `run_cov` queue them, into
     /// its result slots as the device writes them.
-    fn plane_slots_of(core: &Speed, t: Option<&FlatTaps>, family: i32, plane: &[f32]) -> Vec<u64> {
+    fn plane_slots_of(core: &Speed, t: Option<&DeviceTaps>, family: i32, plane: &[f32]) -> Vec<u64> {
         let d = *core.dims();
         let (aa, mean) = core.filters();
         let (aa, mean) = (taps(aa), taps(mean));
@@ -898,7 +898,7 @@ mod tests {
                         let mut cpu = Speed::new(p, w, h, fam, crate::cpu::CpuLevel::Scalar);
                         let want = cpu.score(a, b);
                         let mut gpu = Speed::new(p, w, h, fam, crate::cpu::CpuLevel::Scalar);
-                        let t = gpu.scaler().and_then(|s| s.flat());
+                        let t = gpu.scaler().and_then(|s| s.device_taps());
                         let slots =
                             [a, b].map(|pl| plane_slots_of(&gpu, t.as_ref(), fi as i32, pl));
                         let got = gpu.score_prepared(|side, small, sums| {
