@@ -2172,7 +2172,7 @@ mod gpu {
         );
         let cases: &[CambiCase] = &[
             (ChromaLayout::Yuv420, 8, 333, 217, &[], 1, false, 3),
-            (ChromaLayout::Gray, 8, 217, 1, &[], 1, false, 2),
+            (ChromaLayout::Gray, 8, 217, 16, &[], 1, false, 2),
             (
                 ChromaLayout::Yuv420,
                 10,
