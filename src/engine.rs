@@ -10,7 +10,9 @@
 use crate::backend::{Backend, GpuSide};
 use crate::error::{Error, Result};
 use crate::feature::options::OptValues;
-use crate::feature::{self, names, Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
+use crate::feature::{
+    self, names, Extractor, ExtractorConfig, ExtractorDef, FrameInput, SharedReference, Temporal,
+};
 use crate::fidelity::{LibvmafIsa, LibvmafIsaMode};
 use crate::model::{FeatureSpec, Loaded, Model, ModelSpec, PoolMethod, PoolStats};
 use crate::picture::{OwnedPicture, Picture, PictureFormat};
@@ -384,7 +386,10 @@ fn extract_frame(plan: &Plan, job: &mut Job) -> Result<()> {
             }
             let out = &mut slot.row[inst.spatial_col..inst.spatial_col + inst.def.spatial.len()];
             match shared.filter(|_| from_shared) {
-                None => ex.extract(&input, out)?,
+                None => match shared.filter(|_| inst.def.shares_reference) {
+                    Some(v) => ex.extract_shared(&input, &v.shared[i], out)?,
+                    None => ex.extract(&input, out)?,
+                },
                 Some(v) => {
                     let mut cell = v.slots[i].lock().unwrap_or_else(|e| e.into_inner());
                     if !cell.0 {
@@ -475,14 +480,18 @@ enum RefSource<'a, 'p> {
     Shared(&'a Arc<OwnedPicture>, Option<&'a Arc<ReferenceValues>>),
 }
 
-/// The per-frame values of one reference frame's [`ExtractorDef::reference_only`] instances,
-/// shared by engines of one configuration that score renditions of the same reference (a
-/// [`crate::ladder::Ladder`]): the first engine's job to reach an instance computes its values,
-/// the others copy them. Its buffers are kept when it is reused for another frame.
+/// What engines of one configuration that score renditions of the same reference (a
+/// [`crate::ladder::Ladder`]) share of one reference frame: the values of its
+/// [`ExtractorDef::reference_only`] instances (the first engine's job to reach an instance
+/// computes them, the others copy them) and the reference-side state of its
+/// [`ExtractorDef::shares_reference`] instances (likewise, but read in place). Its buffers are
+/// kept when it is reused for another frame.
 #[derive(Debug)]
 pub struct ReferenceValues {
     /// Per plan instance: whether the values are in, and the values.
     slots: Vec<std::sync::Mutex<(bool, Vec<f64>)>>,
+    /// Per plan instance: its reference-side state (empty for instances that share none).
+    shared: Vec<SharedReference>,
 }
 
 impl ReferenceValues {
@@ -493,6 +502,7 @@ impl ReferenceValues {
             slots: (0..n)
                 .map(|_| std::sync::Mutex::new((false, Vec::new())))
                 .collect(),
+            shared: (0..n).map(|_| SharedReference::default()).collect(),
         }
     }
 
@@ -502,6 +512,9 @@ impl ReferenceValues {
             // A poisoned slot (a panic while computing) holds nothing valid either.
             let v = s.get_mut().unwrap_or_else(|e| e.into_inner());
             v.0 = false;
+        }
+        for s in &mut self.shared {
+            s.clear();
         }
     }
 }

@@ -30,9 +30,12 @@ pub const MAX_RENDITIONS: usize = 64;
 #[derive(Debug)]
 pub struct Ladder {
     engines: Vec<Engine>,
-    /// Reference copies and their reference-only values: each frame takes an entry no engine
-    /// holds any more (a pool, so that once the rings have filled no frame allocates).
-    pool: Vec<(Arc<OwnedPicture>, Arc<ReferenceValues>)>,
+    /// Reference copies: each frame takes one no engine holds any more (a pool, so that once
+    /// the rings have filled no frame allocates).
+    pictures: Vec<Arc<OwnedPicture>>,
+    /// Shared reference values and state, pooled likewise; apart from the pictures because
+    /// only the frame's jobs hold them (the rings keep pictures longer, for motion's history).
+    values: Vec<Arc<ReferenceValues>>,
 }
 
 /// Worker threads of rendition `r` of `n` when a ladder may use `threads` (0 or 1: every engine
@@ -69,7 +72,8 @@ impl Ladder {
             .collect::<Result<Vec<_>>>()?;
         Ok(Ladder {
             engines,
-            pool: Vec::new(),
+            pictures: Vec::new(),
+            values: Vec::new(),
         })
     }
 
@@ -114,7 +118,7 @@ impl Ladder {
         Ok(())
     }
 
-    /// A pool entry holding `reference` and no values yet: one no engine keeps, else a new one.
+    /// Pool entries holding `reference` and no values yet: ones no engine keeps, else new ones.
     fn reference_copy(
         &mut self,
         reference: &Picture<'_>,
@@ -126,27 +130,17 @@ impl Ladder {
                 reference.format
             )));
         }
-        let free = self
-            .pool
-            .iter_mut()
-            .position(|(p, v)| Arc::get_mut(p).is_some() && Arc::get_mut(v).is_some());
-        let i = match free {
-            Some(i) => i,
-            None => {
-                let values = ReferenceValues::new(&self.engines[0]);
-                self.pool.push((
-                    Arc::new(OwnedPicture::new(format, chroma)),
-                    Arc::new(values),
-                ));
-                self.pool.len() - 1
-            }
-        };
-        let (pic, values) = &mut self.pool[i];
-        Arc::get_mut(pic)
-            .expect("no other handle (checked)")
+        let p = free_entry(&mut self.pictures, || OwnedPicture::new(format, chroma));
+        Arc::get_mut(p)
+            .expect("no other handle (free_entry)")
             .copy_from(reference)?;
-        Arc::get_mut(values).expect("checked").clear();
-        Ok((Arc::clone(pic), Arc::clone(values)))
+        let pic = Arc::clone(p);
+        let engine = &self.engines[0];
+        let v = free_entry(&mut self.values, || ReferenceValues::new(engine));
+        Arc::get_mut(v)
+            .expect("no other handle (free_entry)")
+            .clear();
+        Ok((pic, Arc::clone(v)))
     }
 
     /// Rendition `r`'s next frame's scores, in order, reusing `out`'s buffer, if ready.
@@ -160,6 +154,17 @@ impl Ladder {
             e.flush().map_err(|e| in_rendition(r, e))?;
         }
         Ok(())
+    }
+}
+
+/// An entry of `pool` no one else holds (a new one from `make` if there is none).
+fn free_entry<T>(pool: &mut Vec<Arc<T>>, make: impl FnOnce() -> T) -> &mut Arc<T> {
+    match pool.iter().position(|e| Arc::strong_count(e) == 1) {
+        Some(i) => &mut pool[i],
+        None => {
+            pool.push(Arc::new(make()));
+            pool.last_mut().expect("just pushed")
+        }
     }
 }
 

@@ -449,7 +449,15 @@ fn psnr_refuses_what_libvmaf_cannot_take() {
 #[test]
 fn ladder_equals_separate_runs_and_refuses_what_it_cannot_do() {
     let dir = workdir("cli-ladder");
-    for (pix_fmt, threads, extra) in [("yuv420p", "0", "psnr"), ("yuv444p10le", "3", "float_ssim")]
+    // ADM (the model's, and instances of other options, which must not share each other's
+    // reference side) shares its reference side between renditions; more threads than
+    // renditions make the engines' jobs fill and read the shared state concurrently.
+    let adm = [
+        "name=adm:adm_enhn_gain_limit=1.2",
+        "name=adm:adm_csf_mode=1:adm_csf_scale=2",
+        "name=adm:adm_skip_scale0=true:adm_noise_weight=2",
+    ];
+    for (pix_fmt, threads, extra) in [("yuv420p", "0", "psnr"), ("yuv444p10le", "7", "float_ssim")]
     {
         let size = "s=96x64:r=25:d=0.4";
         let r = make(
@@ -469,7 +477,7 @@ fn ladder_equals_separate_runs_and_refuses_what_it_cannot_do() {
         for d in &ds {
             args.extend(["-d", d.to_str().unwrap()]);
         }
-        let common = [
+        let mut common = vec![
             "--json",
             "--reproducible",
             "--threads",
@@ -480,7 +488,10 @@ fn ladder_equals_separate_runs_and_refuses_what_it_cannot_do() {
             "--feature",
             "float_motion",
         ];
-        args.extend(common);
+        for a in adm {
+            common.extend(["--feature", a]);
+        }
+        args.extend(&common);
         args.extend(["-o", pattern.to_str().unwrap()]);
         let o = cli(&args);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -489,7 +500,7 @@ fn ladder_equals_separate_runs_and_refuses_what_it_cannot_do() {
             // The same log, byte for byte, as a run of that rendition alone.
             let alone = dir.join(format!("alone-{pix_fmt}-{k}.json"));
             let mut one = vec!["-q", "-r", r.to_str().unwrap(), "-d", d.to_str().unwrap()];
-            one.extend(common);
+            one.extend(&common);
             one.extend(["-o", alone.to_str().unwrap()]);
             let o = cli(&one);
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

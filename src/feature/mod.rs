@@ -93,6 +93,109 @@ pub trait Extractor: Send {
     fn totals(&self) -> &[u64] {
         &[]
     }
+
+    /// Like [`Extractor::extract`], for an instance whose [`ExtractorDef::shares_reference`] is
+    /// set, scoring a reference that other engines of the same configuration score too (a
+    /// ladder, [`crate::ladder`]): the instance computes its reference-side state into `shared`
+    /// only if no other engine has for this frame ([`SharedReference::get`]), and its
+    /// distorted-side and joint terms itself. The values must equal [`Extractor::extract`]'s.
+    fn extract_shared(
+        &mut self,
+        input: &FrameInput<'_>,
+        shared: &SharedReference,
+        out: &mut [f64],
+    ) -> Result<()> {
+        let _ = shared;
+        self.extract(input, out)
+    }
+}
+
+/// One extractor instance's reference-side state for one frame, shared by the engines of a
+/// ladder (every engine's instance at the same plan position has the same options, so the
+/// state one computes is the state the others would): a typed value kept between frames, so
+/// that refilling it allocates nothing, behind a lock.
+#[derive(Default)]
+pub struct SharedReference {
+    state: std::sync::RwLock<SharedState>,
+}
+
+#[derive(Default)]
+struct SharedState {
+    /// Whether `value` holds this frame's state.
+    ready: bool,
+    /// The state, kept (with its buffers) from frame to frame.
+    value: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for SharedReference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedReference").finish_non_exhaustive()
+    }
+}
+
+impl SharedReference {
+    /// Forgets the frame's state (for the next frame), keeping the value and its buffers.
+    pub fn clear(&mut self) {
+        // A poisoned lock (a panic while filling) holds nothing valid either.
+        self.state.clear_poison();
+        let s = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        s.ready = false;
+    }
+
+    /// This frame's state: the first caller fills it (`fill` on the kept value, or on `make()`
+    /// the first time or when the kept value is of another type), holding the write lock so
+    /// that the others wait for it rather than compute it again; then everyone reads it
+    /// together. An error or a panic in `fill` leaves it unfilled for the next caller.
+    pub fn get<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> T,
+        fill: impl FnOnce(&mut T) -> Result<()>,
+    ) -> Result<SharedGuard<'_, T>> {
+        let read = || self.state.read().unwrap_or_else(|e| e.into_inner());
+        let ready = |s: &SharedState| s.ready && s.value.as_ref().is_some_and(|v| v.is::<T>());
+        let guard = read();
+        if !ready(&guard) {
+            drop(guard);
+            let mut w = self.state.write().unwrap_or_else(|e| e.into_inner());
+            if !ready(&w) {
+                w.ready = false;
+                if !w.value.as_ref().is_some_and(|v| v.is::<T>()) {
+                    w.value = Some(Box::new(make()));
+                }
+                let v = w.value.as_mut().and_then(|v| v.downcast_mut::<T>());
+                fill(v.expect("a value of type T (just made)"))?;
+                w.ready = true;
+            }
+        } else {
+            return Ok(SharedGuard {
+                guard,
+                _t: std::marker::PhantomData,
+            });
+        }
+        // Nobody clears it while `self` is borrowed (clearing takes `&mut`): it stays filled.
+        Ok(SharedGuard {
+            guard: read(),
+            _t: std::marker::PhantomData,
+        })
+    }
+}
+
+/// Read access to a filled [`SharedReference`] of type `T` (other engines may read it at the
+/// same time).
+pub struct SharedGuard<'a, T> {
+    guard: std::sync::RwLockReadGuard<'a, SharedState>,
+    _t: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: 'static> std::ops::Deref for SharedGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.guard
+            .value
+            .as_ref()
+            .and_then(|v| v.downcast_ref::<T>())
+            .expect("a filled state of type T (checked by SharedReference::get)")
+    }
 }
 
 /// A stage that turns the per-frame values of its extractor into values depending on later frames.
@@ -153,6 +256,10 @@ pub struct ExtractorDef {
     /// before it), never on the distorted: a ladder of renditions computes them once per frame
     /// and gives every rendition the same values ([`crate::ladder`]).
     pub reference_only: bool,
+    /// Part of its work depends on the reference only: in a ladder of renditions each frame's
+    /// instance computes it once into a [`SharedReference`] that every rendition's instance
+    /// reads ([`Extractor::extract_shared`]; ADM's reference decomposition and denominator).
+    pub shares_reference: bool,
     /// Whether an instance reads the chroma planes (then the engine keeps them).
     pub reads_chroma: fn(&OptValues, &PictureFormat) -> bool,
     /// Which spatial outputs an instance shows (`None`: all).
@@ -202,6 +309,7 @@ impl ExtractorDef {
         needs_prev_dis: false,
         every_frame: false,
         reference_only: false,
+        shares_reference: false,
         reads_chroma: no_chroma,
         shows: None,
         check: accept_all,

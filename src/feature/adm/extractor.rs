@@ -1,12 +1,13 @@
 //! One integer ADM instance ([`Adm`]): the per-frame walk over the four scales (DWT, decouple,
 //! denominator, DLM and AIM masking, pooling) through the kernel table and the scratch it owns.
 
-use super::plan::{muts, Bufs16, Bufs32, Quad, ScalePlan};
+use super::plan::{muts, Bufs16, Bufs32, Quad, RefBands, RefKey, ScalePlan, SharedBands};
 use super::scalar::{self, CmShiftsS0};
 use super::tables::{DEFAULT_NORM_VIEW_DIST, DEFAULT_REF_DISPLAY_HEIGHT};
 use super::{AdmParams, AdmScores, DwtS123Sample, Kernels};
 use crate::cpu::{cpu_level, CpuLevel};
 use crate::error::{Error, Result};
+use crate::feature::SharedReference;
 use crate::fidelity::LibvmafIsa;
 use crate::picture::{Plane, Samples};
 
@@ -24,6 +25,8 @@ pub struct Adm {
     plan: [ScalePlan; 4],
     ind_y: Vec<[usize; 4]>,
     ind_x: Vec<[usize; 4]>,
+    /// The reference's bands when computed here (not shared, [`Adm::compute`]).
+    own_ref: RefBands,
     b16: Bufs16,
     b32: Bufs32,
     /// The kernels of [`cpu_level`] (or of [`Adm::with_cpu_level`]'s level).
@@ -70,6 +73,7 @@ impl Adm {
             i_rfactor_s123: [1, 2, 3].map(|s| params.i_rfactor_s123(s)),
             ind_y: vec![[0; 4]; plan[0].h],
             ind_x: vec![[0; 4]; plan[0].w],
+            own_ref: RefBands::new(&plan[0], &plan[1]),
             b16: Bufs16::new(width, &plan[0]),
             b32: Bufs32::new(&plan[0], &plan[1]),
             plan,
@@ -151,7 +155,8 @@ impl Adm {
         scalar::dwt_indices(pl.in_h, ind_y);
         scalar::dwt_indices(pl.in_w, ind_x);
         let b = &mut self.b16;
-        for (plane, out) in [(reference, &mut b.ref_), (distorted, &mut b.dis)] {
+        let r = &mut self.own_ref;
+        for (plane, out) in [(reference, &mut r.s0), (distorted, &mut b.dis)] {
             Self::dwt_s0(
                 k,
                 plane,
@@ -167,33 +172,10 @@ impl Adm {
             );
         }
         if prm.skip_scale0 {
-            // libvmaf: "skip scale 0 by downsampling by 2 using low-pass filters in DWT2",
-            // with a denominator of 1e-10 to avoid a division by zero.
-            return (0.0, 1e-10, 0.0);
+            return SKIPPED_SCALE0;
         }
-        let st = b.stride;
-        k.decouple_s0(
-            b.ref_.hvd(),
-            b.dis.hvd(),
-            muts(&mut b.r),
-            muts(&mut b.a),
-            st,
-            pl.reg_dec,
-            prm.enhn_gain_limit,
-        );
-        let area = pl.reg_pool.area();
-        let shift = scalar::den_s0_shift(area);
-        let acc = k.csf_den_s0(b.ref_.hvd(), st, pl.reg_pool, shift);
-        let den = scalar::csf_den_pool_s0(acc, shift, pl.rfactor, area, prm.noise_weight);
-        let shifts = CmShiftsS0::new(pl.w, pl.h, self.isa);
-        let acc = b.csf_cm(k, false, &pl, self.i_rfactor_s0, shifts);
-        let num = scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, prm.noise_weight);
-        let aim = if prm.skip_aim {
-            0.0
-        } else {
-            let acc = b.csf_cm(k, true, &pl, self.i_rfactor_s0, shifts);
-            scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, 0.0)
-        };
+        let den = den_s0(k, &pl, prm.noise_weight, r.s0.hvd(), b.stride);
+        let (num, aim) = joint_s0(k, &pl, &prm, self.i_rfactor_s0, self.isa, r.s0.hvd(), b);
         (num, den, aim)
     }
 
@@ -208,45 +190,21 @@ impl Adm {
         scalar::dwt_indices(pl.in_w, ind_x);
         let b16 = &self.b16;
         let b = &mut self.b32;
+        let r = &mut self.own_ref;
         let st = b.stride;
-        if s == 1 {
-            for (src, out) in [(&b16.ref_.a, &mut b.ref_), (&b16.dis.a, &mut b.dis)] {
-                let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
-                dwt_s123(k, src, b16.stride, &pl, s, ind_y, ind_x, lo, hi, out, st);
-            }
-        } else {
-            // libvmaf filters the approximation band in place; here the previous one moves to
-            // its ping-pong partner first.
-            std::mem::swap(&mut b.ref_.a, &mut b.prev_a_ref);
-            std::mem::swap(&mut b.dis.a, &mut b.prev_a_dis);
-            for (src, out) in [(&b.prev_a_ref, &mut b.ref_), (&b.prev_a_dis, &mut b.dis)] {
-                let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
-                dwt_s123(k, src, st, &pl, s, ind_y, ind_x, lo, hi, out, st);
-            }
+        let sides = [
+            (&r.s0.a, &mut r.s123, &mut r.prev_a),
+            (&b16.dis.a, &mut b.dis, &mut b.prev_a_dis),
+        ];
+        for (a0, out, prev_a) in sides {
+            let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
+            dwt_level(
+                k, a0, b16.stride, &pl, s, ind_y, ind_x, lo, hi, out, prev_a, st,
+            );
         }
-        k.decouple_s123(
-            b.ref_.hvd(),
-            b.dis.hvd(),
-            muts(&mut b.r),
-            muts(&mut b.a),
-            st,
-            pl.reg_dec,
-            prm.enhn_gain_limit,
-        );
-        let area = pl.reg_pool.area();
-        let den_shifts = scalar::den_s123_shifts(pl.reg_pool);
-        let acc = k.csf_den_s123(b.ref_.hvd(), st, pl.reg_pool, s, den_shifts.0, den_shifts.1);
-        let den = scalar::csf_den_pool_s123(acc, s, den_shifts, pl.rfactor, area, prm.noise_weight);
+        let den = den_s123(k, &pl, s, prm.noise_weight, r.s123.hvd(), st);
         let irf = self.i_rfactor_s123[s - 1];
-        let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
-        let acc = b.csf_cm(k, false, &pl, irf, shifts);
-        let num = scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, prm.noise_weight);
-        let aim = if prm.skip_aim {
-            0.0
-        } else {
-            let acc = b.csf_cm(k, true, &pl, irf, shifts);
-            scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, 0.0)
-        };
+        let (num, aim) = joint_s123(k, &pl, s, &prm, irf, r.s123.hvd(), b);
         (num, den, aim)
     }
 
@@ -262,12 +220,260 @@ impl Adm {
                 self.scale123(s)
             };
         }
-        Ok(AdmScores::from_scales(
-            scales,
-            self.width,
-            self.height,
-            &self.params,
-        ))
+        Ok(self.scores(scales))
+    }
+
+    fn scores(&self, scales: [(f32, f32, f32); 4]) -> AdmScores {
+        AdmScores::from_scales(scales, self.width, self.height, &self.params)
+    }
+
+    /// What this instance's reference side depends on.
+    fn ref_key(&self) -> RefKey {
+        RefKey {
+            width: self.width,
+            height: self.height,
+            bpc: self.bpc,
+            isa: self.isa,
+            params: self.params,
+        }
+    }
+
+    /// Like [`Adm::compute`], with the reference side (its bands at every scale and the
+    /// denominators) taken from `shared`, which the first instance to get there for this frame
+    /// computes ([`SharedReference::get`]); only the distorted side and the joint terms are
+    /// computed here. The values are [`Adm::compute`]'s.
+    pub fn compute_shared(
+        &mut self,
+        reference: &Plane<'_>,
+        distorted: &Plane<'_>,
+        shared: &SharedReference,
+    ) -> Result<AdmScores> {
+        self.check_plane(reference, "reference")?;
+        self.check_plane(distorted, "distorted")?;
+        let (key, s0, s1) = (self.ref_key(), self.plan[0], self.plan[1]);
+        let bands = shared.get(
+            || SharedBands::new(key, &s0, &s1),
+            |r| {
+                self.fill_reference(reference, r);
+                Ok(())
+            },
+        )?;
+        if bands.key != key {
+            return Err(Error::Internal(
+                "adm: a shared reference state computed with other options".into(),
+            ));
+        }
+        let mut scales = [(0f32, 0f32, 0f32); 4];
+        for (s, out) in scales.iter_mut().enumerate() {
+            *out = self.scale_shared(s, distorted, &bands);
+        }
+        Ok(self.scores(scales))
+    }
+
+    /// The reference side of every scale into `r` (with this instance's scratch).
+    fn fill_reference(&mut self, reference: &Plane<'_>, r: &mut SharedBands) {
+        let (prm, k) = (self.params, &self.kernels);
+        let (b16, b32) = (&mut self.b16, &mut self.b32);
+        for s in 0..4 {
+            let pl = self.plan[s];
+            let (ind_y, ind_x) = (&mut self.ind_y[..pl.h], &mut self.ind_x[..pl.w]);
+            scalar::dwt_indices(pl.in_h, ind_y);
+            scalar::dwt_indices(pl.in_w, ind_x);
+            if s == 0 {
+                let (lo, hi) = (&mut b16.tmp_lo, &mut b16.tmp_hi);
+                let (bpc, skip) = (self.bpc, prm.skip_scale0);
+                Self::dwt_s0(
+                    k, reference, bpc, ind_y, ind_x, lo, hi, &mut r.s0, b16.stride, skip, self.isa,
+                );
+                r.den[0] = if skip {
+                    SKIPPED_SCALE0.1
+                } else {
+                    den_s0(k, &pl, prm.noise_weight, r.s0.hvd(), b16.stride)
+                };
+                continue;
+            }
+            let st = b32.stride;
+            let (done, rest) = r.s123.split_at_mut(s - 1);
+            let out = &mut rest[0];
+            let (lo, hi) = (&mut b32.tmp_lo, &mut b32.tmp_hi);
+            match done.last() {
+                None => dwt_s123(
+                    k, &r.s0.a, b16.stride, &pl, s, ind_y, ind_x, lo, hi, out, st,
+                ),
+                Some(prev) => dwt_s123(k, &prev.a, st, &pl, s, ind_y, ind_x, lo, hi, out, st),
+            }
+            r.den[s] = den_s123(k, &pl, s, prm.noise_weight, out.hvd(), st);
+        }
+    }
+
+    /// One scale of [`Adm::compute_shared`]: the distorted DWT (scale 1..3 from the previous
+    /// approximation band), then the joint terms against the shared reference bands.
+    fn scale_shared(
+        &mut self,
+        s: usize,
+        distorted: &Plane<'_>,
+        r: &SharedBands,
+    ) -> (f32, f32, f32) {
+        let pl = self.plan[s];
+        let prm = self.params;
+        let k = &self.kernels;
+        let (ind_y, ind_x) = (&mut self.ind_y[..pl.h], &mut self.ind_x[..pl.w]);
+        scalar::dwt_indices(pl.in_h, ind_y);
+        scalar::dwt_indices(pl.in_w, ind_x);
+        let b16 = &mut self.b16;
+        if s == 0 {
+            let (lo, hi) = (&mut b16.tmp_lo, &mut b16.tmp_hi);
+            let (bpc, skip, st) = (self.bpc, prm.skip_scale0, b16.stride);
+            let out = &mut b16.dis;
+            Self::dwt_s0(
+                k, distorted, bpc, ind_y, ind_x, lo, hi, out, st, skip, self.isa,
+            );
+            if skip {
+                return SKIPPED_SCALE0;
+            }
+            let (num, aim) = joint_s0(k, &pl, &prm, self.i_rfactor_s0, self.isa, r.s0.hvd(), b16);
+            return (num, r.den[0], aim);
+        }
+        let b = &mut self.b32;
+        let st = b.stride;
+        let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
+        let (out, prev_a) = (&mut b.dis, &mut b.prev_a_dis);
+        dwt_level(
+            k, &b16.dis.a, b16.stride, &pl, s, ind_y, ind_x, lo, hi, out, prev_a, st,
+        );
+        let irf = self.i_rfactor_s123[s - 1];
+        let ref_hvd = r.s123[s - 1].hvd();
+        let (num, aim) = joint_s123(k, &pl, s, &prm, irf, ref_hvd, b);
+        (num, r.den[s], aim)
+    }
+}
+
+/// Scale 0's `(num, den, aim_num)` when `adm_skip_scale0` is set: libvmaf "skip[s] scale 0 by
+/// downsampling by 2 using low-pass filters in DWT2", with a denominator of 1e-10 to avoid a
+/// division by zero.
+const SKIPPED_SCALE0: (f32, f32, f32) = (0.0, 1e-10, 0.0);
+
+/// Scale 0's denominator from the reference's detail bands (rows `stride` apart).
+fn den_s0(
+    k: &Kernels,
+    pl: &ScalePlan,
+    noise_weight: f64,
+    ref_hvd: [&[i16]; 3],
+    stride: usize,
+) -> f32 {
+    let area = pl.reg_pool.area();
+    let shift = scalar::den_s0_shift(area);
+    let acc = k.csf_den_s0(ref_hvd, stride, pl.reg_pool, shift);
+    scalar::csf_den_pool_s0(acc, shift, pl.rfactor, area, noise_weight)
+}
+
+/// Scale `s`'s (1..3) denominator from the reference's detail bands (rows `stride` apart).
+fn den_s123(
+    k: &Kernels,
+    pl: &ScalePlan,
+    s: usize,
+    noise_weight: f64,
+    ref_hvd: [&[i32]; 3],
+    stride: usize,
+) -> f32 {
+    let area = pl.reg_pool.area();
+    let shifts = scalar::den_s123_shifts(pl.reg_pool);
+    let acc = k.csf_den_s123(ref_hvd, stride, pl.reg_pool, s, shifts.0, shifts.1);
+    scalar::csf_den_pool_s123(acc, s, shifts, pl.rfactor, area, noise_weight)
+}
+
+/// Scale 0's joint terms: decouple `b.dis` against the reference's detail bands, then DLM and
+/// AIM masking. Returns `(num, aim_num)`.
+fn joint_s0(
+    k: &Kernels,
+    pl: &ScalePlan,
+    prm: &AdmParams,
+    irf: [u16; 3],
+    isa: LibvmafIsa,
+    ref_hvd: [&[i16]; 3],
+    b: &mut Bufs16,
+) -> (f32, f32) {
+    let st = b.stride;
+    k.decouple_s0(
+        ref_hvd,
+        b.dis.hvd(),
+        muts(&mut b.r),
+        muts(&mut b.a),
+        st,
+        pl.reg_dec,
+        prm.enhn_gain_limit,
+    );
+    let shifts = CmShiftsS0::new(pl.w, pl.h, isa);
+    let acc = b.csf_cm(k, false, pl, irf, shifts);
+    let num = scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, prm.noise_weight);
+    let aim = if prm.skip_aim {
+        0.0
+    } else {
+        let acc = b.csf_cm(k, true, pl, irf, shifts);
+        scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, 0.0)
+    };
+    (num, aim)
+}
+
+/// Scale `s`'s (1..3) joint terms, as [`joint_s0`].
+fn joint_s123(
+    k: &Kernels,
+    pl: &ScalePlan,
+    s: usize,
+    prm: &AdmParams,
+    irf: [u32; 3],
+    ref_hvd: [&[i32]; 3],
+    b: &mut Bufs32,
+) -> (f32, f32) {
+    let st = b.stride;
+    k.decouple_s123(
+        ref_hvd,
+        b.dis.hvd(),
+        muts(&mut b.r),
+        muts(&mut b.a),
+        st,
+        pl.reg_dec,
+        prm.enhn_gain_limit,
+    );
+    let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
+    let acc = b.csf_cm(k, false, pl, irf, shifts);
+    let num = scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, prm.noise_weight);
+    let aim = if prm.skip_aim {
+        0.0
+    } else {
+        let acc = b.csf_cm(k, true, pl, irf, shifts);
+        scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, 0.0)
+    };
+    (num, aim)
+}
+
+/// One side's scale-`s` (1..3) DWT level into `out`: from scale 0's approximation band `a0`
+/// (rows `a0_stride` apart) at scale 1, else from the previous level's, which moves to its
+/// ping-pong partner `prev_a` first (libvmaf filters it in place).
+#[allow(clippy::too_many_arguments)]
+fn dwt_level(
+    k: &Kernels,
+    a0: &[i16],
+    a0_stride: usize,
+    pl: &ScalePlan,
+    s: usize,
+    ind_y: &[[usize; 4]],
+    ind_x: &[[usize; 4]],
+    tmp_lo: &mut [i32],
+    tmp_hi: &mut [i32],
+    out: &mut Quad<i32>,
+    prev_a: &mut Vec<i32>,
+    stride: usize,
+) {
+    if s == 1 {
+        dwt_s123(
+            k, a0, a0_stride, pl, s, ind_y, ind_x, tmp_lo, tmp_hi, out, stride,
+        );
+    } else {
+        std::mem::swap(&mut out.a, prev_a);
+        dwt_s123(
+            k, prev_a, stride, pl, s, ind_y, ind_x, tmp_lo, tmp_hi, out, stride,
+        );
     }
 }
 

@@ -43,7 +43,7 @@ pub use params::{barten_csf, dwt_quant_step, AdmParams, CsfMode};
 pub use scores::AdmScores;
 
 use super::options::{OptKind, OptSpec};
-use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
+use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput, SharedReference};
 use crate::error::{Error, Result};
 use tables::*;
 
@@ -175,6 +175,8 @@ pub static DEF: ExtractorDef = ExtractorDef {
     ],
     temporal: &[],
     needs_prev_ref: false,
+    // The reference's DWT bands and each scale's denominator.
+    shares_reference: true,
     create,
     create_temporal: None,
     ..ExtractorDef::DEFAULTS
@@ -182,16 +184,33 @@ pub static DEF: ExtractorDef = ExtractorDef {
 
 impl Extractor for Adm {
     fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
-        if out.len() < DEF.spatial.len() {
-            return Err(Error::State(format!(
-                "adm: output slice holds {} values, {} needed",
-                out.len(),
-                DEF.spatial.len()
-            )));
-        }
+        check_out(out)?;
         self.compute(&input.reference, &input.distorted)?.write(out);
         Ok(())
     }
+
+    fn extract_shared(
+        &mut self,
+        input: &FrameInput<'_>,
+        shared: &SharedReference,
+        out: &mut [f64],
+    ) -> Result<()> {
+        check_out(out)?;
+        self.compute_shared(&input.reference, &input.distorted, shared)?
+            .write(out);
+        Ok(())
+    }
+}
+
+fn check_out(out: &[f64]) -> Result<()> {
+    if out.len() < DEF.spatial.len() {
+        return Err(Error::State(format!(
+            "adm: output slice holds {} values, {} needed",
+            out.len(),
+            DEF.spatial.len()
+        )));
+    }
+    Ok(())
 }
 
 fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {

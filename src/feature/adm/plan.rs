@@ -91,11 +91,73 @@ pub(super) fn muts<T>(t: &mut [Vec<T>; 3]) -> [&mut [T]; 3] {
     [a, b, c]
 }
 
+/// The reference's bands when an instance computes them itself, scale by scale as libvmaf does
+/// (scale 0's, then one scale-1..3 level at a time).
+#[derive(Debug)]
+pub(super) struct RefBands {
+    /// Scale 0's bands (rows [`Bufs16::stride`] apart).
+    pub(super) s0: Quad<i16>,
+    /// The current scale-1..3 level's bands (rows [`Bufs32::stride`] apart).
+    pub(super) s123: Quad<i32>,
+    /// The previous level's approximation band (ping-pong partner of `s123.a`).
+    pub(super) prev_a: Vec<i32>,
+}
+
+impl RefBands {
+    /// Bands for scale 0 (`s0`) and scales 1..3 (`s1`, the largest of them).
+    pub(super) fn new(s0: &ScalePlan, s1: &ScalePlan) -> Self {
+        let n = s1.w * s1.h;
+        RefBands {
+            s0: Quad::new(s0.w * s0.h),
+            s123: Quad::new(n),
+            prev_a: vec![0; n],
+        }
+    }
+}
+
+/// The reference side of one frame at every scale, computed once for all the renditions of a
+/// ladder ([`crate::feature::SharedReference`]): the bands of each scale and each scale's
+/// denominator, which depends on the reference's bands only.
+#[derive(Debug)]
+pub(super) struct SharedBands {
+    /// What it was computed for: the instance's geometry and options (an instance refuses a
+    /// state of another).
+    pub(super) key: RefKey,
+    /// Scale 0's bands (rows [`Bufs16::stride`] apart).
+    pub(super) s0: Quad<i16>,
+    /// Scales 1, 2, 3's bands (rows [`Bufs32::stride`] apart).
+    pub(super) s123: [Quad<i32>; 3],
+    /// Each scale's denominator.
+    pub(super) den: [f32; 4],
+}
+
+/// What an instance's reference side depends on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct RefKey {
+    pub(super) width: usize,
+    pub(super) height: usize,
+    pub(super) bpc: u32,
+    pub(super) isa: crate::fidelity::LibvmafIsa,
+    pub(super) params: AdmParams,
+}
+
+impl SharedBands {
+    /// Empty bands for an instance of `key` whose scales 0 and 1 are `s0`, `s1`.
+    pub(super) fn new(key: RefKey, s0: &ScalePlan, s1: &ScalePlan) -> Self {
+        let n = s1.w * s1.h;
+        SharedBands {
+            key,
+            s0: Quad::new(s0.w * s0.h),
+            s123: std::array::from_fn(|_| Quad::new(n)),
+            den: [0.0; 4],
+        }
+    }
+}
+
 /// Scratch of the scale-0 (`i16`) stages.
 #[derive(Debug)]
 pub(super) struct Bufs16 {
     pub(super) stride: usize,
-    pub(super) ref_: Quad<i16>,
     pub(super) dis: Quad<i16>,
     pub(super) r: [Vec<i16>; 3],
     pub(super) a: [Vec<i16>; 3],
@@ -109,10 +171,8 @@ pub(super) struct Bufs16 {
 #[derive(Debug)]
 pub(super) struct Bufs32 {
     pub(super) stride: usize,
-    pub(super) ref_: Quad<i32>,
     pub(super) dis: Quad<i32>,
-    /// Previous approximation bands (ping-pong partners of `ref_.a` / `dis.a`).
-    pub(super) prev_a_ref: Vec<i32>,
+    /// Previous approximation band (ping-pong partner of `dis.a`).
     pub(super) prev_a_dis: Vec<i32>,
     pub(super) r: [Vec<i32>; 3],
     pub(super) a: [Vec<i32>; 3],
@@ -128,7 +188,6 @@ impl Bufs16 {
         let n = band.w * band.h;
         Bufs16 {
             stride: band.w,
-            ref_: Quad::new(n),
             dis: Quad::new(n),
             r: tri(n),
             a: tri(n),
@@ -183,9 +242,7 @@ impl Bufs32 {
         let n = band.w * band.h;
         Bufs32 {
             stride: band.w,
-            ref_: Quad::new(n),
             dis: Quad::new(n),
-            prev_a_ref: vec![0; n],
             prev_a_dis: vec![0; n],
             r: tri(n),
             a: tri(n),

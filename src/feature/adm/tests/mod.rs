@@ -383,3 +383,94 @@ fn constants_match_their_c_expressions() {
     };
     assert_eq!(blend.rfactor(2), [0.04295, 0.04295, 0.023918]);
 }
+
+/// Shared reference state (ladder scoring): two renditions' instances reading one reference
+/// side filled by the first give each rendition's own [`Adm::compute`] values, bit for bit,
+/// frame after frame (the state is refilled, not stale), for options that change the reference
+/// side or the joint terms; an instance refuses a state filled with other options.
+#[test]
+fn shared_reference_side_equals_own() {
+    use crate::feature::SharedReference;
+    let (w, h) = (83usize, 51usize);
+    let params = [
+        AdmParams::default(),
+        AdmParams {
+            enhn_gain_limit: 1.2,
+            ..AdmParams::default()
+        },
+        AdmParams {
+            csf_mode: CsfMode::Barten,
+            csf_scale: 2.0,
+            ..AdmParams::default()
+        },
+        AdmParams {
+            csf_mode: CsfMode::BartenWatsonBlendMae,
+            noise_weight: 3.0,
+            skip_aim: true,
+            ..AdmParams::default()
+        },
+        AdmParams {
+            skip_scale0: true,
+            ..AdmParams::default()
+        },
+    ];
+    for bpc in [8, 10] {
+        for prm in params {
+            let mk = || Adm::new(w, h, bpc, prm, LibvmafIsa::Avx2).unwrap();
+            let (mut own, mut a, mut b) = (mk(), mk(), mk());
+            let mut shared = SharedReference::default();
+            for f in 0..3u16 {
+                shared.clear();
+                let (r, d1) = pattern(w, h, bpc, 5 + 4 * f as i64);
+                let (_, d2) = pattern(w, h, bpc, 30 - 7 * f as i64);
+                // Another reference each frame (a stale state would show).
+                let r: Vec<u16> = r.iter().map(|&x| x ^ (3 * f)).collect();
+                let (r, d1, d2) = (
+                    Samples::of(&r, bpc),
+                    Samples::of(&d1, bpc),
+                    Samples::of(&d2, bpc),
+                );
+                let (rp, p1, p2) = (r.plane(w, h), d1.plane(w, h), d2.plane(w, h));
+                let got1 = a.compute_shared(&rp, &p1, &shared).unwrap();
+                let got2 = b.compute_shared(&rp, &p2, &shared).unwrap();
+                assert_eq!(got1, own.compute(&rp, &p1).unwrap(), "{prm:?} bpc {bpc}");
+                assert_eq!(got2, own.compute(&rp, &p2).unwrap(), "{prm:?} bpc {bpc}");
+            }
+        }
+    }
+    // A state filled by an instance with other options is refused, not misread.
+    let (r, d) = pattern(w, h, 10, 9);
+    let (rp, dp) = (
+        Plane::new_u16(&r, w, h, w).unwrap(),
+        Plane::new_u16(&d, w, h, w).unwrap(),
+    );
+    let shared = SharedReference::default();
+    let mut a = Adm::new(w, h, 10, params[0], LibvmafIsa::Avx2).unwrap();
+    let mut b = Adm::new(w, h, 10, params[2], LibvmafIsa::Avx2).unwrap();
+    a.compute_shared(&rp, &dp, &shared).unwrap();
+    let e = b.compute_shared(&rp, &dp, &shared).unwrap_err();
+    assert!(e.to_string().contains("other options"), "{e}");
+}
+
+/// Luma samples, 8-bit ones narrowed to `u8` (as the engine holds them).
+enum Samples {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+}
+
+impl Samples {
+    fn of(v: &[u16], bpc: u32) -> Self {
+        if bpc == 8 {
+            Samples::U8(v.iter().map(|&x| x as u8).collect())
+        } else {
+            Samples::U16(v.to_vec())
+        }
+    }
+
+    fn plane(&self, w: usize, h: usize) -> Plane<'_> {
+        match self {
+            Samples::U8(v) => Plane::new_u8(v, w, h, w).unwrap(),
+            Samples::U16(v) => Plane::new_u16(v, w, h, w).unwrap(),
+        }
+    }
+}
