@@ -11,11 +11,14 @@
 //! * the extractors whose values depend on the reference only
 //!   ([`crate::feature::ExtractorDef::reference_only`]: motion, float_motion) run once per frame:
 //!   the first engine's job to reach one computes it into the frame's [`ReferenceValues`], the
-//!   other renditions copy its values.
+//!   other renditions copy its values;
+//! * the reference-side work of extractors that read both pictures and opt in
+//!   ([`crate::feature::ExtractorDef::shares_reference`]: integer ADM's reference DWT bands and
+//!   denominators) is done once per frame into the instance's
+//!   [`crate::feature::SharedReference`], which every rendition's instance reads.
 //!
 //! The worker threads are divided between the engines, so a ladder uses the threads one run
-//! would. Not shared yet: the reference-side parts of extractors that read both pictures (VIF's
-//! reference statistics and denominator, ADM's reference decomposition).
+//! would. Not shared yet: VIF's reference statistics, denominator and downsampled references.
 
 use std::sync::Arc;
 

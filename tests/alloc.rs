@@ -3,7 +3,9 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use vmaf_rs::{ChromaLayout, Engine, EngineConfig, FrameScores, Picture, PictureFormat, Plane};
+use vmaf_rs::{
+    ChromaLayout, Engine, EngineConfig, FrameScores, Ladder, Picture, PictureFormat, Plane,
+};
 
 struct Counting;
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
@@ -28,6 +30,9 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static A: Counting = Counting;
+
+/// The count is global: the tests take turns (another test's allocations would count too).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn frames(n: usize, w: usize, h: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
     (0..n)
@@ -77,6 +82,7 @@ fn allocations_for(threads: usize) -> usize {
 
 #[test]
 fn hot_path_does_not_allocate_per_frame() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // 256 frames: only the two history vectors doubling (≈ 2·log2 growth) may allocate.
     let single = allocations_for(0);
     assert!(
@@ -89,4 +95,58 @@ fn hot_path_does_not_allocate_per_frame() {
         "{multi} allocations over 256 frames (2 threads)"
     );
     eprintln!("allocations over 256 frames: {single} (n_threads=0), {multi} (n_threads=2)");
+}
+
+/// Allocations of a ladder of 3 renditions (the default model: ADM's shared reference side,
+/// motion's shared values) over 256 frames after warm-up.
+fn ladder_allocations_for(threads: usize) -> usize {
+    let (w, h) = (96, 64);
+    let fmt = PictureFormat {
+        width: w,
+        height: h,
+        bpc: 8,
+        layout: ChromaLayout::Yuv420,
+    };
+    let mut cfg = EngineConfig::new(fmt);
+    cfg.n_threads = threads;
+    let mut l = Ladder::new(cfg, 3).unwrap();
+    let data = frames(8, w, h);
+    let mut out = FrameScores::default();
+    let mut send = |l: &mut Ladder, i: usize| {
+        fn pic(v: &[u8], fmt: PictureFormat) -> Picture<'_> {
+            let (w, h) = (fmt.width, fmt.height);
+            Picture::new(fmt, Plane::new_u8(v, w, h, w).unwrap()).unwrap()
+        }
+        let (r, d) = &data[i % data.len()];
+        let (_, d2) = &data[(i + 3) % data.len()];
+        let pr = pic(r, fmt);
+        let ds = [pic(d, fmt), pic(d2, fmt), pic(r, fmt)];
+        l.send(&pr, &ds).unwrap();
+        for k in 0..3 {
+            while l.receive_into(k, &mut out) {}
+        }
+    };
+    for i in 0..16 {
+        send(&mut l, i);
+    }
+    let before = ALLOCS.load(Ordering::Relaxed);
+    for i in 16..16 + 256 {
+        send(&mut l, i);
+    }
+    ALLOCS.load(Ordering::Relaxed) - before
+}
+
+#[test]
+fn ladder_does_not_allocate_per_frame() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Three engines' history vectors doubling, as above; the pooled references, values and
+    // shared reference-side states are reused.
+    for threads in [0, 6] {
+        let n = ladder_allocations_for(threads);
+        assert!(
+            n <= 48,
+            "{n} allocations over 256 ladder frames (n_threads={threads})"
+        );
+        eprintln!("ladder allocations over 256 frames: {n} (n_threads={threads})");
+    }
 }

@@ -174,9 +174,18 @@ impl Adm {
         if prm.skip_scale0 {
             return SKIPPED_SCALE0;
         }
-        let den = den_s0(k, &pl, prm.noise_weight, r.s0.hvd(), b.stride);
-        let (num, aim) = joint_s0(k, &pl, &prm, self.i_rfactor_s0, self.isa, r.s0.hvd(), b);
-        (num, den, aim)
+        let st = b.stride;
+        let den = || den_s0(k, &pl, prm.noise_weight, r.s0.hvd(), st);
+        joint_s0(
+            k,
+            &pl,
+            &prm,
+            self.i_rfactor_s0,
+            self.isa,
+            r.s0.hvd(),
+            den,
+            b,
+        )
     }
 
     /// Scale 1, 2 or 3: DWT of the previous approximation bands, decouple, denominator, DLM and
@@ -202,10 +211,9 @@ impl Adm {
                 k, a0, b16.stride, &pl, s, ind_y, ind_x, lo, hi, out, prev_a, st,
             );
         }
-        let den = den_s123(k, &pl, s, prm.noise_weight, r.s123.hvd(), st);
+        let den = || den_s123(k, &pl, s, prm.noise_weight, r.s123.hvd(), st);
         let irf = self.i_rfactor_s123[s - 1];
-        let (num, aim) = joint_s123(k, &pl, s, &prm, irf, r.s123.hvd(), b);
-        (num, den, aim)
+        joint_s123(k, &pl, s, &prm, irf, r.s123.hvd(), den, b)
     }
 
     /// Computes one frame's ADM values from the reference and distorted luma planes.
@@ -331,8 +339,17 @@ impl Adm {
             if skip {
                 return SKIPPED_SCALE0;
             }
-            let (num, aim) = joint_s0(k, &pl, &prm, self.i_rfactor_s0, self.isa, r.s0.hvd(), b16);
-            return (num, r.den[0], aim);
+            let den = || r.den[0];
+            return joint_s0(
+                k,
+                &pl,
+                &prm,
+                self.i_rfactor_s0,
+                self.isa,
+                r.s0.hvd(),
+                den,
+                b16,
+            );
         }
         let b = &mut self.b32;
         let st = b.stride;
@@ -343,8 +360,7 @@ impl Adm {
         );
         let irf = self.i_rfactor_s123[s - 1];
         let ref_hvd = r.s123[s - 1].hvd();
-        let (num, aim) = joint_s123(k, &pl, s, &prm, irf, ref_hvd, b);
-        (num, r.den[s], aim)
+        joint_s123(k, &pl, s, &prm, irf, ref_hvd, || r.den[s], b)
     }
 }
 
@@ -383,7 +399,9 @@ fn den_s123(
 }
 
 /// Scale 0's joint terms: decouple `b.dis` against the reference's detail bands, then DLM and
-/// AIM masking. Returns `(num, aim_num)`.
+/// AIM masking; `den` (the denominator, computed or shared) is taken in between, where libvmaf
+/// computes it. Returns `(num, den, aim_num)`.
+#[allow(clippy::too_many_arguments)]
 fn joint_s0(
     k: &Kernels,
     pl: &ScalePlan,
@@ -391,8 +409,9 @@ fn joint_s0(
     irf: [u16; 3],
     isa: LibvmafIsa,
     ref_hvd: [&[i16]; 3],
+    den: impl FnOnce() -> f32,
     b: &mut Bufs16,
-) -> (f32, f32) {
+) -> (f32, f32, f32) {
     let st = b.stride;
     k.decouple_s0(
         ref_hvd,
@@ -403,6 +422,7 @@ fn joint_s0(
         pl.reg_dec,
         prm.enhn_gain_limit,
     );
+    let den = den();
     let shifts = CmShiftsS0::new(pl.w, pl.h, isa);
     let acc = b.csf_cm(k, false, pl, irf, shifts);
     let num = scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, prm.noise_weight);
@@ -412,10 +432,11 @@ fn joint_s0(
         let acc = b.csf_cm(k, true, pl, irf, shifts);
         scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, 0.0)
     };
-    (num, aim)
+    (num, den, aim)
 }
 
 /// Scale `s`'s (1..3) joint terms, as [`joint_s0`].
+#[allow(clippy::too_many_arguments)]
 fn joint_s123(
     k: &Kernels,
     pl: &ScalePlan,
@@ -423,8 +444,9 @@ fn joint_s123(
     prm: &AdmParams,
     irf: [u32; 3],
     ref_hvd: [&[i32]; 3],
+    den: impl FnOnce() -> f32,
     b: &mut Bufs32,
-) -> (f32, f32) {
+) -> (f32, f32, f32) {
     let st = b.stride;
     k.decouple_s123(
         ref_hvd,
@@ -435,6 +457,7 @@ fn joint_s123(
         pl.reg_dec,
         prm.enhn_gain_limit,
     );
+    let den = den();
     let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
     let acc = b.csf_cm(k, false, pl, irf, shifts);
     let num = scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, prm.noise_weight);
@@ -444,7 +467,7 @@ fn joint_s123(
         let acc = b.csf_cm(k, true, pl, irf, shifts);
         scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, 0.0)
     };
-    (num, aim)
+    (num, den, aim)
 }
 
 /// One side's scale-`s` (1..3) DWT level into `out`: from scale 0's approximation band `a0`
