@@ -248,6 +248,11 @@ fn nvdec_cannot_decode(file: &str) -> Option<String> {
 /// run's output frames are CUDA frames with per-frame metadata. Returns the frames compared.
 /// `sw` is the CUDA frames' sw_format (for `hwdownload,format=`).
 fn cuda_vs_cpu(case: &str, input: &Input, sw: &str, opts: &str) -> usize {
+    cuda_vs_cpu_placed(case, input, sw, opts).0
+}
+
+/// [`cuda_vs_cpu`], also returning the CUDA run's placement line (where each feature ran).
+fn cuda_vs_cpu_placed(case: &str, input: &Input, sw: &str, opts: &str) -> (usize, String) {
     let dir = workdir(case);
     let (cuda_log, cpu_log, meta) = (
         dir.join("cuda.json"),
@@ -357,7 +362,13 @@ fn cuda_vs_cpu(case: &str, input: &Input, sw: &str, opts: &str) -> usize {
     assert_eq!(tagged, n, "{case}: frames with lavfi.vmaf_rs.vmaf metadata");
     eprintln!("{case}: {n} frames bit-identical (CUDA == CPU)");
     println!("bit-identical: {case}: {n} frames");
-    n
+    let placement = t
+        .lines()
+        .find(|l| l.contains("on CUDA: "))
+        .unwrap_or_else(|| panic!("{case}: no placement line:\n{t}"))
+        .trim()
+        .to_string();
+    (n, placement)
 }
 
 fn lavfi(src: &str, chain: &str) -> String {
@@ -437,6 +448,84 @@ fn hwupload_yuv444p16_two_models() {
         // quoted: the graph parser keeps '\:' for the filter's own option parser
         "model='version=vmaf_v0.6.1\\:name=vmaf|version=vmaf_v0.6.1neg\\:name=vmaf_neg'",
     );
+}
+
+/// The eight v1.0.16 models (cambi, speed_chroma, adm3, motion3 with the HFR options), then a
+/// whole request (a v1 model, v0.6.1, psnr and float_ssim), entirely on CUDA (nothing on the CPU
+/// fallback) and CUDA == CPU: hwupload 4:2:0 nv12 and an odd-size 4:4:4, NVDEC H.264 and HEVC
+/// 10-bit.
+#[test]
+fn v1_models_and_a_whole_request_entirely_on_cuda() {
+    if skip() {
+        return;
+    }
+    const MODELS: [&str; 8] = [
+        "vmaf_v1.0.16_1d5h_2160",
+        "vmaf_v1.0.16_3d0h",
+        "vmaf_v1.0.16_3d0h_2160",
+        "vmaf_v1.0.16_5d0h",
+        "vmaf_v1.0.16_hfr_1d5h_2160",
+        "vmaf_v1.0.16_hfr_3d0h",
+        "vmaf_v1.0.16_hfr_3d0h_2160",
+        "vmaf_v1.0.16_hfr_5d0h",
+    ];
+    let all = MODELS
+        .iter()
+        .enumerate()
+        .map(|(i, m)| format!("version={m}\\:name=m{i}"))
+        .collect::<Vec<_>>()
+        .join("|");
+    let on_gpu_only = |case: &str, line: &str| {
+        assert!(
+            !line.contains("on the CPU from"),
+            "{case}: something ran on the CPU fallback: {line}"
+        );
+        println!("{case}: {line}");
+    };
+    for (case, src, chain, sw) in [
+        (
+            "v1-models-nv12-720p",
+            "testsrc2=s=1280x720:r=25:d=0.4",
+            "format=nv12",
+            "nv12",
+        ),
+        (
+            "v1-models-yuv444p-481x271",
+            "testsrc2=s=481x271:r=25:d=0.4",
+            "format=yuv444p",
+            "yuv444p",
+        ),
+    ] {
+        let (_, line) = cuda_vs_cpu_placed(
+            case,
+            &Input::Lavfi {
+                dis: lavfi(src, &format!("noise=alls=14:allf=t+u,{chain}")),
+                reference: lavfi(src, chain),
+            },
+            sw,
+            &format!("model='{all}'"),
+        );
+        on_gpu_only(case, &line);
+    }
+    let request = "model='version=vmaf_v1.0.16_3d0h\\:name=v1|version=vmaf_v0.6.1\\:name=vmaf':\
+                   feature='name=psnr|name=float_ssim'";
+    for (case, dis, reference, sw) in [
+        (
+            "v1-request-nvdec-h264-1080p",
+            "dis_h264_1080p.mkv",
+            "ref_h264_1080p.mkv",
+            "nv12",
+        ),
+        (
+            "v1-request-nvdec-hevc10-1080p",
+            "dis_hevc10_1080p.mkv",
+            "ref_hevc10_1080p.mkv",
+            "p010le",
+        ),
+    ] {
+        let (_, line) = cuda_vs_cpu_placed(case, &Input::Files { dis, reference }, sw, request);
+        on_gpu_only(case, &line);
+    }
 }
 
 #[test]

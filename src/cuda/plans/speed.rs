@@ -807,7 +807,12 @@ mod tests {
 
     /// One plane through every kernel as `SpeedPlan::run_plane` and `run_cov` queue them, into
     /// its result slots as the device writes them.
-    fn plane_slots_of(core: &Speed, t: Option<&DeviceTaps>, family: i32, plane: &[f32]) -> Vec<u64> {
+    fn plane_slots_of(
+        core: &Speed,
+        t: Option<&DeviceTaps>,
+        family: i32,
+        plane: &[f32],
+    ) -> Vec<u64> {
         let d = *core.dims();
         let (aa, mean) = core.filters();
         let (aa, mean) = (taps(aa), taps(mean));
