@@ -14,6 +14,9 @@
 #                          libx264/libx265/libsvtav1/libvpx)
 # There (device machine; carry build/gpu), in the repository root:
 #   scripts/gpu-check.sh [build/gpu]        # logs go to $OUT when set, else build/gpu/logs
+#   GPU_CHECK_PART=main | floats            # in two device calls: all but the float kernels'
+#                                           # sanitizer runs, then only those (each fits 600 s)
+#   VMAF_RS_REDUCER_OPTS=…                  # cuda_reducer's vmaf_rs options (the reducer-v1 step)
 #
 # Runs, in this order (each step under a timeout; the whole fits one 10-minute device call):
 #   ffmpeg-cuda    CUDA == CPU per-frame values through the filter (hwupload 8/10/16-bit, NVDEC
@@ -127,39 +130,50 @@ step() {  # step NAME TIMEOUT LOGFILE CMD...
 }
 left() { echo $((budget - SECONDS)); }
 
-step ffmpeg-cuda 150 "$logs/ffmpeg-cuda.log" "$F" --test-threads=3 --nocapture --skip throughput
-step throughput 60 "$logs/throughput.log" "$F" --test-threads=1 --nocapture throughput
-if [ "$quick" != 1 ]; then
-    step rust-tests 150 "$logs/rust-tests.log" "$T" --test-threads=1 --nocapture
-    step reducer 200 "$logs/reducer.log" "$R" 100 10 3840 2160 5
-    step info:reducer-ctl 100 "$logs/reducer-ctl.log" "$R" 100 1 64 64 5 device
-else
-    step reducer 60 "$logs/reducer.log" "$R" 10 10 3840 2160 5
-fi
-step san-reducer 120 "$logs/san-reducer.log" "$SAN" --tool memcheck --leak-check full --error-exitcode 9 \
-    "$R" 3 5 1920 1080 3
-# Under ASan the reducer's own RSS verdict is meaningless (the quarantine keeps freed memory):
-# pass = no AddressSanitizer/LeakSanitizer report (the CUDA driver is not instrumented).
-if [ -x "$dir/cuda_reducer_asan" ]; then
-    ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:halt_on_error=1 \
-        step info:asan-run 120 "$logs/asan-reducer.log" "$dir/cuda_reducer_asan" 10 5 1920 1080 2 || true
-    names+=(asan-reducer)
-    if grep -q "Sanitizer" "$logs/asan-reducer.log"; then
-        results+=("rc=1 AddressSanitizer/LeakSanitizer report")
+# GPU_CHECK_PART: all (default), main (everything but the float kernels' sanitizer runs) or
+# floats (only those): with every kernel the whole check no longer fits one 600 s device call.
+part="${GPU_CHECK_PART:-all}"
+if [ "$part" != floats ]; then
+    step ffmpeg-cuda 200 "$logs/ffmpeg-cuda.log" "$F" --test-threads=3 --nocapture --skip throughput
+    step throughput 60 "$logs/throughput.log" "$F" --test-threads=1 --nocapture throughput
+    if [ "$quick" != 1 ]; then
+        step rust-tests 150 "$logs/rust-tests.log" "$T" --test-threads=1 --nocapture
+        step reducer 200 "$logs/reducer.log" "$R" 100 10 3840 2160 5
+        step info:reducer-ctl 100 "$logs/reducer-ctl.log" "$R" 100 1 64 64 5 device
+        # A v1 model + psnr + float_ssim (cambi, speed_chroma, adm3, motion3 and the float
+        # kernels' buffers): 100 graph cycles at 4K.
+        VMAF_RS_REDUCER_OPTS="model='version=vmaf_v1.0.16_3d0h\:name=vmaf':feature='name=psnr|name=float_ssim'" \
+            step reducer-v1 150 "$logs/reducer-v1.log" "$R" 100 4 3840 2160 5
     else
-        results+=("rc=0 no AddressSanitizer/LeakSanitizer report")
+        step reducer 60 "$logs/reducer.log" "$R" 10 10 3840 2160 5
+    fi
+    step san-reducer 120 "$logs/san-reducer.log" "$SAN" --tool memcheck --leak-check full --error-exitcode 9 \
+        "$R" 3 5 1920 1080 3
+    # Under ASan the reducer's own RSS verdict is meaningless (the quarantine keeps freed memory):
+    # pass = no AddressSanitizer/LeakSanitizer report (the CUDA driver is not instrumented).
+    if [ -x "$dir/cuda_reducer_asan" ]; then
+        ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:halt_on_error=1 \
+            step info:asan-run 120 "$logs/asan-reducer.log" "$dir/cuda_reducer_asan" 10 5 1920 1080 2 || true
+        names+=(asan-reducer)
+        if grep -q "Sanitizer" "$logs/asan-reducer.log"; then
+            results+=("rc=1 AddressSanitizer/LeakSanitizer report")
+        else
+            results+=("rc=0 no AddressSanitizer/LeakSanitizer report")
+        fi
+    fi
+    step bench 150 "$logs/bench.log" "$root/scripts/bench.sh" --cuda
+    if [ "$quick" != 1 ]; then
+        subset=(gpu::bit_identical_8bit_padded gpu::bit_identical_odd_and_tiny_sizes gpu::refused_frames_are_released gpu::bit_identical_10bit_msb_p010)
+        [ "$(left)" -gt 60 ] && step rust-bench 50 "$logs/rust-bench.log" "$T" --ignored --nocapture bench
+        [ "$(left)" -gt 60 ] && step memcheck 55 "$logs/memcheck.log" "$SAN" --tool memcheck --leak-check full --error-exitcode 9 \
+            "$T" --test-threads=1 "${subset[@]}"
+        [ "$(left)" -gt 45 ] && step initcheck 40 "$logs/initcheck.log" "$SAN" --tool initcheck --error-exitcode 9 \
+            "$T" --test-threads=1 gpu::bit_identical_odd_and_tiny_sizes
+        [ "$(left)" -gt 45 ] && step racecheck 40 "$logs/racecheck.log" "$SAN" --tool racecheck --error-exitcode 9 \
+            "$T" --test-threads=1 gpu::bit_identical_8bit_padded
     fi
 fi
-step bench 150 "$logs/bench.log" "$root/scripts/bench.sh" --cuda
-if [ "$quick" != 1 ]; then
-    subset=(gpu::bit_identical_8bit_padded gpu::bit_identical_odd_and_tiny_sizes gpu::refused_frames_are_released gpu::bit_identical_10bit_msb_p010)
-    [ "$(left)" -gt 60 ] && step rust-bench 50 "$logs/rust-bench.log" "$T" --ignored --nocapture bench
-    [ "$(left)" -gt 60 ] && step memcheck 55 "$logs/memcheck.log" "$SAN" --tool memcheck --leak-check full --error-exitcode 9 \
-        "$T" --test-threads=1 "${subset[@]}"
-    [ "$(left)" -gt 45 ] && step initcheck 40 "$logs/initcheck.log" "$SAN" --tool initcheck --error-exitcode 9 \
-        "$T" --test-threads=1 gpu::bit_identical_odd_and_tiny_sizes
-    [ "$(left)" -gt 45 ] && step racecheck 40 "$logs/racecheck.log" "$SAN" --tool racecheck --error-exitcode 9 \
-        "$T" --test-threads=1 gpu::bit_identical_8bit_padded
+if [ "$quick" != 1 ] && [ "$part" != main ]; then
     # The float kernels (shared-memory tiles, one-thread sums): every case of their tests.
     floats=(gpu::float_ssim_kernel_every_depth_and_option gpu::float_ms_ssim_kernel_every_depth_and_option
             gpu::float_motion_kernel_every_depth_and_option gpu::float_moment_kernel_every_depth_and_layout
@@ -168,7 +182,8 @@ if [ "$quick" != 1 ]; then
             gpu::float_ansnr_kernel_every_depth_and_option gpu::psnr_hvs_kernel_every_depth_and_option
             gpu::float_adm_kernel_every_depth_and_option
             gpu::speed_kernel_every_depth_and_option)
-    [ "$(left)" -gt 60 ] && step new-memcheck 160 "$logs/new-memcheck.log" "$SAN" --tool memcheck --error-exitcode 9 \
+    # memcheck on the small pictures too when the part has its own call (VMAF_RS_GPU_SMALL_CASES).
+    [ "$(left)" -gt 60 ] && VMAF_RS_GPU_SMALL_CASES=1 step new-memcheck 240 "$logs/new-memcheck.log" "$SAN" --tool memcheck --error-exitcode 9 \
         "$T" --test-threads=1 "${floats[@]}"
     # racecheck is slower: the small pictures only (VMAF_RS_GPU_SMALL_CASES, printed per case).
     [ "$(left)" -gt 60 ] && VMAF_RS_GPU_SMALL_CASES=1 step new-racecheck 240 "$logs/new-racecheck.log" \
@@ -177,15 +192,16 @@ fi
 
 summary() {
     echo "=== summary ($(cat "$logs/gpu.txt"); ${SECONDS}s)"
-    grep -h "^bit-identical:\|throughput: .*fps\|differ\|panicked\|FAILED\|test result" "$logs/ffmpeg-cuda.log" "$logs/throughput.log" | sed 's/^/  /'
+    grep -sh "^bit-identical:\|throughput: .*fps\|differ\|panicked\|FAILED\|test result" "$logs/ffmpeg-cuda.log" "$logs/throughput.log" | sed 's/^/  /'
     [ -f "$logs/rust-tests.log" ] && grep -h "lifecycle:\|test result\|panicked" "$logs/rust-tests.log" | sed 's/^/  rust: /'
     [ -f "$logs/rust-bench.log" ] && grep -h "^bench:" "$logs/rust-bench.log" | sed 's/^/  rust: /'
-    grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer.log" | sed 's/^/  reducer: /'
+    [ -f "$logs/reducer.log" ] && grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer.log" | sed 's/^/  reducer: /'
+    [ -f "$logs/reducer-v1.log" ] && grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer-v1.log" | sed 's/^/  reducer (v1 + psnr + float_ssim): /'
     [ -f "$logs/reducer-ctl.log" ] && grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer-ctl.log" | sed 's/^/  reducer-ctl (device only): /'
     for f in "$logs"/san-reducer.log "$logs"/*check.log; do
         [ -f "$f" ] && grep -h "ERROR SUMMARY\|LEAK SUMMARY\|RACECHECK SUMMARY" "$f" | sed "s/^/  $(basename "$f" .log): /"
     done
-    grep -h "^bench:" "$logs/bench.log" | sed 's/^/  /'
+    [ -f "$logs/bench.log" ] && grep -h "^bench:" "$logs/bench.log" | sed 's/^/  /'
     status=0
     for i in "${!names[@]}"; do
         printf '  %-18s %s\n' "${names[$i]}" "${results[$i]}"

@@ -16,7 +16,7 @@
  * neither RSS nor the heap in use grew by more than 1 MiB; 1 otherwise; 2 on errors. With
  * CYCLES <= WARMUP nothing is checked (for short runs under compute-sanitizer).
  *
- *   cuda_reducer [CYCLES=100] [FRAMES=10] [WIDTH=3840] [HEIGHT=2160] [WARMUP=5] [MODE=graph]
+ *   [VMAF_RS_REDUCER_OPTS=filter options] cuda_reducer [CYCLES=100] [FRAMES=10] [WIDTH=3840] [HEIGHT=2160] [WARMUP=5] [MODE=graph]
  *
  * MODE=device only creates and frees the CUDA device each cycle (a control: what the driver and
  * FFmpeg's CUDA device cost without vmaf_rs).
@@ -134,7 +134,10 @@ static int cycle(int frames, int w, int h, int device_only, double *vmaf_last)
     AVFrame *frame = NULL;
     AVFilterGraphSegment *seg = NULL;
     AVFilterInOut *ins = NULL, *outs = NULL;
-    char desc[1024];
+    char desc[2048];
+    /* VMAF_RS_REDUCER_OPTS: the filter's options (e.g. a v1 model + psnr + float_ssim; the
+     * model must be named vmaf, whose metadata each cycle checks). */
+    const char *opts = getenv("VMAF_RS_REDUCER_OPTS") ? getenv("VMAF_RS_REDUCER_OPTS") : "";
     int ret, n = 0;
 
     ret = av_hwdevice_ctx_create(&dev, AV_HWDEVICE_TYPE_CUDA, NULL, NULL, 0);
@@ -156,8 +159,8 @@ static int cycle(int frames, int w, int h, int device_only, double *vmaf_last)
     snprintf(desc, sizeof(desc),
              "testsrc2=s=%dx%d:r=25,trim=end_frame=%d,format=nv12,hwupload[ref];"
              "testsrc2=s=%dx%d:r=25,trim=end_frame=%d,noise=c0s=12:c0f=t,format=nv12,hwupload[dis];"
-             "[dis][ref]vmaf_rs,buffersink@sink",
-             w, h, frames, w, h, frames);
+             "[dis][ref]vmaf_rs%s%s,buffersink@sink",
+             w, h, frames, w, h, frames, opts[0] ? "=" : "", opts);
     /* hwupload needs its device at init: create the filters, give each the device, then init. */
     ret = avfilter_graph_segment_parse(graph, desc, 0, &seg);
     if (ret >= 0)
