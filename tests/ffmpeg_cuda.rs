@@ -472,7 +472,11 @@ fn v1_models_and_a_whole_request_entirely_on_cuda() {
     let all = MODELS
         .iter()
         .enumerate()
-        .map(|(i, m)| format!("version={m}\\:name=m{i}"))
+        // The first is named vmaf: its per-frame metadata (lavfi.vmaf_rs.vmaf) is checked.
+        .map(|(i, m)| match i {
+            0 => format!("version={m}\\:name=vmaf"),
+            _ => format!("version={m}\\:name=m{i}"),
+        })
         .collect::<Vec<_>>()
         .join("|");
     let on_gpu_only = |case: &str, line: &str| {
