@@ -9,6 +9,7 @@ use crate::engine::FrameScores;
 use crate::error::{Error, Result};
 use crate::picture::{Chroma, ChromaLayout, Picture, PictureFormat, Plane};
 use crate::session::{LogLevel, Session};
+use smallvec::SmallVec;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -267,7 +268,10 @@ fn layout_of(l: VmafRsLayout) -> Result<ChromaLayout> {
 ///
 /// # Safety
 /// `p` must point to a valid descriptor whose luma plane is readable as described.
-unsafe fn picture<'a>(p: *const VmafRsPicture, what: &str) -> Result<Picture<'a>> {
+unsafe fn picture<'a>(
+    p: *const VmafRsPicture,
+    what: impl std::fmt::Display,
+) -> Result<Picture<'a>> {
     if p.is_null() {
         return Err(Error::InvalidOption(format!("{what} picture is NULL")));
     }
@@ -669,12 +673,13 @@ pub unsafe extern "C" fn vmaf_rs_send_ladder(
         let ds = unsafe { std::slice::from_raw_parts(distorted, n as usize) };
         // SAFETY: descriptors valid for the call per the contract.
         let r = unsafe { picture(reference, "reference")? };
+        // On the stack for ladders of up to 8 renditions: nothing allocated per frame.
         let pics = ds
             .iter()
             .enumerate()
             // SAFETY: each element is a valid descriptor per the contract.
-            .map(|(i, d)| unsafe { picture(d, &format!("rendition {i}")) })
-            .collect::<Result<Vec<_>>>()?;
+            .map(|(i, d)| unsafe { picture(d, format_args!("rendition {i}")) })
+            .collect::<Result<SmallVec<[_; 8]>>>()?;
         c.session.send_ladder(&r, &pics)?;
         Ok(0)
     })

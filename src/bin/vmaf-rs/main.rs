@@ -523,7 +523,8 @@ fn run_ladder(args: &Args) -> Result<()> {
             .iter()
             .zip(wd.iter_mut())
             .map(|(f, w)| picture(fmt_in, f, w, chroma))
-            .collect::<Result<Vec<_>>>()?;
+            // On the stack for up to 8 renditions: nothing allocated per frame.
+            .collect::<Result<smallvec::SmallVec<[_; 8]>>>()?;
         ladder.send(&pr, &pds)?;
         for i in 0..ladder.renditions() {
             while ladder.receive_into(i, &mut scores) {}
