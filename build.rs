@@ -1,6 +1,8 @@
 //! Build script: with feature `cuda`, compiles `kernels/*.cu` into ONE fatbin in `OUT_DIR`
 //! (SASS for sm_75/80/86/89/90 plus compute_75 PTX; see kernels/README.md), which `src/cuda`
-//! embeds with `include_bytes!`. Without the feature it does nothing. Never downloads anything.
+//! embeds with `include_bytes!`. Never downloads anything.
+//!
+//! Always: the VNNI copies of the AVX-512 kernel modules (see [`vnni_copies`]).
 //!
 //! nvcc is looked up as: `$NVCC`, then `build/cuda-venv` (made by `scripts/cuda-toolchain.sh`),
 //! then `nvcc` on `PATH`, then `/usr/local/cuda/bin/nvcc`.
@@ -16,6 +18,7 @@ const PTX_ARCH: &str = "75";
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=NVCC");
+    vnni_copies();
     if std::env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
     }
@@ -127,4 +130,44 @@ fn fail(msg: &str) -> ! {
     eprintln!("error: vmaf_rs CUDA kernels: {msg}");
     println!("cargo:warning=vmaf_rs CUDA kernels: {msg}");
     std::process::exit(1);
+}
+
+/// The AVX-512 feature list every `#[target_feature]` of an AVX-512 kernel module names.
+const AVX512: &str = "\"avx512f,avx512bw,avx512cd,avx512dq\"";
+/// The same list with VNNI, under which LLVM fuses each `vpmaddwd` + `vpaddd` into `vpdpwssd`.
+const AVX512_VNNI: &str = "\"avx512f,avx512bw,avx512cd,avx512dq,avx512vnni\"";
+/// The last feature test of each module's `install`, to which the copy adds VNNI's.
+const INSTALL_CHECK: &str = "is_x86_feature_detected!(\"avx512dq\"))";
+
+/// Writes `OUT_DIR/<feature>_x86_64_avx512_vnni.rs` for VIF and ADM: their AVX-512 kernel module
+/// with VNNI added to every target feature list and to `install`'s CPU check, and without its
+/// inner doc comments (the copy is `include!`d into a module of its own, `CpuLevel::Avx512Vnni`).
+/// One source for both levels: the copies cannot drift from the kernels they are compiled from.
+fn vnni_copies() {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
+    for feature in ["vif", "adm"] {
+        let src = root.join(format!("src/feature/{feature}/x86_64_avx512.rs"));
+        println!("cargo:rerun-if-changed={}", src.display());
+        let text = std::fs::read_to_string(&src)
+            .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", src.display())));
+        if !text.contains(AVX512) || text.matches(INSTALL_CHECK).count() != 1 {
+            fail(&format!(
+                "{}: expected {AVX512} target features and one `{INSTALL_CHECK}` in install",
+                src.display()
+            ));
+        }
+        let body: String = text
+            .lines()
+            .filter(|l| !l.starts_with("//!"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let body = body.replace(AVX512, AVX512_VNNI).replace(
+            INSTALL_CHECK,
+            "is_x86_feature_detected!(\"avx512dq\")\n        && is_x86_feature_detected!(\"avx512vnni\"))",
+        );
+        let dst = out.join(format!("{feature}_x86_64_avx512_vnni.rs"));
+        std::fs::write(&dst, body)
+            .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", dst.display())));
+    }
 }

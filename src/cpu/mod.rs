@@ -1,6 +1,6 @@
 //! CPU feature level detection, ordered so SIMD kernels can be added as peers of the scalar ones.
 //!
-//! `VMAF_RS_CPU=scalar|avx2|avx512` may only lower the detected level (never raise it), so a user
+//! `VMAF_RS_CPU=scalar|avx2|avx512|avx512vnni` may only lower the detected level (never raise it), so a user
 //! can force the scalar specification kernels for comparison.
 
 use std::sync::OnceLock;
@@ -15,11 +15,20 @@ pub enum CpuLevel {
     Avx2,
     /// x86-64 AVX-512 (F + BW).
     Avx512,
+    /// x86-64 AVX-512 with VNNI: the AVX-512 kernels compiled with VNNI enabled too (each
+    /// 16-bit `madd` and the add of its products fuse into one `vpdpwssd`; build.rs makes the
+    /// copies), where the CPU has it.
+    Avx512Vnni,
 }
 
 impl CpuLevel {
     /// Every level, lowest first.
-    pub const ALL: [CpuLevel; 3] = [CpuLevel::Scalar, CpuLevel::Avx2, CpuLevel::Avx512];
+    pub const ALL: [CpuLevel; 4] = [
+        CpuLevel::Scalar,
+        CpuLevel::Avx2,
+        CpuLevel::Avx512,
+        CpuLevel::Avx512Vnni,
+    ];
 
     /// Parses a level name as accepted by `VMAF_RS_CPU`.
     pub fn parse(s: &str) -> Option<Self> {
@@ -27,6 +36,7 @@ impl CpuLevel {
             "scalar" | "none" => Some(CpuLevel::Scalar),
             "avx2" => Some(CpuLevel::Avx2),
             "avx512" => Some(CpuLevel::Avx512),
+            "avx512vnni" => Some(CpuLevel::Avx512Vnni),
             _ => None,
         }
     }
@@ -35,7 +45,11 @@ impl CpuLevel {
         #[cfg(target_arch = "x86_64")]
         {
             if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") {
-                return CpuLevel::Avx512;
+                return if is_x86_feature_detected!("avx512vnni") {
+                    CpuLevel::Avx512Vnni
+                } else {
+                    CpuLevel::Avx512
+                };
             }
             if is_x86_feature_detected!("avx2") {
                 return CpuLevel::Avx2;
@@ -97,6 +111,8 @@ mod tests {
     #[test]
     fn levels_are_ordered_and_parse() {
         assert!(CpuLevel::Scalar < CpuLevel::Avx2 && CpuLevel::Avx2 < CpuLevel::Avx512);
+        assert!(CpuLevel::Avx512 < CpuLevel::Avx512Vnni);
+        assert_eq!(CpuLevel::parse("avx512vnni"), Some(CpuLevel::Avx512Vnni));
         assert_eq!(CpuLevel::parse("AVX2"), Some(CpuLevel::Avx2));
         assert_eq!(CpuLevel::parse("bogus"), None);
         assert!(cpu_level() <= CpuLevel::detect_hw());

@@ -25,6 +25,13 @@ mod x86_64_avx2;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod x86_64_avx512;
+/// The AVX-512 kernels compiled with VNNI as well ([`crate::cpu::CpuLevel::Avx512Vnni`]):
+/// `x86_64_avx512.rs` with VNNI added to its target features, copied by build.rs.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx512_vnni {
+    include!(concat!(env!("OUT_DIR"), "/vif_x86_64_avx512_vnni.rs"));
+}
 
 use super::options::{OptKind, OptSpec};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
@@ -150,6 +157,9 @@ impl Kernels {
             }
             if level >= CpuLevel::Avx512 {
                 x86_64_avx512::install(&mut k);
+            }
+            if level >= CpuLevel::Avx512Vnni {
+                x86_64_avx512_vnni::install(&mut k);
             }
         }
         k.level = level;

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use super::scalar::{self, CmShiftsS0, QuadMut, Region};
 #[cfg(target_arch = "x86_64")]
-use super::{x86_64_avx2, x86_64_avx512};
+use super::{x86_64_avx2, x86_64_avx512, x86_64_avx512_vnni};
 use crate::cpu::CpuLevel;
 use crate::fidelity::LibvmafIsa;
 
@@ -148,6 +148,9 @@ impl Kernels {
             }
             if level >= CpuLevel::Avx512 {
                 x86_64_avx512::install(&mut k);
+            }
+            if level >= CpuLevel::Avx512Vnni {
+                x86_64_avx512_vnni::install(&mut k);
             }
         }
         k.level = level;

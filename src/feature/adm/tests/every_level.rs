@@ -3,7 +3,7 @@
 
 use super::super::scalar::{self, QuadMut};
 use super::{compute, pattern};
-use crate::cpu::{sweep_levels, CpuLevel};
+use crate::cpu::{cpu_level, sweep_levels, CpuLevel};
 use crate::feature::adm::{Adm, AdmParams, CsfS0, CsfS123, DecoupleS0, DecoupleS123, Kernels};
 use crate::fidelity::LibvmafIsa;
 
@@ -727,5 +727,22 @@ fn whole_pictures_match_scalar_at_every_level() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn vnni_level_installs_the_vnni_copies() {
+    // The VNNI level must not silently keep the plain AVX-512 kernels (its sweeps would then
+    // compare the same code twice).
+    if cpu_level() >= CpuLevel::Avx512Vnni {
+        let (plain, vnni) = (
+            Kernels::for_level(CpuLevel::Avx512),
+            Kernels::for_level(CpuLevel::Avx512Vnni),
+        );
+        assert_ne!(plain.csf_s0 as usize, vnni.csf_s0 as usize);
+        assert_ne!(
+            plain.dwt_s0_vertical_u8 as usize,
+            vnni.dwt_s0_vertical_u8 as usize
+        );
     }
 }
