@@ -444,6 +444,19 @@ mod simd {
             );
         }
         let _ = (avx2, avx512);
+        // The VNNI copies are other functions than the plain AVX-512 ones.
+        #[cfg(target_arch = "x86_64")]
+        if crate::cpu::cpu_level() >= CpuLevel::Avx512Vnni {
+            let vnni = Kernels::for_level(CpuLevel::Avx512Vnni);
+            assert_ne!(
+                avx512.stat_horizontal as usize,
+                vnni.stat_horizontal as usize
+            );
+            assert_ne!(
+                avx512.stat_vertical_u8 as usize,
+                vnni.stat_vertical_u8 as usize
+            );
+        }
     }
 
     /// The SIMD levels this machine runs, with their kernels.
@@ -647,9 +660,22 @@ mod simd {
                         (k.subsample_horizontal)(&lr, &ld, filt, w, &mut or_a, &mut od_a);
                         scalar::subsample_horizontal(&lr, &ld, filt, w, &mut or_b, &mut od_b);
                         assert_eq!(
+                            (&or_a, &od_a),
+                            (&or_b, &od_b),
+                            "{:?} horizontal w {w}",
+                            k.level()
+                        );
+                        // Values of 2^16 and more (which the vertical passes never write) take
+                        // the wide path from their block on, with the same results.
+                        let mut lw = lr.clone();
+                        lw[n / 2] |= 1 << 16;
+                        lw[n - 1] = u32::MAX;
+                        (k.subsample_horizontal)(&lw, &ld, filt, w, &mut or_a, &mut od_a);
+                        scalar::subsample_horizontal(&lw, &ld, filt, w, &mut or_b, &mut od_b);
+                        assert_eq!(
                             (or_a, od_a),
                             (or_b, od_b),
-                            "{:?} horizontal w {w}",
+                            "{:?} horizontal w {w}, wide values",
                             k.level()
                         );
                     }

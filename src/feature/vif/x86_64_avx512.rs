@@ -329,6 +329,41 @@ fn tap_pairs<const PAIRS: usize>(filt: &[u16]) -> [__m512i; PAIRS] {
     pairs
 }
 
+/// Tap pairs `(f[2i - 1], f[2i])` (`f[-1]` and taps past the end 0) as `i16` pairs in each
+/// 32-bit lane: the weights an odd output column gives the value pair that an even column
+/// weighs with [`tap_pairs`] (see [`stat_horizontal_madd`]).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn odd_tap_pairs<const PAIRS: usize>(filt: &[u16]) -> [__m512i; PAIRS] {
+    debug_assert_eq!(filt.len().div_ceil(2), PAIRS);
+    let tap = |k: usize| filt.get(k).map_or(0, |&f| f as i32);
+    let mut pairs = [_mm512_setzero_si512(); PAIRS];
+    for (i, p) in pairs.iter_mut().enumerate() {
+        let lo = if i == 0 { 0 } else { tap(2 * i - 1) };
+        *p = _mm512_set1_epi32(tap(2 * i) << 16 | lo);
+    }
+    pairs
+}
+
+/// The 32 `i16` values `2i .. 2i + 32` of the 64 in `cur` then `next` (a shift by `i` 32-bit
+/// lanes; `i` is a constant once the callers' tap loops unroll).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn window(cur: __m512i, next: __m512i, i: usize) -> __m512i {
+    match i {
+        0 => cur,
+        1 => _mm512_alignr_epi32::<1>(next, cur),
+        2 => _mm512_alignr_epi32::<2>(next, cur),
+        3 => _mm512_alignr_epi32::<3>(next, cur),
+        4 => _mm512_alignr_epi32::<4>(next, cur),
+        5 => _mm512_alignr_epi32::<5>(next, cur),
+        6 => _mm512_alignr_epi32::<6>(next, cur),
+        7 => _mm512_alignr_epi32::<7>(next, cur),
+        8 => _mm512_alignr_epi32::<8>(next, cur),
+        _ => unreachable!("window {i}: the widest filter has 9 tap pairs"),
+    }
+}
+
 /// `2^15 * sum(filt)` (wrapping): what the -2^15 offset of every `madd` operand takes away.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
@@ -547,7 +582,11 @@ fn stat_vertical_u16_block<const TAIL: bool>(
 /// [`WideAcc::narrow`]).
 const MADD_CHUNK: usize = 256;
 // The copies hold values up to the chunk rounded up to a vector, plus the filter's reach.
-const _: () = assert!(MADD_CHUNK.is_multiple_of(32) && MADD_CHUNK + 2 * PAD + 16 <= NARROW_LINE);
+const _: () = assert!(
+    MADD_CHUNK.is_multiple_of(32)
+        && MADD_CHUNK + 2 * PAD + 16 <= NARROW_LINE
+        && MADD_CHUNK + 32 <= NARROW_LINE
+);
 
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn stat_horizontal_avx512(
@@ -670,8 +709,8 @@ fn madd_taps_ok(filt: &[u16]) -> bool {
 /// `_mm512_madd_epi16` with the offset added back as `2^15 * sum(taps)`. Every filtered 16-bit
 /// half is below 2^32, so the wrapping `i32` sums equal it; the squares' 64-bit sums are
 /// `hi * 2^16 + lo`, whose `(+ 2^15) >> 16` is `hi + (lo >> 16) + ((lo & 0xffff) + 2^15) >> 16`
-/// in 32 bits. One `madd` of a run starting at tap `k` gives 16 even output columns, one of the
-/// run a column later the 16 odd ones; the VIF terms are formed on those sets (order-free integer
+/// in 32 bits. One `madd` of a window of value pairs gives 16 even output columns with the taps
+/// paired `(2i, 2i + 1)`, and 16 odd ones with them paired `(2i - 1, 2i)`; the VIF terms are formed on those sets (order-free integer
 /// sums), the columns past the row's end masked off. A chunk whose means are not all 16-bit
 /// (which the vertical passes never produce) goes to the scalar kernel. Returns the columns done
 /// (all `w`). Requires [`madd_taps_ok`].
@@ -691,6 +730,7 @@ fn stat_horizontal_madd<const PAIRS: usize>(
     assert!(taps <= 2 * PAD + 1 && bufs.iter().all(|b| b.len() >= start + w + taps - 1));
     assert_eq!(taps.div_ceil(2), PAIRS);
     let pairs: [__m512i; PAIRS] = tap_pairs(filt);
+    let odd_pairs: [__m512i; PAIRS] = odd_tap_pairs(filt);
     let offset = madd_offset(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
     let low16 = _mm512_set1_epi32(0xffff);
@@ -750,19 +790,21 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         }
         for jj in (0..cn).step_by(32) {
             // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 32.
+            // Window i (the values jj + 2i .. jj + 2i + 32: two vectors shifted by i 32-bit
+            // lanes) holds values jj + 2l + 2i and jj + 2l + 2i + 1 in lane l, which even column
+            // jj + 2l weighs with taps (2i, 2i + 1) and odd column jj + 2l + 1 with taps
+            // (2i - 1, 2i): two loads per copy instead of an unaligned one per window.
             let filtered = |q: usize| {
                 let base = narrow[q * NARROW_LINE..][..NARROW_LINE].as_ptr();
+                // SAFETY: the values read are jj .. jj + 64 <= (cn rounded up to 32) + 32 <=
+                // MADD_CHUNK + 32 <= NARROW_LINE, the length of the copy at `base`.
+                let (cur, next) =
+                    unsafe { (load_i16x32(base.add(jj)), load_i16x32(base.add(jj + 32))) };
                 let (mut e, mut o) = (offset, offset);
-                for (i, &c) in pairs.iter().enumerate() {
-                    // SAFETY: the highest value read is jj + 2i + 1 + 31 <= (cn rounded up to
-                    // 32) - 32 + taps + 31 < MADD_CHUNK + taps <= NARROW_LINE, the length of the
-                    // copy at `base` (jj < cn, 2i + 1 <= taps).
-                    let (a, b) = unsafe {
-                        let p = base.add(jj + 2 * i);
-                        (load_i16x32(p), load_i16x32(p.add(1)))
-                    };
-                    e = _mm512_add_epi32(e, _mm512_madd_epi16(a, c));
-                    o = _mm512_add_epi32(o, _mm512_madd_epi16(b, c));
+                for i in 0..PAIRS {
+                    let win = window(cur, next, i);
+                    e = _mm512_add_epi32(e, _mm512_madd_epi16(win, pairs[i]));
+                    o = _mm512_add_epi32(o, _mm512_madd_epi16(win, odd_pairs[i]));
                 }
                 // An optimisation barrier: without it LLVM interleaves the 8 copies' 144 `madd`s
                 // and spills most of their products to the stack.
@@ -1332,7 +1374,14 @@ fn subsample_horizontal_avx512(
         let v = _mm512_and_si512(_mm512_add_epi64(v, round), low32);
         _mm512_cvtepi64_epi16(_mm512_srli_epi64::<16>(v))
     };
-    for m in (0..half).step_by(16) {
+    // The 16-bit path where the taps allow it (libvmaf's scale-1 and scale-2 filters), then the
+    // 64-bit products for the rest of the row.
+    let done = match (madd_taps_ok(filt), taps.div_ceil(2)) {
+        (true, 5) => subsample_horizontal_madd::<5>(lr, ld, filt, w, out_r, out_d),
+        (true, 3) => subsample_horizontal_madd::<3>(lr, ld, filt, w, out_r, out_d),
+        _ => 0,
+    };
+    for m in (done..half).step_by(16) {
         let cnt = (half - m).min(16);
         // A whole step also reads the odd value after its last output's, which every padded
         // line but the shortest has.
@@ -1354,6 +1403,81 @@ fn subsample_horizontal_avx512(
 /// `[ref m..m+8, ref m+8..m+16, dis m..m+8, dis m+8..m+16]`. `WHOLE` (`cnt == 16`, both lines
 /// holding the values up to `start + 2m + taps + 31`) loads 16 values at a time; otherwise only
 /// the values the outputs read are.
+/// The decimating horizontal filter in 16-bit lanes, for lines whose values are all below 2^16
+/// (what both vertical passes write: a Q16 filter of at most 16-bit samples, shifted back by 16
+/// bits or by the bit depth): per 16 outputs `m .. m + 16`, the 64 line values from output `m`'s
+/// first are narrowed to `i16` offset by -2^15, and each tap pair multiplies one window of them
+/// ([`window`]: lane `l` holds the values `2(m + l) + 2i` and `+ 1`, which are output `m + l`'s
+/// taps `2i` and `2i + 1`), the offset added back as `2^15 * sum(taps)`. The sums are below
+/// 2^32 (the taps sum to at most 2^16), so the wrapping `i32` lanes are the scalar's `u32` ones.
+/// Returns the outputs done, a multiple of 16: it stops at the last block whose 64 values lie
+/// inside both lines, or at one holding a value of 2^16 or more (never written by the vertical
+/// passes), and the caller finishes the row. Requires [`madd_taps_ok`].
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn subsample_horizontal_madd<const PAIRS: usize>(
+    lr: &[u32],
+    ld: &[u32],
+    filt: &[u16],
+    w: usize,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) -> usize {
+    let taps = filt.len();
+    assert_eq!(taps.div_ceil(2), PAIRS);
+    let (half, start, len) = (w / 2, PAD - taps / 2, lr.len().min(ld.len()));
+    assert!(out_r.len() >= half && out_d.len() >= half);
+    let pairs: [__m512i; PAIRS] = tap_pairs(filt);
+    let offset = madd_offset(filt);
+    let flip = _mm512_set1_epi16(i16::MIN);
+    let high16 = _mm512_set1_epi32(!0xffff);
+    let round = _mm512_set1_epi32(1 << 15);
+    // The 64 values from `at` as two vectors of 32 offset `i16`, or None if one is 2^16 or more.
+    let narrow = |line: &[u32], at: usize| {
+        assert!(at + 64 <= line.len());
+        // SAFETY: the four loads read the values at .. at + 64, inside `line` (checked just
+        // above); they are unaligned.
+        let v = unsafe {
+            let p = line.as_ptr().add(at);
+            [0, 16, 32, 48].map(|o| _mm512_loadu_si512(p.add(o).cast()))
+        };
+        let any = _mm512_or_si512(_mm512_or_si512(v[0], v[1]), _mm512_or_si512(v[2], v[3]));
+        if _mm512_test_epi32_mask(any, high16) != 0 {
+            return None;
+        }
+        let join = |a: __m512i, b: __m512i| {
+            let ab = _mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvtepi32_epi16(a)),
+                _mm512_cvtepi32_epi16(b),
+            );
+            _mm512_xor_si512(ab, flip)
+        };
+        Some((join(v[0], v[1]), join(v[2], v[3])))
+    };
+    let filtered = |(cur, next): (__m512i, __m512i)| {
+        let mut acc = offset;
+        for (i, &c) in pairs.iter().enumerate() {
+            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(window(cur, next, i), c));
+        }
+        // (acc + 2^15) >> 16, kept to 16 bits.
+        _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_add_epi32(acc, round)))
+    };
+    let mut m = 0;
+    while m + 16 <= half && start + 2 * m + 64 <= len {
+        let at = start + 2 * m;
+        let (Some(r), Some(d)) = (narrow(lr, at), narrow(ld, at)) else {
+            break;
+        };
+        let (or, od) = (&mut out_r[m..m + 16], &mut out_d[m..m + 16]);
+        // SAFETY: `or` and `od` hold 16 `u16` (32 bytes) each; the stores are unaligned.
+        unsafe {
+            _mm256_storeu_si256(or.as_mut_ptr().cast(), filtered(r));
+            _mm256_storeu_si256(od.as_mut_ptr().cast(), filtered(d));
+        }
+        m += 16;
+    }
+    m
+}
+
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn subsample_horizontal_step<const WHOLE: bool>(
