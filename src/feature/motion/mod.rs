@@ -13,6 +13,9 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod x86_64_avx2;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx512;
 
 use super::options::{OptKind, OptSpec, OptValues};
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput, Temporal};
@@ -110,6 +113,12 @@ pub type SadKernel = fn(&Plane<'_>, &Plane<'_>, &mut [i32], u8) -> u64;
 
 /// The best SAD kernel at or below `level` that this machine runs.
 pub fn sad_kernel(level: CpuLevel) -> SadKernel {
+    #[cfg(target_arch = "x86_64")]
+    if level >= CpuLevel::Avx512 {
+        if let Some(k) = x86_64_avx512::kernel() {
+            return k;
+        }
+    }
     #[cfg(target_arch = "x86_64")]
     if level >= CpuLevel::Avx2 {
         if let Some(k) = x86_64_avx2::kernel() {

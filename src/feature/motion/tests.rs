@@ -188,13 +188,15 @@ fn sad_kernels_match_scalar_at_every_level() {
         let h = if w > 200 { 6 } else { 7 };
         for bpc in [8u8, 10, 12, 15, 16] {
             let max = (1u64 << bpc) - 1;
-            for pattern in 0..3 {
-                // 0: random, 1: black against white, 2: sparse differences.
+            for pattern in 0..4 {
+                // 0: random, 1: white against black, 2: sparse differences, 3: black against
+                // white (the most negative differences).
                 let gen = |rnd: &mut dyn FnMut() -> u64, first: bool| -> Vec<u16> {
                     (0..w * h)
                         .map(|_| match pattern {
                             0 => (rnd() & max) as u16,
                             1 => (if first { max } else { 0 }) as u16,
+                            3 => (if first { 0 } else { max }) as u16,
                             _ => {
                                 (if rnd().is_multiple_of(17) {
                                     rnd() & max
