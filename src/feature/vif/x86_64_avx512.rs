@@ -448,16 +448,21 @@ fn stat_vertical_u8_block<const TAIL: bool>(
                 load_u8x32::<TAIL>(db.as_ptr().add(j), n),
             )
         };
-        let acc = |s: &mut (__m512i, __m512i), a: __m512i, b: __m512i| {
-            s.0 = _mm512_add_epi32(s.0, _mm512_madd_epi16(_mm512_unpacklo_epi16(a, b), c));
-            s.1 = _mm512_add_epi32(s.1, _mm512_madd_epi16(_mm512_unpackhi_epi16(a, b), c));
+        // The two rows interleaved once (lo: columns 0-3, 8-11, …; hi: the others, as
+        // `in_column_order` expects), then squared and multiplied in that order: the pairs the
+        // `madd`s take need no interleave of their own.
+        let (xl, xh) = (_mm512_unpacklo_epi16(xa, xb), _mm512_unpackhi_epi16(xa, xb));
+        let (yl, yh) = (_mm512_unpacklo_epi16(ya, yb), _mm512_unpackhi_epi16(ya, yb));
+        let acc = |s: &mut (__m512i, __m512i), lo: __m512i, hi: __m512i| {
+            s.0 = _mm512_add_epi32(s.0, _mm512_madd_epi16(lo, c));
+            s.1 = _mm512_add_epi32(s.1, _mm512_madd_epi16(hi, c));
         };
         let sq = |a: __m512i, b: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(a, b), k.flip);
-        acc(&mut mu1, xa, xb);
-        acc(&mut mu2, ya, yb);
-        acc(&mut xx, sq(xa, xa), sq(xb, xb));
-        acc(&mut yy, sq(ya, ya), sq(yb, yb));
-        acc(&mut xy, sq(xa, ya), sq(xb, yb));
+        acc(&mut mu1, xl, xh);
+        acc(&mut mu2, yl, yh);
+        acc(&mut xx, sq(xl, xl), sq(xh, xh));
+        acc(&mut yy, sq(yl, yl), sq(yh, yh));
+        acc(&mut xy, sq(xl, yl), sq(xh, yh));
     }
     let mean = |v: __m512i| _mm512_srli_epi32::<8>(_mm512_add_epi32(v, k.round));
     let at = PAD + j;
