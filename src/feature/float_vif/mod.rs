@@ -331,7 +331,7 @@ impl FloatVif {
 }
 
 /// The outputs of a frame from its per-scale `float` (num, den) pairs (scale 0's zero when
-/// `skip_scale0`), in [`SPATIAL`] order: the four scores and, with `debug`, the debug values
+/// `skip_scale0`), in `SPATIAL` order: the four scores and, with `debug`, the debug values
 /// (`min_val` is `vif_scale1..3_min_val`). The CUDA plan finishes with it too.
 pub fn write_outputs(
     s: &[f64; 8],

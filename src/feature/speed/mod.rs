@@ -354,7 +354,7 @@ impl Speed {
     /// [`Speed::score`] from the work done elsewhere (the CUDA kernels): `fill(side, small,
     /// sums)` writes side 0's (reference), then side 1's decimated plane less its local mean
     /// (`dw × dh`, as `filter_and_downscale` leaves it) and its [`COV_SUMS`] covariance sums (in
-    /// [`Speed::cov_sums`]' order and the family's operation order); the rest (the covariance
+    /// `Speed::cov_sums`' order and the family's operation order); the rest (the covariance
     /// matrix, its eigenvalues, the solve, the entropies and the comparison) is this core's.
     pub fn score_prepared(
         &mut self,
