@@ -26,19 +26,41 @@ pub(super) fn kernel() -> Option<SadKernel> {
 }
 
 fn blurred_diff_sad(prev: &Plane<'_>, cur: &Plane<'_>, y_row: &mut [i32], bpc: u8) -> u64 {
+    // SAFETY: only reachable through `kernel`, which checked that the CPU has AVX2.
+    unsafe { run_planes(prev, cur, y_row, bpc, sad_u8, sad_u16) }
+}
+
+/// A SIMD plane kernel of one sample size: `(prev, prev_stride, cur, cur_stride, w, h, y_row,
+/// bpc) -> sad`, a `#[target_feature]` function (hence `unsafe` to call through the pointer).
+pub(super) type PlaneSad<T> =
+    unsafe fn(&[T], usize, &[T], usize, usize, usize, &mut [i32], u8) -> u64;
+
+/// [`scalar::blurred_diff_sad`] through a SIMD level's plane kernels: 16-bit input (whose
+/// vertical sums need more than 32 bits) goes to the scalar kernel, the rest by sample size.
+///
+/// # Safety
+/// The CPU must have every feature `k8` and `k16` enable.
+pub(super) unsafe fn run_planes(
+    prev: &Plane<'_>,
+    cur: &Plane<'_>,
+    y_row: &mut [i32],
+    bpc: u8,
+    k8: PlaneSad<u8>,
+    k16: PlaneSad<u16>,
+) -> u64 {
     if bpc > 15 {
         return scalar::blurred_diff_sad(prev, cur, y_row, bpc);
     }
     let (w, h) = (cur.width, cur.height);
     let y_row = &mut y_row[..w];
     match (prev.samples, cur.samples) {
-        // SAFETY: only reachable through `kernel`, which checked that the CPU has AVX2.
+        // SAFETY: the caller guarantees the kernels' CPU features.
         (Samples::U8(p), Samples::U8(c)) => unsafe {
-            sad_u8(p, prev.stride, c, cur.stride, w, h, y_row, bpc)
+            k8(p, prev.stride, c, cur.stride, w, h, y_row, bpc)
         },
         // SAFETY: as above.
         (Samples::U16(p), Samples::U16(c)) => unsafe {
-            sad_u16(p, prev.stride, c, cur.stride, w, h, y_row, bpc)
+            k16(p, prev.stride, c, cur.stride, w, h, y_row, bpc)
         },
         _ => unreachable!("planes of one stream share a sample size"),
     }

@@ -11,8 +11,9 @@
 use core::arch::x86_64::*;
 
 use super::scalar::{self, FILTER};
+use super::x86_64_avx2::run_planes;
 use super::SadKernel;
-use crate::picture::{Plane, Samples};
+use crate::picture::Plane;
 
 /// The AVX-512 kernel, if this CPU has AVX-512 F and BW.
 pub(super) fn kernel() -> Option<SadKernel> {
@@ -21,22 +22,8 @@ pub(super) fn kernel() -> Option<SadKernel> {
 }
 
 fn blurred_diff_sad(prev: &Plane<'_>, cur: &Plane<'_>, y_row: &mut [i32], bpc: u8) -> u64 {
-    if bpc > 15 {
-        return scalar::blurred_diff_sad(prev, cur, y_row, bpc);
-    }
-    let (w, h) = (cur.width, cur.height);
-    let y_row = &mut y_row[..w];
-    match (prev.samples, cur.samples) {
-        // SAFETY: only reachable through `kernel`, which checked that the CPU has AVX-512 F/BW.
-        (Samples::U8(p), Samples::U8(c)) => unsafe {
-            sad_u8(p, prev.stride, c, cur.stride, w, h, y_row, bpc)
-        },
-        // SAFETY: as above.
-        (Samples::U16(p), Samples::U16(c)) => unsafe {
-            sad_u16(p, prev.stride, c, cur.stride, w, h, y_row, bpc)
-        },
-        _ => unreachable!("planes of one stream share a sample size"),
-    }
+    // SAFETY: only reachable through `kernel`, which checked that the CPU has AVX-512 F and BW.
+    unsafe { run_planes(prev, cur, y_row, bpc, sad_u8, sad_u16) }
 }
 
 /// 16 `u8` widened to `i32` lanes.
