@@ -234,16 +234,20 @@ fn stat_vertical_u8_avx2(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine
                     load_u8x16(d[kb].as_ptr().add(j)),
                 )
             };
-            let acc = |s: &mut (__m256i, __m256i), a: __m256i, b: __m256i| {
-                s.0 = _mm256_add_epi32(s.0, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), c));
-                s.1 = _mm256_add_epi32(s.1, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), c));
+            // The two rows interleaved once, then squared and multiplied in that order: the
+            // pairs the `madd`s take need no interleave of their own.
+            let (xl, xh) = (_mm256_unpacklo_epi16(xa, xb), _mm256_unpackhi_epi16(xa, xb));
+            let (yl, yh) = (_mm256_unpacklo_epi16(ya, yb), _mm256_unpackhi_epi16(ya, yb));
+            let acc = |s: &mut (__m256i, __m256i), lo: __m256i, hi: __m256i| {
+                s.0 = _mm256_add_epi32(s.0, _mm256_madd_epi16(lo, c));
+                s.1 = _mm256_add_epi32(s.1, _mm256_madd_epi16(hi, c));
             };
             let sq = |a: __m256i, b: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(a, b), flip);
-            acc(&mut mu1, xa, xb);
-            acc(&mut mu2, ya, yb);
-            acc(&mut xx, sq(xa, xa), sq(xb, xb));
-            acc(&mut yy, sq(ya, ya), sq(yb, yb));
-            acc(&mut xy, sq(xa, ya), sq(xb, yb));
+            acc(&mut mu1, xl, xh);
+            acc(&mut mu2, yl, yh);
+            acc(&mut xx, sq(xl, xl), sq(xh, xh));
+            acc(&mut yy, sq(yl, yl), sq(yh, yh));
+            acc(&mut xy, sq(xl, yl), sq(xh, yh));
         }
         let o = PAD + j;
         // In column order; the means rounded by 8 bits.
