@@ -138,6 +138,9 @@ const AVX512: &str = "\"avx512f,avx512bw,avx512cd,avx512dq\"";
 const AVX512_VNNI: &str = "\"avx512f,avx512bw,avx512cd,avx512dq,avx512vnni\"";
 /// The last feature test of each module's `install`, to which the copy adds VNNI's.
 const INSTALL_CHECK: &str = "is_x86_feature_detected!(\"avx512dq\"))";
+/// [`INSTALL_CHECK`] with VNNI's test after it.
+const INSTALL_CHECK_VNNI: &str =
+    "is_x86_feature_detected!(\"avx512dq\")\n        && is_x86_feature_detected!(\"avx512vnni\"))";
 
 /// Writes `OUT_DIR/<feature>_x86_64_avx512_vnni.rs` for VIF and ADM: their AVX-512 kernel module
 /// with VNNI added to every target feature list and to `install`'s CPU check, and without its
@@ -162,10 +165,9 @@ fn vnni_copies() {
             .filter(|l| !l.starts_with("//!"))
             .map(|l| format!("{l}\n"))
             .collect();
-        let body = body.replace(AVX512, AVX512_VNNI).replace(
-            INSTALL_CHECK,
-            "is_x86_feature_detected!(\"avx512dq\")\n        && is_x86_feature_detected!(\"avx512vnni\"))",
-        );
+        let body = body
+            .replace(AVX512, AVX512_VNNI)
+            .replace(INSTALL_CHECK, INSTALL_CHECK_VNNI);
         let dst = out.join(format!("{feature}_x86_64_avx512_vnni.rs"));
         std::fs::write(&dst, body)
             .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", dst.display())));

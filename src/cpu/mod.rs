@@ -1,7 +1,7 @@
 //! CPU feature level detection, ordered so SIMD kernels can be added as peers of the scalar ones.
 //!
-//! `VMAF_RS_CPU=scalar|avx2|avx512|avx512vnni` may only lower the detected level (never raise it), so a user
-//! can force the scalar specification kernels for comparison.
+//! `VMAF_RS_CPU=scalar|avx2|avx512|avx512vnni` may only lower the detected level (never raise
+//! it), so a user can force the scalar specification kernels for comparison.
 
 use std::sync::OnceLock;
 

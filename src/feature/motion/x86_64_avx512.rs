@@ -1,7 +1,7 @@
 //! AVX-512 peer of [`scalar::blurred_diff_sad`], equal to it bit for bit: the AVX2 peer's
 //! arithmetic (see `x86_64_avx2.rs` for why 32-bit lanes are exact) 16 columns per step, with
 //! every tap product a `vpmaddwd` of a lane value that fits an `i16` (the difference of two
-//! samples of at most 15 bits, and the 8-bit halves of the vertical results) by the tap, the
+//! samples of at most 15 bits, and `y >> 8`, `y & 0xff` of the vertical results) by the tap, the
 //! lane's high half multiplied by 0: one cheap multiply instead of a two-µop `vpmulld`.
 //! Edges and leftover columns go through the scalar row kernels.
 //!

@@ -715,10 +715,10 @@ fn madd_taps_ok(filt: &[u16]) -> bool {
 /// half is below 2^32, so the wrapping `i32` sums equal it; the squares' 64-bit sums are
 /// `hi * 2^16 + lo`, whose `(+ 2^15) >> 16` is `hi + (lo >> 16) + ((lo & 0xffff) + 2^15) >> 16`
 /// in 32 bits. One `madd` of a window of value pairs gives 16 even output columns with the taps
-/// paired `(2i, 2i + 1)`, and 16 odd ones with them paired `(2i - 1, 2i)`; the VIF terms are formed on those sets (order-free integer
-/// sums), the columns past the row's end masked off. A chunk whose means are not all 16-bit
-/// (which the vertical passes never produce) goes to the scalar kernel. Returns the columns done
-/// (all `w`). Requires [`madd_taps_ok`].
+/// paired `(2i, 2i + 1)`, and 16 odd ones with them paired `(2i - 1, 2i)`; the VIF terms are
+/// formed on those sets (order-free integer sums), the columns past the row's end masked off. A
+/// chunk whose means are not all 16-bit (which the vertical passes never produce) goes to the
+/// scalar kernel. Returns the columns done (all `w`). Requires [`madd_taps_ok`].
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn stat_horizontal_madd<const PAIRS: usize>(
     line: &StatLine,
@@ -1404,10 +1404,6 @@ fn subsample_horizontal_avx512(
     }
 }
 
-/// The 64-bit sums of outputs `m .. m + cnt` (`cnt <= 16`) of [`subsample_horizontal_avx512`]:
-/// `[ref m..m+8, ref m+8..m+16, dis m..m+8, dis m+8..m+16]`. `WHOLE` (`cnt == 16`, both lines
-/// holding the values up to `start + 2m + taps + 31`) loads 16 values at a time; otherwise only
-/// the values the outputs read are.
 /// The decimating horizontal filter in 16-bit lanes, for lines whose values are all below 2^16
 /// (what both vertical passes write: a Q16 filter of at most 16-bit samples, shifted back by 16
 /// bits or by the bit depth): per 16 outputs `m .. m + 16`, the 64 line values from output `m`'s
@@ -1483,6 +1479,10 @@ fn subsample_horizontal_madd<const PAIRS: usize>(
     m
 }
 
+/// The 64-bit sums of outputs `m .. m + cnt` (`cnt <= 16`) of [`subsample_horizontal_avx512`]:
+/// `[ref m..m+8, ref m+8..m+16, dis m..m+8, dis m+8..m+16]`. `WHOLE` (`cnt == 16`, both lines
+/// holding the values up to `start + 2m + taps + 31`) loads 16 values at a time; otherwise only
+/// the values the outputs read are.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn subsample_horizontal_step<const WHOLE: bool>(
