@@ -6,7 +6,7 @@ use super::driver::{
 };
 use super::fallback::Fallback;
 use super::kernels::{Kernels, SrcPlane};
-use super::plans::{self, ChromaIo, Ctx, FrameIo, FrameMeta, Geometry, GpuPlan, Scratch};
+use super::plans::{self, ChromaIo, Ctx, FrameIo, FrameMeta, Geometry, GpuPlan, HostPool, Scratch};
 use super::CudaFrame;
 use crate::engine::{Engine, InstanceInfo};
 use crate::error::{Error, Result};
@@ -14,9 +14,18 @@ use crate::picture::PictureFormat;
 use cudarc::driver::sys;
 use std::collections::VecDeque;
 use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
 
 /// Frames in flight by default (submitted, results not yet read back).
 pub const DEFAULT_DEPTH: usize = 4;
+
+/// Most pooling threads (and result slots pooling at once) of a scorer whose plans have host
+/// pooling ([`HostPool`]).
+const MAX_POOL_THREADS: usize = 12;
+/// Most pinned memory the pooling slots may take together (each holds a frame's result block).
+const POOL_SLOTS_BYTES: usize = 256 << 20;
 
 /// GPU state made on the first frame.
 struct Runtime {
@@ -50,6 +59,96 @@ struct InFlight {
     distorted: Option<CudaFrame>,
 }
 
+/// A frame the GPU is done with (its planes released), whose row waits for its host pooling.
+struct Pooling {
+    index: u64,
+    scored: bool,
+    slot: usize,
+    /// The values of the plans' [`HostPool`]s, in plan order (empty when none ran); `None`
+    /// while a pooling thread computes them.
+    values: Option<Vec<f64>>,
+}
+
+/// A slot's result block handed to a pooling thread.
+struct ResultView {
+    ptr: *const u64,
+    len: usize,
+}
+
+// SAFETY: the view only reads pinned host memory, and the scorer neither reuses nor frees the
+// slot behind it until the pooling thread's answer for the frame has come back (`Pooling`).
+unsafe impl Send for ResultView {}
+
+impl ResultView {
+    fn of(p: &PinnedU64) -> Self {
+        let s = p.as_slice();
+        ResultView {
+            ptr: s.as_ptr(),
+            len: s.len(),
+        }
+    }
+
+    fn as_slice(&self) -> &[u64] {
+        // SAFETY: `len` initialised values of a pinned buffer that outlives this view and that
+        // no copy writes to while the frame pools (see the `Send` impl).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+type PoolJob = Box<dyn FnOnce() + Send>;
+
+/// The threads that run frames' host pooling, taking jobs in order from one queue.
+struct PoolThreads {
+    jobs: Option<mpsc::Sender<PoolJob>>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl PoolThreads {
+    fn new(n: usize) -> Result<Self> {
+        let (tx, rx) = mpsc::channel::<PoolJob>();
+        let rx = Arc::new(Mutex::new(rx));
+        let mut handles = Vec::with_capacity(n);
+        for i in 0..n {
+            let rx = Arc::clone(&rx);
+            let h = std::thread::Builder::new()
+                .name(format!("vmaf_rs-pool{i}"))
+                .spawn(move || loop {
+                    // The lock is held only to take a job, not while it runs.
+                    let job = match rx.lock() {
+                        Ok(q) => q.recv(),
+                        Err(_) => break,
+                    };
+                    match job {
+                        Ok(job) => job(),
+                        Err(_) => break, // the scorer is gone
+                    }
+                })
+                .map_err(|e| Error::Internal(format!("cannot start a pooling thread: {e}")))?;
+            handles.push(h);
+        }
+        Ok(PoolThreads {
+            jobs: Some(tx),
+            handles,
+        })
+    }
+
+    fn run(&self, job: PoolJob) -> Result<()> {
+        self.jobs
+            .as_ref()
+            .and_then(|j| j.send(job).ok())
+            .ok_or_else(|| Error::Internal("the pooling threads stopped".into()))
+    }
+}
+
+impl Drop for PoolThreads {
+    fn drop(&mut self) {
+        self.jobs = None;
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
 /// Scores (reference, distorted) CUDA frames of one stream on the GPU, inside a context and
 /// stream it borrows (FFmpeg's `AVCUDADeviceContext`).
 ///
@@ -81,6 +180,22 @@ pub struct CudaScorer {
     startup: Option<(std::time::Duration, std::time::Duration)>,
     next_index: u64,
     in_flight: VecDeque<InFlight>,
+    /// Frames done on the GPU whose rows wait for their host pooling, in frame order.
+    pooling: VecDeque<Pooling>,
+    /// Each plan's host pooling, if it has one.
+    pools: Vec<Option<Arc<dyn HostPool>>>,
+    /// The pools of `pools`, in plan order (what a pooling job runs).
+    pool_set: Arc<[Arc<dyn HostPool>]>,
+    /// Values of `pool_set` per frame.
+    pooled_len: usize,
+    /// Pooling threads and their result slots beyond `depth` (none without pools; made with the
+    /// runtime).
+    pool_threads: Option<PoolThreads>,
+    pool_depth: usize,
+    /// The pooling threads' answers: (frame index, values).
+    pool_tx: mpsc::Sender<(u64, Vec<f64>)>,
+    pool_rx: mpsc::Receiver<(u64, Vec<f64>)>,
+    spare_pooled: Vec<Vec<f64>>,
     ready: VecDeque<Vec<f64>>,
     spare_rows: Vec<Vec<f64>>,
     /// Reference frames still needed (by in-flight work or by the motion of later frames).
@@ -168,6 +283,20 @@ impl CudaScorer {
         }
         let lag = plans.iter().map(|p| p.ref_lag()).max().unwrap_or(0);
         let fallback = Fallback::new(instances, shift)?;
+        let pools: Vec<Option<Arc<dyn HostPool>>> = plans.iter().map(|p| p.host_pool()).collect();
+        let pool_set: Arc<[Arc<dyn HostPool>]> = pools.iter().flatten().cloned().collect();
+        let pooled_len = pool_set.iter().map(|p| p.len()).sum();
+        let results_len = offset.max(1);
+        let pool_depth = if pool_set.is_empty() {
+            0
+        } else {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            threads
+                .min(MAX_POOL_THREADS)
+                .min(POOL_SLOTS_BYTES / (results_len * 8))
+                .max(1)
+        };
+        let (pool_tx, pool_rx) = mpsc::channel();
         Ok(CudaScorer {
             ctx: ctx as sys::CUcontext,
             stream: stream as sys::CUstream,
@@ -179,11 +308,20 @@ impl CudaScorer {
             n_subsample: n_subsample as u64,
             lag,
             depth: DEFAULT_DEPTH,
-            results_len: offset.max(1),
+            results_len,
             rt: None,
             startup: None,
             next_index: 0,
             in_flight: VecDeque::new(),
+            pooling: VecDeque::new(),
+            pools,
+            pool_set,
+            pooled_len,
+            pool_threads: None,
+            pool_depth,
+            pool_tx,
+            pool_rx,
+            spare_pooled: Vec::new(),
             ready: VecDeque::new(),
             spare_rows: Vec::new(),
             refs: VecDeque::new(),
@@ -354,8 +492,9 @@ impl CudaScorer {
             let stream = Stream::new()?;
             let scratch = Scratch::alloc(&self.plans, self.geom, stream.0)?;
             let results = DevBuf::new(self.results_len * 8, "per-frame results")?;
-            let mut slots = Vec::with_capacity(self.depth);
-            for _ in 0..self.depth {
+            let n_slots = self.depth + self.pool_depth;
+            let mut slots = Vec::with_capacity(n_slots);
+            for _ in 0..n_slots {
                 let staging = match &self.fallback {
                     Some(f) => Some(PinnedBytes::new(f.staging_len())?),
                     None => None,
@@ -367,11 +506,14 @@ impl CudaScorer {
                     event: Event::new()?,
                 });
             }
+            if self.pool_depth > 0 {
+                self.pool_threads = Some(PoolThreads::new(self.pool_depth)?);
+            }
             self.startup = Some((t1 - t0, t1.elapsed()));
             self.rt = Some(Runtime {
                 scratch,
                 results,
-                free_slots: (0..self.depth).rev().collect(),
+                free_slots: (0..n_slots).rev().collect(),
                 slots,
                 stream,
                 kernels,
@@ -389,8 +531,19 @@ impl CudaScorer {
         self.check_frame("distorted", &distorted)?;
         let _g = CtxGuard::push(self.ctx)?;
         self.runtime()?;
-        while self.in_flight.len() >= self.depth {
-            self.complete_oldest(true)?;
+        // Wait for a place on the GPU (at most `depth` frames there) and a free result slot
+        // (the others may be pooling).
+        loop {
+            while self.retire(false)? {}
+            let free = self.rt.as_ref().map_or(0, |rt| rt.free_slots.len());
+            if self.in_flight.len() < self.depth && free > 0 {
+                break;
+            }
+            if self.in_flight.len() >= self.depth {
+                self.retire(true)?;
+            } else {
+                self.finish_front(true)?;
+            }
         }
         let index = self.next_index;
         let scored = index.is_multiple_of(self.n_subsample);
@@ -465,9 +618,30 @@ impl CudaScorer {
         Ok(())
     }
 
-    /// Finishes the oldest frame in flight: waits for it (`block`) or returns `false` if it is
-    /// not done; computes its row, releases what it no longer needs.
+    /// Finishes the oldest frame: waits for it (`block`) or returns `false` if it is not done
+    /// (or nothing is in flight or pooling).
     fn complete_oldest(&mut self, block: bool) -> Result<bool> {
+        loop {
+            while self.retire(false)? {}
+            if self.finish_front(false)? {
+                return Ok(true);
+            }
+            if !block {
+                return Ok(false);
+            }
+            if !self.pooling.is_empty() {
+                return self.finish_front(true);
+            }
+            if !self.retire(true)? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Takes the oldest frame off the GPU once its work is done (waiting for it if `block`):
+    /// releases what it no longer needs and starts its host pooling. Returns `false` if it is
+    /// not done (or nothing is in flight).
+    fn retire(&mut self, block: bool) -> Result<bool> {
         let Some(front) = self.in_flight.front() else {
             return Ok(false);
         };
@@ -479,26 +653,8 @@ impl CudaScorer {
             return Ok(false);
         }
         let f = self.in_flight.pop_front().expect("checked");
-        let mut row = self.spare_rows.pop().unwrap_or_default();
-        row.clear();
-        row.resize(self.row_len, f64::NAN);
-        let res = slot.pinned.as_slice();
-        let meta = FrameMeta {
-            index: f.index,
-            scored: f.scored,
-        };
-        for p in &mut self.plans {
-            p.finish(res, meta, self.geom, &mut row);
-        }
-        let host = match (&mut self.fallback, &slot.staging) {
-            (Some(fb), Some(staging)) if fb.needed(f.scored) => {
-                fb.run(staging, f.index, f.scored, &mut row)
-            }
-            _ => Ok(()),
-        };
-        rt.free_slots.push(f.slot);
-        host?;
-        self.ready.push_back(row);
+        // The kernels have read the frame's planes (the fallback's were downloaded): release
+        // them now, not after the pooling.
         drop(f.distorted);
         // Reference j is read by frames up to j + lag; all frames up to f.index are done.
         while self
@@ -508,13 +664,120 @@ impl CudaScorer {
         {
             self.refs.pop_front();
         }
+        let values = match &self.pool_threads {
+            Some(threads) if f.scored => {
+                let mut out = self.spare_pooled.pop().unwrap_or_default();
+                out.clear();
+                out.resize(self.pooled_len, f64::NAN);
+                let view = ResultView::of(&rt.slots[f.slot].pinned);
+                let (set, tx, index) = (Arc::clone(&self.pool_set), self.pool_tx.clone(), f.index);
+                let meta = FrameMeta {
+                    index,
+                    scored: true,
+                };
+                let job = threads.run(Box::new(move || {
+                    let res = view.as_slice();
+                    let ran = catch_unwind(AssertUnwindSafe(|| {
+                        let mut at = 0;
+                        for p in set.iter() {
+                            p.run(res, meta, &mut out[at..at + p.len()]);
+                            at += p.len();
+                        }
+                    }));
+                    if ran.is_err() {
+                        out.fill(f64::NAN);
+                    }
+                    let _ = tx.send((index, out));
+                }));
+                // Without a pooling thread the plans pool inline, in `finish_front`.
+                job.is_err().then(Vec::new)
+            }
+            _ => Some(Vec::new()),
+        };
+        self.pooling.push_back(Pooling {
+            index: f.index,
+            scored: f.scored,
+            slot: f.slot,
+            values,
+        });
+        Ok(true)
+    }
+
+    /// Takes the pooling threads' answers that have come (waiting for one if `block`).
+    fn collect_answers(&mut self, block: bool) -> Result<()> {
+        let mut next = if block {
+            Some(
+                self.pool_rx
+                    .recv()
+                    .map_err(|_| Error::Internal("the pooling threads stopped".into()))?,
+            )
+        } else {
+            self.pool_rx.try_recv().ok()
+        };
+        while let Some((index, values)) = next {
+            if let Some(p) = self.pooling.iter_mut().find(|p| p.index == index) {
+                p.values = Some(values);
+            }
+            next = self.pool_rx.try_recv().ok();
+        }
+        Ok(())
+    }
+
+    /// Computes the row of the oldest frame off the GPU once its pooling is done (waiting for
+    /// it if `block`) and frees its slot. Returns `false` if it is not done (or none is there).
+    fn finish_front(&mut self, block: bool) -> Result<bool> {
+        let pending = |s: &Self| s.pooling.front().map(|p| p.values.is_none());
+        match pending(self) {
+            None => return Ok(false),
+            Some(true) => {
+                self.collect_answers(false)?;
+                while block && pending(self) == Some(true) {
+                    self.collect_answers(true)?;
+                }
+                if pending(self) == Some(true) {
+                    return Ok(false);
+                }
+            }
+            Some(false) => {}
+        }
+        let f = self.pooling.pop_front().expect("checked");
+        let pooled = f.values.expect("checked");
+        let rt = self.rt.as_mut().expect("frames in flight imply a runtime");
+        let slot = &rt.slots[f.slot];
+        let mut row = self.spare_rows.pop().unwrap_or_default();
+        row.clear();
+        row.resize(self.row_len, f64::NAN);
+        let res = slot.pinned.as_slice();
+        let meta = FrameMeta {
+            index: f.index,
+            scored: f.scored,
+        };
+        let mut at = 0;
+        for (p, pool) in self.plans.iter_mut().zip(&self.pools) {
+            let n = match pool {
+                Some(pool) if !pooled.is_empty() => pool.len(),
+                _ => 0,
+            };
+            p.finish_pooled(res, meta, self.geom, &pooled[at..at + n], &mut row);
+            at += n;
+        }
+        let host = match (&mut self.fallback, &slot.staging) {
+            (Some(fb), Some(staging)) if fb.needed(f.scored) => {
+                fb.run(staging, f.index, f.scored, &mut row)
+            }
+            _ => Ok(()),
+        };
+        rt.free_slots.push(f.slot);
+        self.spare_pooled.push(pooled);
+        host?;
+        self.ready.push_back(row);
         Ok(true)
     }
 
     /// The next finished frame's row (frame order), without blocking. Returns `false` when the
     /// oldest frame in flight is not done yet (or nothing is in flight).
     pub fn poll(&mut self, out: &mut Vec<f64>) -> Result<bool> {
-        if self.ready.is_empty() && !self.in_flight.is_empty() {
+        if self.ready.is_empty() && !(self.in_flight.is_empty() && self.pooling.is_empty()) {
             let _g = CtxGuard::push(self.ctx)?;
             self.complete_oldest(false)?;
         }
@@ -533,7 +796,7 @@ impl CudaScorer {
     /// Reference frames that later frames' motion would compare against stay held (until the
     /// next frames or the drop).
     pub fn drain(&mut self, out: &mut dyn FnMut(&[f64])) -> Result<()> {
-        if !self.in_flight.is_empty() {
+        if !(self.in_flight.is_empty() && self.pooling.is_empty()) {
             let _g = CtxGuard::push(self.ctx)?;
             while self.complete_oldest(true)? {}
         }
@@ -547,6 +810,13 @@ impl CudaScorer {
 
 impl Drop for CudaScorer {
     fn drop(&mut self) {
+        // 0. Let the pooling threads finish the frames they read (pinned memory freed below).
+        while self.pooling.iter().any(|p| p.values.is_none()) {
+            if self.collect_answers(true).is_err() {
+                break;
+            }
+        }
+        self.pool_threads = None;
         match CtxGuard::push(self.ctx) {
             Ok(_g) => {
                 // 1. Wait for our queued work (only our events: no device-wide synchronisation).

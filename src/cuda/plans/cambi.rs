@@ -15,14 +15,16 @@
 
 use super::super::driver::{launch, DevBuf};
 use super::super::kernels::{blocks, CambiCvalArgs, CambiPlaneArgs, CambiPrepArgs, SrcPlane, BX};
-use super::{Ctx, FrameIo, FrameMeta, Geometry, GpuDef, GpuPlan, Scratch, ScratchBufs};
+use super::{Ctx, FrameIo, FrameMeta, Geometry, GpuDef, GpuPlan, HostPool, Scratch, ScratchBufs};
 use crate::engine::InstanceInfo;
 use crate::error::Result;
 use crate::feature::cambi::heatmap::Heatmaps;
 use crate::feature::cambi::setup::{Setup, Target, CONTRAST_WEIGHTS, LUT_SIZE, NUM_SCALES};
 use crate::feature::cambi::{self, cvalues, lut, mask, pooling, preprocess};
 use cudarc::driver::sys;
+use std::cell::RefCell;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// cambi's entry in the CUDA registry.
 pub(super) static GPU: GpuDef = GpuDef {
@@ -101,9 +103,19 @@ fn build(info: &InstanceInfo<'_>, offset: usize) -> Result<CambiPlan> {
         .map(|t| t.sizes[0].0 * t.sizes[0].1)
         .max()
         .unwrap_or(0);
+    let pooler = Arc::new(CambiPool {
+        offset,
+        topk: setup.topk,
+        targets: targets
+            .iter()
+            .map(|t| (t.sizes, t.first, t.t.window))
+            .collect(),
+        largest,
+    });
     Ok(CambiPlan {
         cols: info.columns.clone(),
         offset,
+        pooler,
         stride: preprocess::libvmaf_stride(setup.alloc.0),
         input: (f.width, f.height),
         bpc: f.bpc,
@@ -132,9 +144,10 @@ struct CambiPlan {
     targets: Vec<TargetPlan>,
     /// c-values per frame, every scale of every target.
     floats: usize,
-    /// One scale's c-values on the host, for pooling (which reorders them).
+    /// One scale's c-values on the host, for pooling inline (which reorders them).
     c: Vec<f32>,
     heatmaps: Option<Heatmaps>,
+    pooler: Arc<CambiPool>,
 }
 
 /// The instance's device buffers (per instance: the tables and the pictures' leftovers between
@@ -182,12 +195,6 @@ impl CambiPlan {
     /// Device address of c-value `k` of the instance's region.
     fn c_addr(&self, c: &Ctx<'_>, k: usize) -> u64 {
         c.result(self.offset + 1) + 4 * k as u64
-    }
-
-    /// c-value `k` of the instance's region from the result block.
-    fn c_value(&self, res: &[u64], k: usize) -> f32 {
-        let slot = res[self.offset + 1 + k / 2];
-        f32::from_bits((slot >> (32 * (k % 2))) as u32)
     }
 
     /// Queues one picture's kernels: from the frame's luma `src` to its c-values.
@@ -426,23 +433,87 @@ impl CambiPlan {
         Ok(())
     }
 
-    /// One picture's score (unclipped) from its c-values, writing the distorted one's heatmaps.
-    fn pool(&mut self, t: usize, res: &[u64], frame: u64) -> Result<f64> {
+    /// One picture's score (unclipped) from its c-values, writing the distorted one's heatmaps
+    /// (the inline path: with heatmaps, which are written in frame order).
+    fn pool_inline(&mut self, t: usize, res: &[u64], frame: u64) -> Result<f64> {
+        let is_src = self.targets[t].is_src;
+        let heatmaps = self.heatmaps.as_mut().filter(|_| !is_src);
+        self.pooler.score(t, res, &mut self.c, heatmaps, frame)
+    }
+}
+
+/// What pooling a frame's c-values needs, shared with the pooling threads.
+struct CambiPool {
+    /// The instance's first result slot (see [`CambiPlan::offset`]).
+    offset: usize,
+    topk: f64,
+    /// Per target: its size at each scale, where each scale's c-values start, its window.
+    targets: Vec<PoolTarget>,
+    /// The most c-values of one scale.
+    largest: usize,
+}
+
+/// See [`CambiPool::targets`].
+type PoolTarget = ([(usize, usize); NUM_SCALES], [usize; NUM_SCALES], u16);
+
+thread_local! {
+    /// A pooling thread's copy of one scale's c-values (the quickselect reorders them).
+    static C_VALUES: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+impl CambiPool {
+    /// c-value `k` of the instance's region from the result block.
+    fn c_value(&self, res: &[u64], k: usize) -> f32 {
+        let slot = res[self.offset + 1 + k / 2];
+        f32::from_bits((slot >> (32 * (k % 2))) as u32)
+    }
+
+    /// Target `t`'s score (unclipped) from its c-values, with `c` as scratch (at least
+    /// `largest` long), writing `heatmaps` if given.
+    fn score(
+        &self,
+        t: usize,
+        res: &[u64],
+        c: &mut [f32],
+        mut heatmaps: Option<&mut Heatmaps>,
+        frame: u64,
+    ) -> Result<f64> {
+        let (sizes, first, window) = &self.targets[t];
         let mut scores = [0.0f64; NUM_SCALES];
         for (s, score) in scores.iter_mut().enumerate() {
-            let tp = &self.targets[t];
-            let (w, h) = tp.sizes[s];
-            let (first, is_src) = (tp.first[s], tp.is_src);
+            let (w, h) = sizes[s];
             let n = w * h;
-            for i in 0..n {
-                self.c[i] = self.c_value(res, first + i);
+            for (i, v) in c[..n].iter_mut().enumerate() {
+                *v = self.c_value(res, first[s] + i);
             }
-            if let (Some(hm), false) = (self.heatmaps.as_mut(), is_src) {
-                hm.write(s, frame, &self.c, w, h)?;
+            if let Some(hm) = heatmaps.as_deref_mut() {
+                hm.write(s, frame, &c[..n], w, h)?;
             }
-            *score = pooling::spatial_pooling(&mut self.c[..n], self.setup.topk);
+            *score = pooling::spatial_pooling(&mut c[..n], self.topk);
         }
-        Ok(pooling::weight_scores(&scores, self.targets[t].t.window))
+        Ok(pooling::weight_scores(&scores, *window))
+    }
+}
+
+impl HostPool for CambiPool {
+    fn len(&self) -> usize {
+        self.targets.len()
+    }
+
+    fn run(&self, res: &[u64], _: FrameMeta, out: &mut [f64]) {
+        if res[self.offset] != 0 {
+            out.fill(f64::NAN); // finish writes NaN for the frame anyway
+            return;
+        }
+        C_VALUES.with_borrow_mut(|c| {
+            if c.len() < self.largest {
+                c.resize(self.largest, 0.0);
+            }
+            for (t, v) in out.iter_mut().enumerate() {
+                // Without heatmaps nothing in `score` fails.
+                *v = self.score(t, res, c, None, 0).unwrap_or(f64::NAN);
+            }
+        });
     }
 }
 
@@ -520,7 +591,26 @@ impl GpuPlan for CambiPlan {
         Ok(())
     }
 
-    fn finish(&mut self, res: &[u64], io: FrameMeta, _: Geometry, row: &mut [f64]) {
+    fn finish(&mut self, res: &[u64], io: FrameMeta, geom: Geometry, row: &mut [f64]) {
+        self.finish_pooled(res, io, geom, &[], row);
+    }
+
+    fn host_pool(&self) -> Option<Arc<dyn HostPool>> {
+        // Heatmaps are written in frame order: an instance with them pools inline.
+        match self.heatmaps {
+            None => Some(Arc::clone(&self.pooler) as Arc<dyn HostPool>),
+            Some(_) => None,
+        }
+    }
+
+    fn finish_pooled(
+        &mut self,
+        res: &[u64],
+        io: FrameMeta,
+        _: Geometry,
+        pooled: &[f64],
+        row: &mut [f64],
+    ) {
         if !io.scored {
             return;
         }
@@ -530,15 +620,19 @@ impl GpuPlan for CambiPlan {
             out.fill(f64::NAN);
             return;
         }
-        let scores = (|| -> Result<(f64, Option<f64>)> {
-            let dist = self.pool(0, res, io.index)?;
-            let src = if self.targets.len() > 1 {
-                Some(self.pool(1, res, io.index)?)
-            } else {
-                None
-            };
-            Ok((dist, src))
-        })();
+        let scores = if !pooled.is_empty() {
+            Ok((pooled[0], pooled.get(1).copied()))
+        } else {
+            (|| -> Result<(f64, Option<f64>)> {
+                let dist = self.pool_inline(0, res, io.index)?;
+                let src = if self.targets.len() > 1 {
+                    Some(self.pool_inline(1, res, io.index)?)
+                } else {
+                    None
+                };
+                Ok((dist, src))
+            })()
+        };
         match scores {
             Ok((dist, src)) => cambi::write_outputs(self.setup.max_val, dist, src, out),
             Err(e) => {
@@ -916,6 +1010,16 @@ mod tests {
                     bits(&want),
                     "{w}x{h} {bpc}-bit {kv:?} frame {t}"
                 );
+                // The same frame pooled as the scorer's pooling threads do it.
+                if let Some(pool) = plan.host_pool() {
+                    let mut pooled = vec![f64::NAN; pool.len()];
+                    std::thread::scope(|s| {
+                        s.spawn(|| pool.run(&hs.res, meta, &mut pooled));
+                    });
+                    let mut got = [f64::NAN; 3];
+                    plan.finish_pooled(&hs.res, meta, geom, &pooled, &mut got);
+                    assert_eq!(bits(&got), bits(&want), "pooled: {w}x{h} {kv:?} frame {t}");
+                }
                 nonzero |= want[0] > 0.0 || want[1] > 0.0;
             }
             assert!(nonzero || h < 8, "{w}x{h} {kv:?}: no banding found");

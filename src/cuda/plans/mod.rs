@@ -32,6 +32,7 @@ use crate::error::Result;
 use crate::feature::ExtractorDef;
 use cudarc::driver::sys;
 use std::any::{Any, TypeId};
+use std::sync::Arc;
 
 /// Every extractor with CUDA kernels in this build (the CUDA column of the registry).
 static REGISTRY: &[&GpuDef] = &[
@@ -112,11 +113,43 @@ pub(crate) trait GpuPlan: Send {
     /// Writes the instance's per-frame values into `row` from the frame's result block (frames
     /// complete in order, so a plan may keep stream totals here).
     fn finish(&mut self, res: &[u64], io: FrameMeta, geom: Geometry, row: &mut [f64]);
+    /// The part of `finish` that may run on another thread, if the plan splits one off.
+    fn host_pool(&self) -> Option<Arc<dyn HostPool>> {
+        None
+    }
+    /// `finish` given the values its [`HostPool`] computed for the frame (`pooled`: empty
+    /// without one, or for a frame it did not run on).
+    fn finish_pooled(
+        &mut self,
+        res: &[u64],
+        io: FrameMeta,
+        geom: Geometry,
+        pooled: &[f64],
+        row: &mut [f64],
+    ) {
+        debug_assert!(
+            pooled.is_empty(),
+            "{}: pooled values without a pool",
+            self.name()
+        );
+        self.finish(res, io, geom, row);
+    }
     /// The extractor's integer totals over the frames finished ([`crate::Engine::add_totals`]),
     /// the same values as the CPU extractor's `totals`; empty when it has none.
     fn totals(&self) -> &[u64] {
         &[]
     }
+}
+
+/// Host work of a plan that needs only a scored frame's result block and the plan's fixed
+/// set-up, split off [`GpuPlan::finish`] so that frames are pooled on other threads while the
+/// scorer goes on: cambi's quickselects take longer than the GPU's whole frame.
+pub(crate) trait HostPool: Send + Sync {
+    /// Values computed per scored frame.
+    fn len(&self) -> usize;
+    /// Computes them from the frame's result block into `out` (`len` values); runs on any
+    /// thread, frames in any order.
+    fn run(&self, res: &[u64], io: FrameMeta, out: &mut [f64]);
 }
 
 /// Size and sample layout of the stream.

@@ -19,7 +19,7 @@ use super::super::kernels::{
     blocks, SpeedCovArgs, SpeedFilterArgs, SpeedPrepArgs, SrcPlane, BX, SPEED_COV_BX,
     SPEED_MAX_TAPS,
 };
-use super::{Ctx, FrameIo, FrameMeta, Geometry, GpuDef, GpuPlan, Scratch, ScratchBufs};
+use super::{Ctx, FrameIo, FrameMeta, Geometry, GpuDef, GpuPlan, HostPool, Scratch, ScratchBufs};
 use crate::cpu::cpu_level;
 use crate::engine::InstanceInfo;
 use crate::error::{Error, Result};
@@ -28,6 +28,7 @@ use crate::feature::scale::DeviceTaps;
 use crate::feature::speed::{chroma, temporal, Dims, Params, Speed, COV_SUMS, NUM_SCALES};
 use crate::fidelity::LibvmafIsa;
 use cudarc::driver::sys;
+use std::sync::{Arc, Mutex};
 
 /// speed_chroma's entry in the CUDA registry.
 pub(super) static CHROMA: GpuDef = GpuDef {
@@ -164,8 +165,10 @@ struct SpeedPlan {
     /// Its first result slot: [`plane_slots`] per plane, in [`Kind`]'s plane order.
     offset: usize,
     d: Dims,
-    /// The CPU core that finishes each frame (its scratch is allocated once, here).
+    /// The CPU core that finishes each frame inline (its scratch is allocated once, here).
     core: Speed,
+    /// The same host work for the pooling threads.
+    pool: Arc<SpeedPool>,
     /// The scaler's tap tables (when rescaling and the size changes).
     scaler: Option<DeviceTaps>,
     antialias: ([f32; SPEED_MAX_TAPS], i32),
@@ -198,6 +201,13 @@ impl SpeedPlan {
                 LibvmafIsa::Avx2 => 1,
                 LibvmafIsa::Avx512 => 2,
             },
+            pool: Arc::new(SpeedPool {
+                kind,
+                offset,
+                d: *core.dims(),
+                template: core.clone(),
+                cores: Mutex::new(Vec::new()),
+            }),
             core,
         }
     }
@@ -595,10 +605,51 @@ impl GpuPlan for SpeedPlan {
     }
 
     fn finish(&mut self, res: &[u64], io: FrameMeta, _: Geometry, row: &mut [f64]) {
-        if !io.scored {
-            return;
+        if io.scored {
+            let n = self.pool.len();
+            self.pool
+                .values(&mut self.core, res, io, &mut row[self.col..self.col + n]);
         }
-        let first = |q: usize| self.plane_slot(q);
+    }
+
+    fn host_pool(&self) -> Option<Arc<dyn HostPool>> {
+        Some(Arc::clone(&self.pool) as Arc<dyn HostPool>)
+    }
+
+    fn finish_pooled(
+        &mut self,
+        res: &[u64],
+        io: FrameMeta,
+        geom: Geometry,
+        pooled: &[f64],
+        row: &mut [f64],
+    ) {
+        if pooled.is_empty() {
+            self.finish(res, io, geom, row);
+        } else if io.scored {
+            row[self.col..self.col + pooled.len()].copy_from_slice(pooled);
+        }
+    }
+}
+
+/// The host half of a frame (the CPU core's estimation and comparison from the decimated planes
+/// and covariance sums read back), shared with the pooling threads.
+struct SpeedPool {
+    kind: Kind,
+    /// The instance's first result slot and its planes' layout (see [`SpeedPlan`]).
+    offset: usize,
+    d: Dims,
+    /// A core to copy for each pooling thread that needs one.
+    template: Speed,
+    /// The pooling threads' cores (each takes one for a frame and puts it back).
+    cores: Mutex<Vec<Speed>>,
+}
+
+impl SpeedPool {
+    /// The instance's values of a scored frame (3 for speed_chroma, 1 for speed_temporal) into
+    /// `out`, with `core` as the CPU core.
+    fn values(&self, core: &mut Speed, res: &[u64], io: FrameMeta, out: &mut [f64]) {
+        let first = |q: usize| self.offset + q * plane_slots(&self.d);
         let read = |at: usize, small: &mut [f32], sums: &mut [f64; COV_SUMS]| {
             read_plane(&res[at..], small, sums)
         };
@@ -607,22 +658,38 @@ impl GpuPlan for SpeedPlan {
                 let at: [usize; 4] = std::array::from_fn(first);
                 let mut scores = [(0f32, false); 2];
                 for (ch, sc) in scores.iter_mut().enumerate() {
-                    *sc = self
-                        .core
+                    *sc = core
                         .score_prepared(|side, small, sums| read(at[2 * ch + side], small, sums));
                 }
-                row[self.col..self.col + 3].copy_from_slice(&chroma::outputs(scores, max_val));
+                out.copy_from_slice(&chroma::outputs(scores, max_val));
             }
             Kind::Temporal { .. } => {
-                row[self.col] = if io.index == 0 {
+                out[0] = if io.index == 0 {
                     0.0
                 } else {
                     let at = [first(0), first(1)];
-                    self.core
-                        .score_prepared(|side, small, sums| read(at[side], small, sums))
+                    core.score_prepared(|side, small, sums| read(at[side], small, sums))
                         .0 as f64
                 };
             }
+        }
+    }
+}
+
+impl HostPool for SpeedPool {
+    fn len(&self) -> usize {
+        match self.kind {
+            Kind::Chroma { .. } => 3,
+            Kind::Temporal { .. } => 1,
+        }
+    }
+
+    fn run(&self, res: &[u64], io: FrameMeta, out: &mut [f64]) {
+        let taken = self.cores.lock().ok().and_then(|mut c| c.pop());
+        let mut core = taken.unwrap_or_else(|| self.template.clone());
+        self.values(&mut core, res, io, out);
+        if let Ok(mut c) = self.cores.lock() {
+            c.push(core);
         }
     }
 }
@@ -906,9 +973,15 @@ mod tests {
                         let t = gpu.scaler().and_then(|s| s.device_taps());
                         let slots =
                             [a, b].map(|pl| plane_slots_of(&gpu, t.as_ref(), fi as i32, pl));
+                        let mut copy = gpu.clone();
                         let got = gpu.score_prepared(|side, small, sums| {
                             read_plane(&slots[side], small, sums)
                         });
+                        // A pooling thread's copy of the core (SpeedPool) scores the same.
+                        let pooled = copy.score_prepared(|side, small, sums| {
+                            read_plane(&slots[side], small, sums)
+                        });
+                        assert_eq!((got.0.to_bits(), got.1), (pooled.0.to_bits(), pooled.1));
                         ran += 1;
                         nonzero += usize::from(want.0 != 0.0);
                         assert_eq!(

@@ -262,7 +262,7 @@ struct Blocks {
 
 /// The SpEED core for planes of one size: its filters, scaler, covariance kernel and scratch
 /// (allocated once; [`Speed::score`] allocates nothing).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Speed {
     d: Dims,
     p: Params,
