@@ -271,6 +271,25 @@ impl Runtime {
         self.waiting[at] = Some((d.scored, row, d.result));
     }
 
+    /// Waits until no worker holds the reference and distorted ring entries of frame `index`,
+    /// then borrows both.
+    fn ring_pair(&mut self, index: usize) -> (&mut OwnedPicture, &mut OwnedPicture) {
+        let (i, j) = (index % self.refs.len(), index % self.dists.len());
+        while Arc::get_mut(&mut self.refs[i]).is_none()
+            || Arc::get_mut(&mut self.dists[j]).is_none()
+        {
+            // A job still reads one: its answer frees it (jobs drop their pictures first).
+            assert!(
+                self.take_done(true),
+                "a ring entry is shared with no job in flight"
+            );
+        }
+        (
+            Arc::get_mut(&mut self.refs[i]).expect("checked above"),
+            Arc::get_mut(&mut self.dists[j]).expect("checked above"),
+        )
+    }
+
     /// Waits until no worker holds ring entry `i` of `ring` (refs or dists), then borrows it.
     fn ring_entry(&mut self, dists: bool, i: usize) -> &mut OwnedPicture {
         loop {
@@ -998,9 +1017,6 @@ impl Engine {
         }
         let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
         let every_frame = self.plan.every_frame();
-        let history = self.plan.dist_history();
-        let first_held = self.first_held;
-        let plan = Arc::clone(&self.plan);
         let rt = self.cpu_runtime()?;
         let (nref, ndist) = (rt.refs.len(), rt.dists.len());
         let ref_values = match reference {
@@ -1018,6 +1034,63 @@ impl Engine {
             rt.ring_entry(true, index as usize % ndist)
                 .copy_from(distorted)?;
         }
+        self.dispatch(index, scored, ref_values, t0)
+    }
+
+    /// Scores the next frame pair with its pictures written by `fill` straight into the
+    /// engine's own picture buffers (the reference's, then the distorted's, each made by
+    /// `OwnedPicture::new` with [`Engine::reference_layout`]), which saves [`Engine::send`]'s
+    /// copy: the CLI reads its files into them. `fill` returns `false` when there is no frame
+    /// (nothing is sent; what it wrote is unused), and its error is returned as is.
+    ///
+    /// CPU backend only, outside segments and ladders ([`Engine::fills_pictures`]); returns
+    /// whether a frame was sent.
+    pub fn send_filled(
+        &mut self,
+        fill: impl FnOnce(&mut OwnedPicture, &mut OwnedPicture) -> Result<bool>,
+    ) -> Result<bool> {
+        if !self.fills_pictures() {
+            return Err(Error::State(
+                "send_filled: only on the CPU backend, outside segments and ladders".into(),
+            ));
+        }
+        if self.flushed {
+            return Err(Error::State("frame sent after flush".into()));
+        }
+        self.shared_refs = Some(false);
+        let t0 = Instant::now();
+        let index = self.next_index;
+        let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
+        let rt = self.cpu_runtime()?;
+        let (r, d) = rt.ring_pair(index as usize);
+        if !fill(r, d)? {
+            return Ok(false);
+        }
+        self.dispatch(index, scored, None, t0)?;
+        Ok(true)
+    }
+
+    /// Whether [`Engine::send_filled`] may be used: the CPU backend, no segment, and not an
+    /// engine of a ladder (shared references).
+    pub fn fills_pictures(&self) -> bool {
+        self.cfg.backend != Backend::Cuda
+            && self.segment.is_none()
+            && self.gpu.is_none()
+            && self.shared_refs != Some(true)
+    }
+
+    /// Hands frame `index`, whose pictures are in the rings, to a worker (or extracts it inline).
+    fn dispatch(
+        &mut self,
+        index: u64,
+        scored: bool,
+        ref_values: Option<Arc<ReferenceValues>>,
+        t0: Instant,
+    ) -> Result<()> {
+        let history = self.plan.dist_history();
+        let first_held = self.first_held;
+        let plan = Arc::clone(&self.plan);
+        let rt = self.rt.as_mut().expect("the caller made the runtime");
         while rt.slots.is_empty() {
             rt.take_done(true);
         }

@@ -1,6 +1,7 @@
 //! Video file readers: y4m (any chroma layout, 8–16 bit) and raw planar YUV, over any byte
 //! stream. Used by the CLI; in the library so that the fuzz targets (`tests/fuzz/`) reach it.
 
+use crate::picture::{OwnedPicture, OwnedPlane, PlaneBuf};
 use crate::{ChromaLayout, Error, PictureFormat, Result};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -188,19 +189,10 @@ impl<R: BufRead> VideoReader<R> {
     /// grows as data arrives, so a header's claimed size never allocates more than the stream
     /// delivers.
     pub fn next_frame(&mut self) -> Result<Option<&[u8]>> {
-        let ctx = |e| Error::io(format!("cannot read {}", self.path), e);
-        if self.y4m {
-            let n = read_capped_line(&mut self.inner, &mut self.marker, &self.path)?;
-            if n == 0 {
-                return Ok(None);
-            }
-            if !self.marker.starts_with(b"FRAME") {
-                return Err(Error::Unsupported(format!(
-                    "{}: corrupt y4m (expected FRAME marker)",
-                    self.path
-                )));
-            }
+        if !self.frame_marker()? {
+            return Ok(None);
         }
+        let ctx = |e| Error::io(format!("cannot read {}", self.path), e);
         self.frame.clear();
         let n = (&mut self.inner)
             .take(self.frame_bytes as u64)
@@ -219,9 +211,282 @@ impl<R: BufRead> VideoReader<R> {
     }
 }
 
+impl<R: BufRead> VideoReader<R> {
+    /// Reads a y4m frame's `FRAME` line; `false` at the end of the stream (always `true` for
+    /// raw streams, whose end shows as a frame of no bytes).
+    fn frame_marker(&mut self) -> Result<bool> {
+        if !self.y4m {
+            return Ok(true);
+        }
+        let n = read_capped_line(&mut self.inner, &mut self.marker, &self.path)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        if !self.marker.starts_with(b"FRAME") {
+            return Err(Error::Unsupported(format!(
+                "{}: corrupt y4m (expected FRAME marker)",
+                self.path
+            )));
+        }
+        Ok(true)
+    }
+
+    fn truncated(&self) -> Error {
+        Error::Unsupported(format!("{}: truncated frame", self.path))
+    }
+
+    /// Fills `buf` from the stream; returns the bytes read (fewer only at its end).
+    fn read_full(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut got = 0;
+        while got < buf.len() {
+            match self.inner.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(format!("cannot read {}", self.path), e)),
+            }
+        }
+        Ok(got)
+    }
+
+    /// Reads one plane of `w x h` samples into `dst` when given (its top-left `dst.width` x
+    /// `dst.height` part, as [`OwnedPicture::copy_from`] takes it), else past it. `first`: this
+    /// is a raw stream's first plane of a frame, where the stream may end (returns `false`).
+    fn read_plane(
+        &mut self,
+        (w, h): (usize, usize),
+        dst: Option<&mut OwnedPlane>,
+        first: bool,
+    ) -> Result<bool> {
+        let bps = if self.format.bpc > 8 { 2 } else { 1 };
+        let bytes = w * h * bps;
+        // 8-bit samples of a whole plane go straight into the picture's buffer.
+        if let Some(OwnedPlane {
+            buf: PlaneBuf::U8(v),
+            width,
+            height,
+        }) = dst
+        {
+            if (*width, *height) == (w, h) {
+                let n = self.read_full(&mut v[..bytes])?;
+                return match n {
+                    0 if first => Ok(false),
+                    n if n < bytes => Err(self.truncated()),
+                    _ => Ok(true),
+                };
+            }
+        }
+        let mut frame = std::mem::take(&mut self.frame);
+        frame.resize(bytes, 0);
+        let n = self.read_full(&mut frame);
+        let ok = match n {
+            Ok(0) if first => Ok(false),
+            Ok(n) if n < bytes => Err(self.truncated()),
+            Ok(_) => Ok(true),
+            Err(e) => Err(e),
+        };
+        if let (Ok(true), Some(d)) = (&ok, dst) {
+            let (dw, dh) = (d.width, d.height);
+            match &mut d.buf {
+                PlaneBuf::U8(v) => {
+                    for (y, row) in v.chunks_exact_mut(dw).take(dh).enumerate() {
+                        row.copy_from_slice(&frame[y * w..y * w + dw]);
+                    }
+                }
+                PlaneBuf::U16(v) => {
+                    for (y, row) in v.chunks_exact_mut(dw).take(dh).enumerate() {
+                        let src = &frame[2 * y * w..2 * (y * w + dw)];
+                        for (s, b) in row.iter_mut().zip(src.chunks_exact(2)) {
+                            *s = u16::from_le_bytes([b[0], b[1]]);
+                        }
+                    }
+                }
+            }
+        }
+        self.frame = frame;
+        ok
+    }
+
+    /// Reads the next frame straight into `pic` (an engine's own buffers,
+    /// [`crate::Engine::send_filled`]): its luma, and its chroma planes when it keeps them, the
+    /// others read past. `pic` must have this stream's size and depth. Returns `false` at the
+    /// end of the stream.
+    pub fn read_into(&mut self, pic: &mut OwnedPicture) -> Result<bool> {
+        let f = self.format;
+        let wide = matches!(pic.luma.buf, PlaneBuf::U16(_));
+        if (pic.luma.width, pic.luma.height) != (f.width, f.height) || wide != (f.bpc > 8) {
+            return Err(Error::Mismatch(format!(
+                "{}: a {}x{} picture buffer for a {f} stream",
+                self.path, pic.luma.width, pic.luma.height
+            )));
+        }
+        if !self.frame_marker()? {
+            return Ok(false);
+        }
+        if !self.read_plane((f.width, f.height), Some(&mut pic.luma), !self.y4m)? {
+            return Ok(false);
+        }
+        let (cw, ch) = f.layout.chroma_size(f.width, f.height);
+        if cw * ch == 0 {
+            return Ok(true);
+        }
+        match &mut pic.chroma {
+            Some([u, v]) => {
+                self.read_plane((cw, ch), Some(u), false)?;
+                self.read_plane((cw, ch), Some(v), false)?;
+            }
+            None => {
+                self.read_plane((cw, ch), None, false)?;
+                self.read_plane((cw, ch), None, false)?;
+            }
+        }
+        Ok(true)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::picture::{Chroma, Picture, Plane};
+
+    /// `frames` frames of a stream (y4m when `tag` is given) with samples from a counter.
+    fn stream(f: PictureFormat, tag: Option<&str>, frames: usize, cut: usize) -> Vec<u8> {
+        let (cw, ch) = f.layout.chroma_size(f.width, f.height);
+        let samples = f.width * f.height + 2 * cw * ch;
+        let mut out = Vec::new();
+        if let Some(t) = tag {
+            out.extend(format!("YUV4MPEG2 W{} H{} C{t}\n", f.width, f.height).bytes());
+        }
+        let mut k = 0u32;
+        for _ in 0..frames {
+            if tag.is_some() {
+                out.extend(b"FRAME\n");
+            }
+            for _ in 0..samples {
+                k = k.wrapping_mul(1103515245).wrapping_add(12345);
+                let v = (k >> 16) & ((1 << f.bpc) - 1);
+                if f.bpc > 8 {
+                    out.extend((v as u16).to_le_bytes());
+                } else {
+                    out.push(v as u8);
+                }
+            }
+        }
+        out.truncate(out.len() - cut);
+        out
+    }
+
+    /// The engine's copy of what `next_frame` returns, as the CLI made it before `read_into`.
+    fn copied(f: PictureFormat, bytes: &[u8], chroma: bool) -> OwnedPicture {
+        let (w, h) = (f.width, f.height);
+        let (cw, ch) = f.layout.chroma_size(w, h);
+        let wide: Vec<u16> = bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        let plane = |at: usize, pw: usize, ph: usize| {
+            if f.bpc > 8 {
+                Plane::new_u16(&wide[at..at + pw * ph], pw, ph, pw).unwrap()
+            } else {
+                Plane::new_u8(&bytes[at..at + pw * ph], pw, ph, pw).unwrap()
+            }
+        };
+        let mut pic = Picture::new(f, plane(0, w, h)).unwrap();
+        if chroma && cw > 0 {
+            let (u, v) = (plane(w * h, cw, ch), plane(w * h + cw * ch, cw, ch));
+            pic = pic.with_chroma(Chroma::Planar(u, v)).unwrap();
+        }
+        let mut o = OwnedPicture::new(f, chroma);
+        o.copy_from(&pic).unwrap();
+        o
+    }
+
+    fn same(a: &OwnedPicture, b: &OwnedPicture) -> bool {
+        let planes = |p: &OwnedPicture| {
+            let mut v = vec![format!("{:?}", p.luma.as_plane().samples)];
+            if let Some([u, w]) = &p.chroma {
+                v.push(format!(
+                    "{:?} {:?}",
+                    u.as_plane().samples,
+                    w.as_plane().samples
+                ));
+            }
+            v
+        };
+        planes(a) == planes(b)
+    }
+
+    /// Reading into an engine's buffers gives what copying `next_frame`'s bytes gave, for
+    /// every layout, odd sizes (chroma larger than libvmaf's), both sample sizes, chroma kept or
+    /// skipped; the end of the stream and a truncated frame are told apart as before.
+    #[test]
+    fn read_into_equals_a_copy_of_next_frame() {
+        let layouts = [
+            (ChromaLayout::Yuv420, "420"),
+            (ChromaLayout::Yuv422, "422"),
+            (ChromaLayout::Yuv444, "444"),
+            (ChromaLayout::Gray, "mono"),
+        ];
+        for (layout, tag) in layouts {
+            for bpc in [8u8, 10] {
+                for (w, h) in [(17, 19), (16, 16)] {
+                    let f = PictureFormat {
+                        width: w,
+                        height: h,
+                        bpc,
+                        layout,
+                    };
+                    let tag = match (bpc > 8, layout) {
+                        (false, _) => tag.to_string(),
+                        (true, ChromaLayout::Gray) => "mono10".into(),
+                        (true, _) => format!("{tag}p10"),
+                    };
+                    for y4m in [false, true] {
+                        let bytes = stream(f, y4m.then_some(tag.as_str()), 3, 0);
+                        let open = |b: &[u8]| {
+                            let c = std::io::Cursor::new(b.to_vec());
+                            if y4m {
+                                VideoReader::y4m(c, "t").unwrap()
+                            } else {
+                                VideoReader::raw(c, "t", f).unwrap()
+                            }
+                        };
+                        for chroma in [false, true] {
+                            let (mut a, mut b) = (open(&bytes), open(&bytes));
+                            let mut pic = OwnedPicture::new(f, chroma);
+                            for k in 0..3 {
+                                let want = copied(f, b.next_frame().unwrap().unwrap(), chroma);
+                                assert!(a.read_into(&mut pic).unwrap());
+                                assert!(same(&pic, &want), "{f} {tag} y4m {y4m} frame {k}");
+                            }
+                            assert!(!a.read_into(&mut pic).unwrap(), "end of {f} y4m {y4m}");
+                        }
+                        let cut = open(&bytes[..bytes.len() - 3]);
+                        let mut cut = cut;
+                        let mut pic = OwnedPicture::new(f, true);
+                        assert!(cut.read_into(&mut pic).unwrap());
+                        assert!(cut.read_into(&mut pic).unwrap());
+                        let e = cut.read_into(&mut pic).unwrap_err();
+                        assert!(e.to_string().contains("truncated"), "{e}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn read_into_refuses_another_format() {
+        let f = PictureFormat {
+            width: 16,
+            height: 16,
+            bpc: 8,
+            layout: ChromaLayout::Yuv420,
+        };
+        let c = std::io::Cursor::new(stream(f, None, 1, 0));
+        let mut r = VideoReader::raw(c, "t", f).unwrap();
+        let mut pic = OwnedPicture::new(PictureFormat { bpc: 10, ..f }, false);
+        assert!(r.read_into(&mut pic).is_err());
+    }
 
     #[test]
     fn y4m_colorspaces() {

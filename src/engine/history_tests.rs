@@ -65,6 +65,17 @@ fn values(i: u64) -> (u8, u8, u8) {
 /// returns (index, probe value) of the scored frames and the number of distorted pictures the
 /// engine kept.
 fn run(probe: &'static ExtractorDef, threads: usize, n_subsample: u32) -> (Vec<(u64, f64)>, usize) {
+    run_with(probe, threads, n_subsample, false)
+}
+
+/// [`run`], with every other frame (`fill`) written into the engine's buffers by
+/// [`Engine::send_filled`] instead of sent.
+fn run_with(
+    probe: &'static ExtractorDef,
+    threads: usize,
+    n_subsample: u32,
+    fill: bool,
+) -> (Vec<(u64, f64)>, usize) {
     let format = PictureFormat {
         width: W,
         height: H,
@@ -103,9 +114,21 @@ fn run(probe: &'static ExtractorDef, threads: usize, n_subsample: u32) -> (Vec<(
             vec![r; W * H],
             vec![128; cw * ch],
         );
-        engine
-            .send(&pic(format, &rl, &rc, &rc), &pic(format, &dl, &du, &rc))
-            .unwrap();
+        let (pr, pd) = (pic(format, &rl, &rc, &rc), pic(format, &dl, &du, &rc));
+        if fill && i % 2 == 1 {
+            let sent = engine
+                .send_filled(|r, d| {
+                    r.copy_from(&pr)?;
+                    d.copy_from(&pd)?;
+                    Ok(true)
+                })
+                .unwrap();
+            assert!(sent);
+            // A fill that finds no frame sends nothing.
+            assert!(!engine.send_filled(|_, _| Ok(false)).unwrap());
+        } else {
+            engine.send(&pr, &pd).unwrap();
+        }
         while let Some(s) = engine.receive() {
             out.push((s.index, s.values[col]));
         }
@@ -162,6 +185,17 @@ fn extractors_see_the_previous_distorted_frames() {
                 threads.max(1) + 3,
                 "the frames in flight, the two before the oldest, one spare"
             );
+        }
+    }
+}
+
+#[test]
+fn filled_pictures_are_history_like_sent_ones() {
+    for threads in [1, 3] {
+        for n_subsample in [1, 2] {
+            let want = run(&WITH_HISTORY, threads, n_subsample);
+            let got = run_with(&WITH_HISTORY, threads, n_subsample, true);
+            assert_eq!(got, want, "{threads} threads, n_subsample {n_subsample}");
         }
     }
 }
