@@ -275,18 +275,12 @@ impl Runtime {
     /// then borrows both.
     fn ring_pair(&mut self, index: usize) -> (&mut OwnedPicture, &mut OwnedPicture) {
         let (i, j) = (index % self.refs.len(), index % self.dists.len());
-        while Arc::get_mut(&mut self.refs[i]).is_none()
-            || Arc::get_mut(&mut self.dists[j]).is_none()
-        {
-            // A job still reads one: its answer frees it (jobs drop their pictures first).
-            assert!(
-                self.take_done(true),
-                "a ring entry is shared with no job in flight"
-            );
-        }
+        // Jobs only ever let go of entries, so once both are free in turn they stay free.
+        self.ring_entry(false, i);
+        self.ring_entry(true, j);
         (
-            Arc::get_mut(&mut self.refs[i]).expect("checked above"),
-            Arc::get_mut(&mut self.dists[j]).expect("checked above"),
+            Arc::get_mut(&mut self.refs[i]).expect("freed above"),
+            Arc::get_mut(&mut self.dists[j]).expect("freed above"),
         )
     }
 
