@@ -182,6 +182,13 @@ impl PinnedU64 {
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
+    /// The values, writable. Only call when no copy into this buffer is pending.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u64] {
+        // SAFETY: `len` initialised values owned by self, borrowed mutably; no device write is
+        // pending (caller).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
     /// Queues a copy of `len` values from device memory into this buffer.
     pub(crate) fn download_async(
         &mut self,

@@ -69,29 +69,32 @@ struct Pooling {
     values: Option<Vec<f64>>,
 }
 
-/// A slot's result block handed to a pooling thread.
+/// A slot's result block handed to a pooling thread, which may reorder the parts its pools
+/// own ([`HostPool::run`]).
 struct ResultView {
-    ptr: *const u64,
+    ptr: *mut u64,
     len: usize,
 }
 
-// SAFETY: the view only reads pinned host memory, and the scorer neither reuses nor frees the
-// slot behind it until the pooling thread's answer for the frame has come back (`Pooling`).
+// SAFETY: while a frame pools, its slot's pinned block is touched by nothing but the one
+// pooling job holding this view: the scorer neither reads, reuses nor frees the slot until that
+// job's answer has come back (`Pooling`), and the GPU's copy into it finished before the job
+// was made (`retire` waits for the slot's event).
 unsafe impl Send for ResultView {}
 
 impl ResultView {
-    fn of(p: &PinnedU64) -> Self {
-        let s = p.as_slice();
+    fn of(p: &mut PinnedU64) -> Self {
+        let s = p.as_mut_slice();
         ResultView {
-            ptr: s.as_ptr(),
+            ptr: s.as_mut_ptr(),
             len: s.len(),
         }
     }
 
-    fn as_slice(&self) -> &[u64] {
+    fn as_mut_slice(&mut self) -> &mut [u64] {
         // SAFETY: `len` initialised values of a pinned buffer that outlives this view and that
-        // no copy writes to while the frame pools (see the `Send` impl).
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+        // nothing else accesses while the frame pools (see the `Send` impl).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
 }
 
@@ -508,6 +511,9 @@ impl CudaScorer {
             }
             if self.pool_depth > 0 {
                 self.pool_threads = Some(PoolThreads::new(self.pool_depth)?);
+                for p in self.pool_set.iter() {
+                    p.prepare(self.pool_depth);
+                }
             }
             self.startup = Some((t1 - t0, t1.elapsed()));
             self.rt = Some(Runtime {
@@ -669,14 +675,14 @@ impl CudaScorer {
                 let mut out = self.spare_pooled.pop().unwrap_or_default();
                 out.clear();
                 out.resize(self.pooled_len, f64::NAN);
-                let view = ResultView::of(&rt.slots[f.slot].pinned);
+                let mut view = ResultView::of(&mut rt.slots[f.slot].pinned);
                 let (set, tx, index) = (Arc::clone(&self.pool_set), self.pool_tx.clone(), f.index);
                 let meta = FrameMeta {
                     index,
                     scored: true,
                 };
                 let job = threads.run(Box::new(move || {
-                    let res = view.as_slice();
+                    let res = view.as_mut_slice();
                     let ran = catch_unwind(AssertUnwindSafe(|| {
                         let mut at = 0;
                         for p in set.iter() {

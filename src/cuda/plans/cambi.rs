@@ -22,7 +22,6 @@ use crate::feature::cambi::heatmap::Heatmaps;
 use crate::feature::cambi::setup::{Setup, Target, CONTRAST_WEIGHTS, LUT_SIZE, NUM_SCALES};
 use crate::feature::cambi::{self, cvalues, lut, mask, pooling, preprocess};
 use cudarc::driver::sys;
-use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -110,7 +109,6 @@ fn build(info: &InstanceInfo<'_>, offset: usize) -> Result<CambiPlan> {
             .iter()
             .map(|t| (t.sizes, t.first, t.t.window))
             .collect(),
-        largest,
     });
     Ok(CambiPlan {
         cols: info.columns.clone(),
@@ -449,17 +447,18 @@ struct CambiPool {
     topk: f64,
     /// Per target: its size at each scale, where each scale's c-values start, its window.
     targets: Vec<PoolTarget>,
-    /// The most c-values of one scale.
-    largest: usize,
 }
 
 /// See [`CambiPool::targets`].
 type PoolTarget = ([(usize, usize); NUM_SCALES], [usize; NUM_SCALES], u16);
 
-thread_local! {
-    /// A pooling thread's copy of one scale's c-values (the quickselect reorders them).
-    static C_VALUES: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-}
+// The pooling threads select in place in the result block, read as `f32`: c-value `2i` is
+// the low half of slot `i` ([`CambiPool::c_value`]), which comes first in memory only on a
+// little-endian host.
+const _: () = assert!(
+    cfg!(target_endian = "little"),
+    "cambi's in-place pooling reads u64 slots as f32 pairs"
+);
 
 impl CambiPool {
     /// c-value `k` of the instance's region from the result block.
@@ -469,7 +468,7 @@ impl CambiPool {
     }
 
     /// Target `t`'s score (unclipped) from its c-values, with `c` as scratch (at least
-    /// `largest` long), writing `heatmaps` if given.
+    /// the largest scale's length), writing `heatmaps` if given.
     fn score(
         &self,
         t: usize,
@@ -493,6 +492,18 @@ impl CambiPool {
         }
         Ok(pooling::weight_scores(&scores, *window))
     }
+
+    /// [`CambiPool::score`] without heatmaps, selecting in the instance's region of the
+    /// result block itself (`region`: its c-values as `f32`, in the order the copy would have
+    /// them, so the quickselect and its sum go exactly as over a copy).
+    fn score_in_place(&self, t: usize, region: &mut [f32]) -> f64 {
+        let (sizes, first, window) = &self.targets[t];
+        let scores: [f64; NUM_SCALES] = std::array::from_fn(|s| {
+            let n = sizes[s].0 * sizes[s].1;
+            pooling::spatial_pooling(&mut region[first[s]..first[s] + n], self.topk)
+        });
+        pooling::weight_scores(&scores, *window)
+    }
 }
 
 impl HostPool for CambiPool {
@@ -500,20 +511,17 @@ impl HostPool for CambiPool {
         self.targets.len()
     }
 
-    fn run(&self, res: &[u64], _: FrameMeta, out: &mut [f64]) {
+    fn run(&self, res: &mut [u64], _: FrameMeta, out: &mut [f64]) {
         if res[self.offset] != 0 {
             out.fill(f64::NAN); // finish writes NaN for the frame anyway
             return;
         }
-        C_VALUES.with_borrow_mut(|c| {
-            if c.len() < self.largest {
-                c.resize(self.largest, 0.0);
-            }
-            for (t, v) in out.iter_mut().enumerate() {
-                // Without heatmaps nothing in `score` fails.
-                *v = self.score(t, res, c, None, 0).unwrap_or(f64::NAN);
-            }
-        });
+        // No copy and no scratch: each target's scales are disjoint parts of the region, and
+        // nothing reads them after this.
+        let region: &mut [f32] = bytemuck::cast_slice_mut(&mut res[self.offset + 1..]);
+        for (t, v) in out.iter_mut().enumerate() {
+            *v = self.score_in_place(t, region);
+        }
     }
 }
 
@@ -1013,8 +1021,9 @@ mod tests {
                 // The same frame pooled as the scorer's pooling threads do it.
                 if let Some(pool) = plan.host_pool() {
                     let mut pooled = vec![f64::NAN; pool.len()];
+                    let mut block = hs.res.clone();
                     std::thread::scope(|s| {
-                        s.spawn(|| pool.run(&hs.res, meta, &mut pooled));
+                        s.spawn(|| pool.run(&mut block, meta, &mut pooled));
                     });
                     let mut got = [f64::NAN; 3];
                     plan.finish_pooled(&hs.res, meta, geom, &pooled, &mut got);

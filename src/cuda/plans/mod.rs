@@ -148,8 +148,15 @@ pub(crate) trait HostPool: Send + Sync {
     /// Values computed per scored frame.
     fn len(&self) -> usize;
     /// Computes them from the frame's result block into `out` (`len` values); runs on any
-    /// thread, frames in any order.
-    fn run(&self, res: &[u64], io: FrameMeta, out: &mut [f64]);
+    /// thread, frames in any order. It may reorder its own part of `res` (cambi selects in
+    /// place): nothing reads that part after the pooling.
+    fn run(&self, res: &mut [u64], io: FrameMeta, out: &mut [f64]);
+    /// Called once, on the scorer's thread, when `threads` pooling threads start: makes what
+    /// each of them needs there, not on whichever thread first pools a frame, so a graph's
+    /// host memory is the same every time it runs (the reducer's RSS stays flat).
+    fn prepare(&self, threads: usize) {
+        let _ = threads;
+    }
 }
 
 /// Size and sample layout of the stream.

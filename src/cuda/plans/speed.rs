@@ -684,12 +684,22 @@ impl HostPool for SpeedPool {
         }
     }
 
-    fn run(&self, res: &[u64], io: FrameMeta, out: &mut [f64]) {
+    fn run(&self, res: &mut [u64], io: FrameMeta, out: &mut [f64]) {
         let taken = self.cores.lock().ok().and_then(|mut c| c.pop());
         let mut core = taken.unwrap_or_else(|| self.template.clone());
         self.values(&mut core, res, io, out);
         if let Ok(mut c) = self.cores.lock() {
             c.push(core);
+        }
+    }
+
+    fn prepare(&self, threads: usize) {
+        // One core per thread, made here: a core cloned on a pooling thread would live in that
+        // thread's malloc arena, a different one each graph.
+        if let Ok(mut c) = self.cores.lock() {
+            while c.len() < threads {
+                c.push(self.template.clone());
+            }
         }
     }
 }
