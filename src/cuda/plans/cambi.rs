@@ -32,20 +32,25 @@ pub(super) static GPU: GpuDef = GpuDef {
     supports: super::every_instance,
 };
 
-/// Fewest rows of one c-value chunk (a thread's column slides over a chunk after building its
-/// first window, `(2 pad + 1)^2` reads: longer chunks amortise that).
-const MIN_CHUNK_ROWS: usize = 64;
-/// Most chunks of a picture's rows (each holds its own histograms).
-const MAX_CHUNKS: usize = 16;
+/// Threads the c-value kernel should have per scale: each thread's slide down its column is a
+/// serial chain, so a scale with few columns (960 and less at 1080p) is cut into more, shorter
+/// chunks of rows. About 64 Ki threads measured best on an H200 (1080p `vmaf_v1.0.16_3d0h`:
+/// 859 fps with at most 16 chunks of at least 64 rows, 1491 fps with this; sweep in
+/// docs/device-runs/2026-12-02-s4-pooling-threads.txt).
+const CVALUE_THREADS: usize = 65536;
+/// Fewest rows of one chunk: each chunk first builds its window, `(2 pad + 1)^2` reads, which
+/// longer chunks amortise.
+const MIN_CHUNK_ROWS: usize = 4;
 
-/// Rows per chunk of an `h`-row picture.
-fn chunk_rows(h: usize) -> usize {
-    MIN_CHUNK_ROWS.max(h.div_ceil(MAX_CHUNKS))
+/// Rows per chunk of a `w` x `h` picture.
+fn chunk_rows(w: usize, h: usize) -> usize {
+    let want = CVALUE_THREADS.div_ceil(w.max(1));
+    MIN_CHUNK_ROWS.max(h.div_ceil(want))
 }
 
-/// Chunks of an `h`-row picture.
-fn chunks(h: usize) -> usize {
-    h.div_ceil(chunk_rows(h))
+/// Chunks of a `w` x `h` picture.
+fn chunks(w: usize, h: usize) -> usize {
+    h.div_ceil(chunk_rows(w, h))
 }
 
 /// One picture scored: the distorted one at the encoding size, the reference at the source size.
@@ -412,7 +417,7 @@ impl CambiPlan {
                 pad: pad as i32,
                 base: band.base as i32,
                 size: band.size as i32,
-                rows: chunk_rows(sh) as i32,
+                rows: chunk_rows(sw, sh) as i32,
                 pad_: 0,
                 weights,
             };
@@ -420,7 +425,7 @@ impl CambiPlan {
             unsafe {
                 launch(
                     k.cvalues,
-                    (blocks(sw), chunks(sh) as u32, 1),
+                    (blocks(sw), chunks(sw, sh) as u32, 1),
                     BX,
                     c.stream,
                     &a,
@@ -543,7 +548,7 @@ impl GpuPlan for CambiPlan {
                 .targets
                 .iter()
                 .flat_map(|t| t.sizes)
-                .map(|(w, h)| chunks(h) * size * w * 2)
+                .map(|(w, h)| chunks(w, h) * size * w * 2)
                 .max()
                 .unwrap_or(0);
             let image = DevBuf::new(pic, "cambi picture")?;
@@ -806,8 +811,8 @@ mod tests {
                 }
             }
             let size = band.size as usize;
-            let rows = chunk_rows(sh);
-            for chunk in 0..chunks(sh) {
+            let rows = chunk_rows(sw, sh);
+            for chunk in 0..chunks(sw, sh) {
                 let y0 = chunk * rows;
                 let y1 = (y0 + rows).min(sh);
                 for x in 0..sw {
@@ -960,12 +965,16 @@ mod tests {
             let mut plan = build(&info, 0).unwrap();
             let (aw, ah) = plan.setup.alloc;
             let size = plan.setup.band.size as usize;
+            let columns = (plan.targets.iter().flat_map(|t| t.sizes))
+                .map(|(w, h)| chunks(w, h) * w)
+                .max()
+                .unwrap_or(0);
             let mut hs = Host {
                 image: vec![0; plan.stride * ah],
                 mask: vec![0; plan.stride * ah],
                 tmp: vec![0; aw * ah],
                 deriv: vec![0; aw * ah],
-                hist: vec![0; MAX_CHUNKS * size * aw],
+                hist: vec![0; columns * size],
                 res: vec![0; plan.results_len()],
             };
             let cfg = ExtractorConfig {
