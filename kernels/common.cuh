@@ -82,3 +82,37 @@ VMAF_RS_DEV int32_t asr32(int32_t v, unsigned s) { return v >> s; }
 // values saturate (as Rust's `as` does).
 VMAF_RS_DEV int32_t d2i_trunc(double v) { return __double2int_rz(v); }
 VMAF_RS_DEV long long d2ll_trunc(double v) { return __double2ll_rz(v); }
+
+// One rounding step of a running sum of f32 terms: in f32, or with the term widened to double.
+VMAF_RS_DEV float ordered_add(float acc, float t) { return __fadd_rn(acc, t); }
+VMAF_RS_DEV double ordered_add(double acc, float t) { return __dadd_rn(acc, (double)t); }
+
+// The CPU's sequential `acc += term` over `n` f32 terms, from 0, in order: thread 0 adds them one
+// at a time while threads 32.. stage the next tile of `buf` (shared memory, double-buffered).
+// Every thread of the block (THREADS of them) calls it; the sum is valid in thread 0.
+template <typename Acc, int THREADS, int TILE>
+VMAF_RS_DEV Acc ordered_sum(const float *terms, int n, float (*buf)[TILE]) {
+    const int tid = threadIdx.x;
+    const int tiles = (n + TILE - 1) / TILE;
+    auto load = [&](int k, int b, int first, int step) {
+        const int base = k * TILE;
+        const int cnt = min(TILE, n - base);
+        for (int j = first; j < cnt; j += step) buf[b][j] = terms[(size_t)base + j];
+    };
+    if (tiles > 0) load(0, 0, tid, THREADS);
+    __syncthreads();
+    Acc ret = 0;
+    for (int k = 0; k < tiles; ++k) {
+        const int b = k & 1;
+        if (tid == 0) {
+            const int cnt = min(TILE, n - k * TILE);
+            const float *t = buf[b];
+#pragma unroll 8
+            for (int j = 0; j < cnt; ++j) ret = ordered_add(ret, t[j]);
+        } else if (tid >= 32 && k + 1 < tiles) {
+            load(k + 1, b ^ 1, tid - 32, THREADS - 32);
+        }
+        __syncthreads();
+    }
+    return ret;
+}

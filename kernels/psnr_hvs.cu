@@ -197,37 +197,14 @@ struct PsnrHvsSumArgs {
 };
 static_assert(sizeof(PsnrHvsSumArgs) == 64, "ABI: keep in sync with src/cuda/kernels.rs");
 
-// grid 3 (one block per plane), block 256. score's `ret += term`: thread 0 adds the plane's
-// terms from 0 one at a time in order; threads 32.. stage the next tile in shared memory
-// meanwhile (double-buffered).
+// grid 3 (one block per plane), block 256. score's `ret += term` over the plane's terms, in
+// order (common.cuh's ordered_sum).
 extern "C" __global__ void __launch_bounds__(PHVS_SUM_THREADS) vmaf_psnr_hvs_sum(PsnrHvsSumArgs a) {
     __shared__ float buf[2][PHVS_SUM_TILE];
     const int p = blockIdx.x;
-    const float *terms = reinterpret_cast<const float *>(a.terms[p]);
-    const int n = a.n[p];
-    const int tid = threadIdx.x;
-    const int tiles = (n + PHVS_SUM_TILE - 1) / PHVS_SUM_TILE;
-    auto load = [&](int k, int b, int first, int step) {
-        const int base = k * PHVS_SUM_TILE;
-        const int cnt = min(PHVS_SUM_TILE, n - base);
-        for (int j = first; j < cnt; j += step) buf[b][j] = terms[(size_t)base + j];
-    };
-    if (tiles > 0) load(0, 0, tid, PHVS_SUM_THREADS);
-    __syncthreads();
-    float ret = 0.0f;
-    for (int k = 0; k < tiles; ++k) {
-        const int b = k & 1;
-        if (tid == 0) {
-            const int cnt = min(PHVS_SUM_TILE, n - k * PHVS_SUM_TILE);
-            const float *t = buf[b];
-#pragma unroll 8
-            for (int j = 0; j < cnt; ++j) ret = __fadd_rn(ret, t[j]);
-        } else if (tid >= 32 && k + 1 < tiles) {
-            load(k + 1, b ^ 1, tid - 32, PHVS_SUM_THREADS - 32);
-        }
-        __syncthreads();
-    }
-    if (tid == 0) {
+    const float ret = ordered_sum<float, PHVS_SUM_THREADS, PHVS_SUM_TILE>(
+        reinterpret_cast<const float *>(a.terms[p]), a.n[p], buf);
+    if (threadIdx.x == 0) {
         reinterpret_cast<unsigned long long *>(a.out[p])[0] =
             (unsigned long long)__float_as_uint(ret);
     }

@@ -867,9 +867,8 @@ mod gpu {
 
     /// `backend=cuda` with host pictures (what the CLI's `--backend cuda` does): the engine uploads
     /// them into device 0's primary context and scores them on the GPU; bit-identical to the CPU,
-    /// psnr's kernel reading the uploaded 10-bit chroma planes (its `apsnr_*` aggregates from the
-    /// plan's totals), ciede (no CUDA kernel) on the CPU fallback from downloaded planes, and
-    /// the GPU side released by flush.
+    /// psnr's and ciede's kernels reading the uploaded 10-bit chroma planes (`apsnr_*`
+    /// aggregates from the psnr plan's totals), and the GPU side released by flush.
     #[test]
     fn backend_cuda_uploads_host_frames() {
         let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -905,8 +904,8 @@ mod gpu {
                     .take_placement()
                     .expect("placement after the first frame");
                 let (gpu, cpu_side) = placement(&p);
-                assert_eq!(gpu, ["adm", "motion", "psnr", "vif"], "{p}");
-                assert_eq!(cpu_side, ["ciede"], "{p}");
+                assert_eq!(gpu, ["adm", "ciede", "motion", "psnr", "vif"], "{p}");
+                assert!(cpu_side.is_empty(), "{p}");
                 eprintln!("{p}");
             }
         }
@@ -1555,20 +1554,23 @@ mod gpu {
             );
         }
 
-        // Next to a feature without a kernel: float_motion stays on CUDA, ciede goes to the CPU
-        // fallback, both identical.
+        // Next to an instance without a kernel: float_motion stays on CUDA, float_adm with
+        // adm_p_norm 2 (per-sample powf) goes to the CPU fallback, both identical.
         let fmt = PictureFormat {
             width: 96,
             height: 64,
             bpc: 10,
             layout: ChromaLayout::Yuv444,
         };
-        let features = vec![feat("float_motion", &[uv]), feat("ciede", &[])];
+        let features = vec![
+            feat("float_motion", &[uv]),
+            feat("float_adm", &[("adm_p_norm", "2")]),
+        ];
         let (n, p) = upload_vs_cpu(fmt, features, 2, 7, false);
         let (gpu, cpu_side) = placement(&p);
         assert_eq!(gpu, ["adm", "float_motion", "motion", "vif"], "{p}");
-        assert_eq!(cpu_side, ["ciede"], "{p}");
-        println!("bit-identical: float_motion on CUDA, ciede on the CPU fallback: {n} frames");
+        assert_eq!(cpu_side, ["float_adm"], "{p}");
+        println!("bit-identical: float_motion on CUDA, float_adm on the CPU fallback: {n} frames");
 
         // Chroma from one interleaved CbCr plane (nv12, and p010-like: 10 bits stored 6 up).
         fn interleaved_vs_cpu(
@@ -1678,7 +1680,9 @@ mod gpu {
         std::fs::write(path, out).unwrap();
     }
 
-    /// The CLI's `--backend cuda` gives the CPU's log, value for value.
+    /// The CLI's `--backend cuda` gives the CPU's log, value for value: with ciede's kernel, and
+    /// with ciede sent to the CPU fallback by `VMAF_RS_CUDA_ON_CPU` (chroma planes downloaded
+    /// from the GPU: every chroma feature has kernels, so this is how that path stays tested).
     #[test]
     fn cli_backend_cuda_matches_cpu() {
         let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -1691,8 +1695,9 @@ mod gpu {
         let (r, d) = (dir.join("ref.y4m"), dir.join("dis.y4m"));
         write_y4m(&r, 160, 90, 6, false);
         write_y4m(&d, 160, 90, 6, true);
-        let run = |backend: &str| -> serde_json::Value {
-            let log = dir.join(format!("{backend}.json"));
+        // (backend, VMAF_RS_CUDA_ON_CPU, features expected on the CPU fallback)
+        let run = |backend: &str, on_cpu: &str, fallback: &[&str]| -> serde_json::Value {
+            let log = dir.join(format!("{backend}{on_cpu}.json"));
             let o = std::process::Command::new(&cli)
                 .args(["-r", r.to_str().unwrap(), "-d", d.to_str().unwrap()])
                 .args([
@@ -1705,6 +1710,7 @@ mod gpu {
                     "-v",
                 ])
                 .args(["--backend", backend, "-o", log.to_str().unwrap()])
+                .env("VMAF_RS_CUDA_ON_CPU", on_cpu)
                 .output()
                 .unwrap();
             let err = String::from_utf8_lossy(&o.stderr);
@@ -1712,16 +1718,24 @@ mod gpu {
             if backend == "cuda" {
                 let line = err.lines().find(|l| l.contains("on CUDA: ")).unwrap_or("");
                 let (gpu, cpu_side) = placement(line);
-                assert_eq!(gpu, ["adm", "motion", "psnr", "vif"], "{err}");
-                assert_eq!(cpu_side, ["ciede"], "{err}");
+                let mut want = vec!["adm", "ciede", "motion", "psnr", "vif"];
+                want.retain(|f| !fallback.contains(f));
+                assert_eq!(gpu, want, "{err}");
+                assert_eq!(cpu_side, fallback, "{err}");
             }
             serde_json::from_str(&std::fs::read_to_string(log).unwrap()).unwrap()
         };
-        let (a, b) = (run("cpu"), run("cuda"));
-        assert_eq!(a["frames"], b["frames"]);
-        assert_eq!(a["pooled_metrics"], b["pooled_metrics"]);
+        let a = run("cpu", "", &[]);
+        for (on_cpu, fallback) in [("", &[][..]), ("ciede", &["ciede"][..])] {
+            let b = run("cuda", on_cpu, fallback);
+            assert_eq!(a["frames"], b["frames"], "VMAF_RS_CUDA_ON_CPU={on_cpu}");
+            assert_eq!(a["pooled_metrics"], b["pooled_metrics"]);
+        }
         assert_eq!(a["frames"].as_array().unwrap().len(), 6);
-        eprintln!("vmaf-rs --backend cuda: 6 frames, log identical to --backend cpu");
+        eprintln!(
+            "vmaf-rs --backend cuda: 6 frames, logs with ciede on CUDA and on the fallback \
+             identical to --backend cpu"
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 
@@ -2551,170 +2565,249 @@ mod gpu {
             );
         }
 
-        // CUDA frames as decoders give them, chroma included: samples `shift` bits up, pitches
-        // above the width with garbage in the padding and in rows below the picture; chroma
-        // planar or one interleaved CbCr plane.
-        let frames_vs_cpu = |fmt: PictureFormat, shift: u8, interleaved: bool, sub: u32| {
-            let mut cfg = EngineConfig::new(fmt);
-            cfg.features = vec![feat("psnr_hvs", &[])];
-            cfg.n_subsample = sub;
-            let mut cpu = Engine::new(cfg.clone()).unwrap();
-            let mut eng = Engine::new(cfg).unwrap();
-            let mut scorer = CudaScorer::for_engine(
-                gpu.ctx as *mut c_void,
-                gpu.stream as *mut c_void,
-                &eng,
-                shift,
-            )
-            .unwrap();
-            let (w, h, bpc) = (fmt.width, fmt.height, fmt.bpc);
-            let (cw, ch) = fmt.layout.chroma_size(w, h);
-            let bps = if bpc > 8 { 2 } else { 1 };
-            let luma = Layout {
-                w,
-                h,
-                bpc,
-                shift,
-                stride: w + 37,
-                rows: h + 5,
-            };
-            let cwide = if interleaved { 2 * cw } else { cw };
-            let chroma = Layout {
-                w: cwide,
-                h: ch,
-                bpc,
-                shift,
-                stride: cwide + 19,
-                rows: ch + 3,
-            };
-            let mut keep = Vec::new();
-            let mut row = Vec::new();
-            let frames = 5;
-            for t in 0..frames {
-                // Host buffers: luma, then Cb and Cr (planar) or CbCr (interleaved).
-                let bufs = |distorted: bool| -> Vec<Vec<u8>> {
-                    let u = picture(cw, ch, t + 100, bpc, distorted);
-                    let v = picture(cw, ch, t + 200, bpc, distorted);
-                    let mut b = vec![host_plane(&luma, &picture(w, h, t, bpc, distorted))];
-                    if interleaved {
-                        let uv: Vec<u32> = u.iter().zip(&v).flat_map(|(&a, &b)| [a, b]).collect();
-                        b.push(host_plane(&chroma, &uv));
-                    } else {
-                        b.push(host_plane(&chroma, &u));
-                        b.push(host_plane(&chroma, &v));
-                    }
-                    b
-                };
-                let (rb, db) = (bufs(false), bufs(true));
-                let (rw, dw): (Vec<Vec<u16>>, Vec<Vec<u16>>) = (
-                    rb.iter().map(|b| words(b)).collect(),
-                    db.iter().map(|b| words(b)).collect(),
-                );
-                /// The CPU's picture over the host buffers (bytes or words).
-                fn pic<'a>(
-                    fmt: PictureFormat,
-                    shift: u8,
-                    interleaved: bool,
-                    layouts: [&Layout; 2],
-                    b: &'a [Vec<u8>],
-                    wd: &'a [Vec<u16>],
-                ) -> Picture<'a> {
-                    let plane = |k: usize| {
-                        let l = layouts[k.min(1)];
-                        if fmt.bpc > 8 {
-                            Plane::new_u16(&wd[k], l.w, l.h, l.stride).unwrap()
-                        } else {
-                            Plane::new_u8(&b[k], l.w, l.h, l.stride).unwrap()
-                        }
-                    };
-                    let p = Picture::with_shift(fmt, plane(0), shift).unwrap();
-                    let c = if interleaved {
-                        vmaf_rs::Chroma::Interleaved(plane(1))
-                    } else {
-                        vmaf_rs::Chroma::Planar(plane(1), plane(2))
-                    };
-                    p.with_chroma(c).unwrap()
-                }
-                let ls = [&luma, &chroma];
-                cpu.send(
-                    &pic(fmt, shift, interleaved, ls, &rb, &rw),
-                    &pic(fmt, shift, interleaved, ls, &db, &dw),
-                )
-                .unwrap();
-                gpu.current();
-                let frame = |b: &[Vec<u8>]| {
-                    let d: Vec<DevPlane> = b.iter().map(|x| DevPlane::upload(x)).collect();
-                    let cp = chroma.stride * bps;
-                    let c = [d[1].ptr, if interleaved { 0 } else { d[2].ptr }];
-                    let f = CudaFrame::new(d[0].ptr, luma.stride * bps).with_chroma(
-                        c,
-                        [cp, cp],
-                        interleaved,
-                    );
-                    (f, d)
-                };
-                let ((fr, dr), (fd, dd)) = (frame(&rb), frame(&db));
-                scorer.submit(fr, fd).unwrap();
-                keep.push((dr, dd));
-                while scorer.poll(&mut row).unwrap() {
-                    eng.push_spatial(&row).unwrap();
-                }
-            }
-            let mut err = None;
-            scorer
-                .drain(&mut |row| {
-                    if let Err(e) = eng.push_spatial(row) {
-                        err.get_or_insert(e);
-                    }
-                })
-                .unwrap();
-            assert!(err.is_none(), "{err:?}");
-            let line = scorer.placement();
-            drop(scorer);
-            drop(keep);
-            cpu.flush().unwrap();
-            eng.flush().unwrap();
-            assert_eq!(cpu.columns(), eng.columns());
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            let mut n = 0;
-            while let Some(a) = cpu.receive() {
-                let b = eng.receive().expect("as many frames");
-                assert_eq!(
-                    bits(&a.values),
-                    bits(&b.values),
-                    "{fmt:?} shift {shift} interleaved {interleaved}: frame {}: cpu {:?} cuda {:?}",
-                    a.index,
-                    a.values,
-                    b.values
-                );
-                n += 1;
-            }
-            assert_eq!(
-                n,
-                frames.div_ceil(sub) as usize,
-                "{fmt:?}: every scored frame"
-            );
-            let (gpu_side, cpu_side) = placement(&line);
-            assert_eq!(gpu_side, ["adm", "motion", "psnr_hvs", "vif"], "{line}");
-            assert!(cpu_side.is_empty(), "{line}");
-            println!(
-                "bit-identical: psnr_hvs {:?} {bpc}-bit {w}x{h} CUDA frames, shift {shift}, \
-                 padded, {} chroma, n_subsample={sub}: {n} frames",
-                fmt.layout,
-                if interleaved { "interleaved" } else { "planar" }
-            );
-        };
         let fmt = |layout, bpc, width, height| PictureFormat {
             width,
             height,
             bpc,
             layout,
         };
+        let frames_vs_cpu = |fmt, shift, interleaved, sub| {
+            chroma_frames_vs_cpu(&gpu, "psnr_hvs", fmt, shift, interleaved, sub)
+        };
         frames_vs_cpu(fmt(ChromaLayout::Yuv420, 8, 161, 91), 0, true, 1); // nv12
         frames_vs_cpu(fmt(ChromaLayout::Yuv420, 10, 163, 90), 6, true, 2); // p010
         frames_vs_cpu(fmt(ChromaLayout::Yuv420, 10, 163, 90), 6, false, 1);
         frames_vs_cpu(fmt(ChromaLayout::Yuv444, 12, 97, 65), 4, false, 1);
         frames_vs_cpu(fmt(ChromaLayout::Yuv422, 8, 130, 67), 0, false, 2);
+    }
+
+    /// ciede's kernels against the CPU, f64 bit for bit through the whole engine (host frames
+    /// uploaded by `backend=cuda`): 8, 10, 12 and 16 bits; 4:2:0, 4:2:2 and 4:4:4; odd sizes,
+    /// among them those where libvmaf's upsampling reads past its rows or its buffer (4:2:2's
+    /// spill into the next rows, 4:2:0 with an odd height: zeros on both paths); identical frames;
+    /// n_subsample 2; two instances; 1080p; and MSB-aligned, padded CUDA frames with planar and
+    /// interleaved chroma through the scorer directly.
+    #[test]
+    fn ciede_kernel_every_depth_and_layout() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(gpu) = Gpu::new(false) else { return };
+        // (layout, bits, width, height, n_subsample, distorted == reference, frames)
+        type CiedeCase = (ChromaLayout, u8, usize, usize, u32, bool, u32);
+        let cases: &[CiedeCase] = &[
+            (ChromaLayout::Yuv420, 8, 161, 91, 1, false, 4),
+            (ChromaLayout::Yuv420, 8, 97, 60, 2, false, 5),
+            (ChromaLayout::Yuv444, 8, 64, 48, 1, true, 3),
+            (ChromaLayout::Yuv422, 8, 101, 75, 1, false, 3),
+            (ChromaLayout::Yuv420, 10, 131, 68, 1, false, 3),
+            (ChromaLayout::Yuv422, 10, 65, 75, 2, false, 4),
+            (ChromaLayout::Yuv444, 12, 97, 65, 1, false, 3),
+            (ChromaLayout::Yuv420, 16, 67, 41, 1, false, 3),
+            (ChromaLayout::Yuv420, 8, 16, 16, 1, false, 2),
+            (ChromaLayout::Yuv420, 8, 1920, 1080, 1, false, 3),
+            (ChromaLayout::Yuv420, 10, 1920, 1080, 2, false, 3),
+        ];
+        let small_only = std::env::var("VMAF_RS_GPU_SMALL_CASES").as_deref() == Ok("1");
+        for &(layout, bpc, w, h, sub, same, frames) in cases {
+            if small_only && w * h > 1 << 18 {
+                println!("{w}x{h}: not run (VMAF_RS_GPU_SMALL_CASES=1)");
+                continue;
+            }
+            let fmt = PictureFormat {
+                width: w,
+                height: h,
+                bpc,
+                layout,
+            };
+            let features = vec![feat("ciede", &[]), feat("ciede", &[])];
+            let (n, p) = upload_vs_cpu(fmt, features, sub, frames, same);
+            let (mut gpu_side, cpu_side) = placement(&p);
+            gpu_side.dedup(); // one entry per instance
+            assert_eq!(gpu_side, ["adm", "ciede", "motion", "vif"], "{p}");
+            assert!(cpu_side.is_empty(), "{p}");
+            println!(
+                "bit-identical: ciede {layout:?} {bpc}-bit {w}x{h} n_subsample={sub}{}: \
+                 {n} frames",
+                if same { " (identical frames)" } else { "" },
+            );
+        }
+        let fmt = |layout, bpc, width, height| PictureFormat {
+            width,
+            height,
+            bpc,
+            layout,
+        };
+        let frames_vs_cpu = |fmt, shift, interleaved, sub| {
+            chroma_frames_vs_cpu(&gpu, "ciede", fmt, shift, interleaved, sub)
+        };
+        frames_vs_cpu(fmt(ChromaLayout::Yuv420, 8, 161, 91), 0, true, 1); // nv12
+        frames_vs_cpu(fmt(ChromaLayout::Yuv420, 10, 163, 90), 6, true, 2); // p010
+        frames_vs_cpu(fmt(ChromaLayout::Yuv420, 10, 163, 90), 6, false, 1);
+        frames_vs_cpu(fmt(ChromaLayout::Yuv444, 12, 97, 65), 4, false, 1);
+        frames_vs_cpu(fmt(ChromaLayout::Yuv422, 8, 130, 67), 0, false, 2);
+    }
+
+    /// One feature that reads chroma (`name`, default options) on CUDA frames as decoders give
+    /// them, through the scorer directly, against the CPU, f64 bit for bit: samples `shift` bits
+    /// up, pitches above the width with garbage in the padding and in rows below the picture;
+    /// chroma planar or one interleaved CbCr plane.
+    fn chroma_frames_vs_cpu(
+        gpu: &Gpu,
+        name: &str,
+        fmt: PictureFormat,
+        shift: u8,
+        interleaved: bool,
+        sub: u32,
+    ) {
+        let mut cfg = EngineConfig::new(fmt);
+        cfg.features = vec![feat(name, &[])];
+        cfg.n_subsample = sub;
+        let mut cpu = Engine::new(cfg.clone()).unwrap();
+        let mut eng = Engine::new(cfg).unwrap();
+        let mut scorer = CudaScorer::for_engine(
+            gpu.ctx as *mut c_void,
+            gpu.stream as *mut c_void,
+            &eng,
+            shift,
+        )
+        .unwrap();
+        let (w, h, bpc) = (fmt.width, fmt.height, fmt.bpc);
+        let (cw, ch) = fmt.layout.chroma_size(w, h);
+        let bps = if bpc > 8 { 2 } else { 1 };
+        let luma = Layout {
+            w,
+            h,
+            bpc,
+            shift,
+            stride: w + 37,
+            rows: h + 5,
+        };
+        let cwide = if interleaved { 2 * cw } else { cw };
+        let chroma = Layout {
+            w: cwide,
+            h: ch,
+            bpc,
+            shift,
+            stride: cwide + 19,
+            rows: ch + 3,
+        };
+        let mut keep = Vec::new();
+        let mut row = Vec::new();
+        let frames = 5;
+        for t in 0..frames {
+            // Host buffers: luma, then Cb and Cr (planar) or CbCr (interleaved).
+            let bufs = |distorted: bool| -> Vec<Vec<u8>> {
+                let u = picture(cw, ch, t + 100, bpc, distorted);
+                let v = picture(cw, ch, t + 200, bpc, distorted);
+                let mut b = vec![host_plane(&luma, &picture(w, h, t, bpc, distorted))];
+                if interleaved {
+                    let uv: Vec<u32> = u.iter().zip(&v).flat_map(|(&a, &b)| [a, b]).collect();
+                    b.push(host_plane(&chroma, &uv));
+                } else {
+                    b.push(host_plane(&chroma, &u));
+                    b.push(host_plane(&chroma, &v));
+                }
+                b
+            };
+            let (rb, db) = (bufs(false), bufs(true));
+            let (rw, dw): (Vec<Vec<u16>>, Vec<Vec<u16>>) = (
+                rb.iter().map(|b| words(b)).collect(),
+                db.iter().map(|b| words(b)).collect(),
+            );
+            /// The CPU's picture over the host buffers (bytes or words).
+            fn pic<'a>(
+                fmt: PictureFormat,
+                shift: u8,
+                interleaved: bool,
+                layouts: [&Layout; 2],
+                b: &'a [Vec<u8>],
+                wd: &'a [Vec<u16>],
+            ) -> Picture<'a> {
+                let plane = |k: usize| {
+                    let l = layouts[k.min(1)];
+                    if fmt.bpc > 8 {
+                        Plane::new_u16(&wd[k], l.w, l.h, l.stride).unwrap()
+                    } else {
+                        Plane::new_u8(&b[k], l.w, l.h, l.stride).unwrap()
+                    }
+                };
+                let p = Picture::with_shift(fmt, plane(0), shift).unwrap();
+                let c = if interleaved {
+                    vmaf_rs::Chroma::Interleaved(plane(1))
+                } else {
+                    vmaf_rs::Chroma::Planar(plane(1), plane(2))
+                };
+                p.with_chroma(c).unwrap()
+            }
+            let ls = [&luma, &chroma];
+            cpu.send(
+                &pic(fmt, shift, interleaved, ls, &rb, &rw),
+                &pic(fmt, shift, interleaved, ls, &db, &dw),
+            )
+            .unwrap();
+            gpu.current();
+            let frame = |b: &[Vec<u8>]| {
+                let d: Vec<DevPlane> = b.iter().map(|x| DevPlane::upload(x)).collect();
+                let cp = chroma.stride * bps;
+                let c = [d[1].ptr, if interleaved { 0 } else { d[2].ptr }];
+                let f = CudaFrame::new(d[0].ptr, luma.stride * bps).with_chroma(
+                    c,
+                    [cp, cp],
+                    interleaved,
+                );
+                (f, d)
+            };
+            let ((fr, dr), (fd, dd)) = (frame(&rb), frame(&db));
+            scorer.submit(fr, fd).unwrap();
+            keep.push((dr, dd));
+            while scorer.poll(&mut row).unwrap() {
+                eng.push_spatial(&row).unwrap();
+            }
+        }
+        let mut err = None;
+        scorer
+            .drain(&mut |row| {
+                if let Err(e) = eng.push_spatial(row) {
+                    err.get_or_insert(e);
+                }
+            })
+            .unwrap();
+        assert!(err.is_none(), "{err:?}");
+        let line = scorer.placement();
+        drop(scorer);
+        drop(keep);
+        cpu.flush().unwrap();
+        eng.flush().unwrap();
+        assert_eq!(cpu.columns(), eng.columns());
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let mut n = 0;
+        while let Some(a) = cpu.receive() {
+            let b = eng.receive().expect("as many frames");
+            assert_eq!(
+                bits(&a.values),
+                bits(&b.values),
+                "{fmt:?} shift {shift} interleaved {interleaved}: frame {}: cpu {:?} cuda {:?}",
+                a.index,
+                a.values,
+                b.values
+            );
+            n += 1;
+        }
+        assert_eq!(
+            n,
+            frames.div_ceil(sub) as usize,
+            "{fmt:?}: every scored frame"
+        );
+        let (gpu_side, cpu_side) = placement(&line);
+        let mut want = vec!["adm", "motion", name, "vif"];
+        want.sort();
+        assert_eq!(gpu_side, want, "{line}");
+        assert!(cpu_side.is_empty(), "{line}");
+        println!(
+            "bit-identical: {name} {:?} {bpc}-bit {w}x{h} CUDA frames, shift {shift}, \
+             padded, {} chroma, n_subsample={sub}: {n} frames",
+            fmt.layout,
+            if interleaved { "interleaved" } else { "planar" }
+        );
     }
 
     /// float_adm's kernels against the CPU, f64 bit for bit through the whole engine (host frames

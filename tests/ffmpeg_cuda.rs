@@ -532,6 +532,81 @@ fn v1_models_and_a_whole_request_entirely_on_cuda() {
     }
 }
 
+/// Every extra feature libvmaf has, in one request with the v1.0.16 model and the default one,
+/// runs on CUDA with nothing on the CPU fallback, and CUDA == CPU: NVDEC H.264 8-bit and HEVC
+/// 10-bit (interleaved chroma), hwupload 4:4:4 and 4:2:0 (planar) at odd sizes.
+#[test]
+fn every_feature_in_one_pass_entirely_on_cuda() {
+    if skip() {
+        return;
+    }
+    let request = "model='version=vmaf_v1.0.16_3d0h\\:name=v1|version=vmaf_v0.6.1\\:name=vmaf':\
+                   feature='name=psnr|name=psnr_hvs|name=float_ssim|name=float_ms_ssim|\
+                   name=ciede|name=cambi|name=speed_chroma|name=speed_temporal|name=float_vif|\
+                   name=float_adm|name=float_motion|name=float_psnr|name=float_ansnr|\
+                   name=float_moment'";
+    let on_gpu_only = |case: &str, line: &str| {
+        assert!(
+            !line.contains("on the CPU from"),
+            "{case}: something ran on the CPU fallback: {line}"
+        );
+        for f in [
+            "ciede",
+            "psnr_hvs",
+            "float_ms_ssim",
+            "cambi",
+            "speed_chroma",
+        ] {
+            assert!(line.contains(f), "{case}: {f} is not on CUDA: {line}");
+        }
+        println!("{case}: {line}");
+    };
+    for (case, dis, reference, sw) in [
+        (
+            "all-features-nvdec-h264-1080p",
+            "dis_h264_1080p.mkv",
+            "ref_h264_1080p.mkv",
+            "nv12",
+        ),
+        (
+            "all-features-nvdec-hevc10-1080p",
+            "dis_hevc10_1080p.mkv",
+            "ref_hevc10_1080p.mkv",
+            "p010le",
+        ),
+    ] {
+        let (n, line) = cuda_vs_cpu_placed(case, &Input::Files { dis, reference }, sw, request);
+        on_gpu_only(case, &line);
+        println!("bit-identical: {case}: {n} frames");
+    }
+    for (case, src, chain, sw) in [
+        (
+            "all-features-yuv444p-481x271",
+            "testsrc2=s=481x271:r=25:d=0.4",
+            "format=yuv444p",
+            "yuv444p",
+        ),
+        (
+            "all-features-yuv420p-641x361",
+            "testsrc2=s=641x361:r=25:d=0.4",
+            "format=yuv420p",
+            "yuv420p",
+        ),
+    ] {
+        let (n, line) = cuda_vs_cpu_placed(
+            case,
+            &Input::Lavfi {
+                dis: lavfi(src, &format!("noise=alls=14:allf=t+u,{chain}")),
+                reference: lavfi(src, chain),
+            },
+            sw,
+            request,
+        );
+        on_gpu_only(case, &line);
+        println!("bit-identical: {case}: {n} frames");
+    }
+}
+
 #[test]
 fn nvdec_h264_8bit_1080p() {
     if skip() {
@@ -941,25 +1016,45 @@ fn float_motion_kernel_reads_chroma_from_cuda_frames() {
     }
 }
 
-/// A feature with no CUDA kernel (ciede, which reads chroma) on CUDA frames runs on the CPU from
-/// downloaded planes, identical to the CPU path, and the verbose log says where it ran.
+/// ciede on CUDA frames runs its own kernels, reading Cb/Cr straight from the frames (planar,
+/// and interleaved nv12/p010), also with n_subsample: identical to the CPU path, and the verbose
+/// log says it ran on CUDA.
+#[test]
+fn ciede_kernel_reads_chroma_from_cuda_frames() {
+    if skip() {
+        return;
+    }
+    for line in chroma_cases("ciede-kernel", "feature=name=ciede") {
+        assert!(
+            line.contains("ciede") && !line.contains("downloaded planes"),
+            "ciede is not on CUDA: {line}"
+        );
+    }
+}
+
+/// An instance no kernel covers (float_adm with adm_p_norm 2: a per-sample powf) on CUDA frames
+/// runs on the CPU from downloaded planes, identical to the CPU path, and the verbose log says
+/// where it ran.
 #[test]
 fn feature_without_kernel_runs_on_the_cpu_fallback() {
     if skip() {
         return;
     }
-    for line in chroma_cases("fallback-ciede", "feature=name=ciede") {
+    for line in chroma_cases(
+        "fallback-float-adm",
+        "feature='name=float_adm\\:adm_p_norm=2'",
+    ) {
         assert!(
-            line.contains("on the CPU from downloaded planes (no CUDA kernel yet): ciede"),
-            "ciede is not on the fallback: {line}"
+            line.contains("on the CPU from downloaded planes (no CUDA kernel yet): float_adm"),
+            "float_adm is not on the fallback: {line}"
         );
     }
 }
 
 /// Features with previous frames beside the fallback: speed_temporal (previous references and
-/// distorted frames, its own kernels), float_ssim and the float model (whose float_motion runs
-/// here with motion_add_scale1 too) on CUDA, ciede (chroma) on the CPU fallback, on NVDEC-like
-/// nv12 CUDA frames, with n_subsample=2; identical to the CPU path.
+/// distorted frames, its own kernels), float_ssim, ciede and the float model (whose float_motion
+/// runs here with motion_add_scale1 too) on CUDA, float_adm with adm_p_norm 2 on the CPU
+/// fallback, on NVDEC-like nv12 CUDA frames, with n_subsample=2; identical to the CPU path.
 #[test]
 fn fallback_with_previous_frames_and_a_float_model() {
     if skip() {
@@ -975,6 +1070,6 @@ fn fallback_with_previous_frames_and_a_float_model() {
         "nv12",
         "model='version=vmaf_v0.6.1\\:name=vmaf|version=vmaf_float_v0.6.1\\:name=vmaf_float':\
          feature='name=speed_temporal|name=float_motion\\:motion_add_scale1=true|\
-         name=float_ssim|name=ciede':n_subsample=2",
+         name=float_ssim|name=ciede|name=float_adm\\:adm_p_norm=2':n_subsample=2",
     );
 }

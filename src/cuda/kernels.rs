@@ -735,6 +735,68 @@ fn psnr_hvs_abi_sizes() {
     assert_eq!(std::mem::size_of::<PsnrHvsSumArgs>(), 24 + 24 + 16);
 }
 
+/// `CiedeArgs` (ciede.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CiedeArgs {
+    pub reference: SrcPlane,
+    pub distorted: SrcPlane,
+    pub ref_chroma: [SrcPlane; 2],
+    pub dis_chroma: [SrcPlane; 2],
+    pub terms: u64,
+    pub w: i32,
+    pub h: i32,
+    pub cw: i32,
+    pub ch: i32,
+    pub pitch: i32,
+    pub step_ref: i32,
+    pub step_dis: i32,
+    pub bpc: i32,
+    pub layout: i32,
+    pub pad_: i32,
+}
+
+/// `CiedeSumArgs` (ciede.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CiedeSumArgs {
+    pub terms: u64,
+    pub out: u64,
+    pub n: i32,
+    pub pad_: i32,
+}
+
+/// Threads per block of `vmaf_ciede_sum` (`CIEDE_SUM_THREADS`; one block).
+pub(crate) const CIEDE_SUM_THREADS: u32 = 256;
+
+/// ciede's kernels (ciede.cu).
+pub(crate) struct CiedeKernels {
+    /// Every position's ΔE00 from 8-bit samples.
+    pub pixel_u8: sys::CUfunction,
+    /// The same from 16-bit samples.
+    pub pixel_u16: sys::CUfunction,
+    /// The terms added in raster order into a double.
+    pub sum: sys::CUfunction,
+}
+
+impl CiedeKernels {
+    fn resolve(m: &Module) -> Result<Self> {
+        Ok(CiedeKernels {
+            pixel_u8: m.function("vmaf_ciede_u8")?,
+            pixel_u16: m.function("vmaf_ciede_u16")?,
+            sum: m.function("vmaf_ciede_sum")?,
+        })
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn ciede_abi_sizes() {
+    // The sizes ciede.cu pins with static_assert.
+    assert_eq!(std::mem::size_of::<CiedeArgs>(), 144 + 8 + 40);
+    assert_eq!(std::mem::size_of::<CiedeSumArgs>(), 24);
+}
+
 /// `FloatAdmDwtArgs` (float_adm.cu).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -1029,6 +1091,7 @@ pub(crate) struct Kernels {
     pub cambi: CambiKernels,
     pub float_ansnr: FloatAnsnrKernels,
     pub psnr_hvs: PsnrHvsKernels,
+    pub ciede: CiedeKernels,
     pub float_adm: FloatAdmKernels,
     pub speed: SpeedKernels,
 }
@@ -1070,6 +1133,7 @@ impl Kernels {
             cambi: CambiKernels::resolve(m)?,
             float_ansnr: FloatAnsnrKernels::resolve(m)?,
             psnr_hvs: PsnrHvsKernels::resolve(m)?,
+            ciede: CiedeKernels::resolve(m)?,
             float_adm: FloatAdmKernels::resolve(m)?,
             speed: SpeedKernels::resolve(m)?,
         })

@@ -11,6 +11,7 @@
 
 mod adm;
 mod cambi;
+mod ciede;
 mod float_adm;
 mod float_ansnr;
 mod float_moment;
@@ -38,6 +39,7 @@ use std::sync::Arc;
 static REGISTRY: &[&GpuDef] = &[
     &adm::GPU,
     &cambi::GPU,
+    &ciede::GPU,
     &float_ansnr::GPU,
     &float_adm::GPU,
     &float_moment::GPU,
@@ -78,10 +80,18 @@ pub(crate) fn find(def: &ExtractorDef) -> Option<&'static GpuDef> {
         .find(|g| std::ptr::eq(g.extractor, def))
 }
 
-/// The CUDA implementation that runs this instance, if any: its extractor has one and it covers
-/// the instance's format and options.
+/// The CUDA implementation that runs this instance, if any: its extractor has one, it covers the
+/// instance's format and options, and the extractor is not named in `VMAF_RS_CUDA_ON_CPU`.
 pub(crate) fn find_for(info: &InstanceInfo<'_>) -> Option<&'static GpuDef> {
-    find(info.def).filter(|g| (g.supports)(info))
+    find(info.def).filter(|g| (g.supports)(info) && !forced_to_cpu(info.def.name))
+}
+
+/// Whether `VMAF_RS_CUDA_ON_CPU` (extractor names, comma-separated) sends `name` to the CPU
+/// fallback although it has kernels: to compare the two paths on the same CUDA frames, or to
+/// step around a kernel; the tests use it to keep the fallback's chroma downloads covered now
+/// that every chroma feature has kernels.
+fn forced_to_cpu(name: &str) -> bool {
+    std::env::var("VMAF_RS_CUDA_ON_CPU").is_ok_and(|v| v.split(',').any(|n| n.trim() == name))
 }
 
 /// One extractor instance on the GPU.

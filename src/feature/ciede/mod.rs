@@ -5,9 +5,11 @@
 //! linear RGB → XYZ (D65) → L\*a\*b\* in `double` with results narrowed to `float` where its
 //! helpers return `float`; ΔE00 mixes `float` variables with `double` expressions exactly as its
 //! C does (`k_L = 0.65`, `k_C = 1`, `k_H = 4`); the per-pixel values are summed in `double` in
-//! raster order. The transcendental functions are the C library's (`pow`, `powf`, `atan2`, `sin`,
-//! `cos`, `exp`, `log10`), which Rust's `f64`/`f32` methods call on Linux, so results depend on
-//! the host's libm being the one libvmaf ran with (glibc on both sides here).
+//! raster order. The transcendental functions inside a pixel (`pow`, `powf`, `atan2`, `sin`,
+//! `cos`, `exp`) are our own ([`math`]), not the C library's: the CUDA kernel computes the same
+//! bits with them, on every host, and they stay within one ulp of glibc's (libvmaf's), which the
+//! `f32` narrowing after each call hides. The frame's `log10` is the host's (it runs once, on the
+//! host, on both paths).
 //!
 //! Chroma is brought to luma resolution the way libvmaf's `scale_chroma_planes` does, which is
 //! not a plain nearest-neighbour upsampling: output row `i` reads chroma row `i / 2` for 4:2:0
@@ -18,6 +20,8 @@
 //! height, or an odd width whose `w >> 1` is a multiple of 32, libvmaf reads past the end of its
 //! picture buffer (uninitialised heap memory: its results vary between runs); vmaf_rs reads
 //! zeros there, the value of libvmaf's padding, and scores deterministically.
+
+pub mod math;
 
 use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
 use crate::error::{Error, Result};
@@ -124,7 +128,7 @@ impl Ciede {
                 strides: [c[0].stride, c[1].stride],
                 width: c[0].width,
                 height: c[0].height,
-                pitch: (c[0].width + 31) & !31,
+                pitch: libvmaf_chroma_pitch(c[0].width),
             })
         };
         let (rb, db) = (buf(&rc)?, buf(&dc)?);
@@ -153,8 +157,7 @@ impl Ciede {
                 sum += ciede2000(r, d) as f64;
             }
         }
-        // C: an unsigned product of the luma size, then double.
-        Ok(45.0 - 20.0 * (sum / ((w as u32).wrapping_mul(h as u32)) as f64).log10())
+        Ok(score_of_sum(sum, w, h))
     }
 }
 
@@ -174,6 +177,18 @@ impl Extractor for Ciede {
     }
 }
 
+/// The frame's score from the sum of its per-pixel ΔE00 (`f32` values added in raster order
+/// into an `f64` from 0); the CUDA plan finishes its device sum with it.
+pub(crate) fn score_of_sum(sum: f64, w: usize, h: usize) -> f64 {
+    // C: an unsigned product of the luma size, then double.
+    45.0 - 20.0 * (sum / ((w as u32).wrapping_mul(h as u32)) as f64).log10()
+}
+
+/// libvmaf's chroma row pitch in samples for a chroma plane `cw` wide (32-sample aligned).
+pub(crate) fn libvmaf_chroma_pitch(cw: usize) -> usize {
+    (cw + 31) & !31
+}
+
 /// A colour in CIE L\*a\*b\*, as libvmaf's `float` struct holds it.
 #[derive(Clone, Copy)]
 struct Lab {
@@ -185,7 +200,7 @@ struct Lab {
 /// sRGB transfer function inverse (libvmaf's `rgb_to_xyz_map`).
 fn linearise(c: f64) -> f64 {
     if c > 10.0 / 255.0 {
-        ((c + 0.055) * (1.0 / 1.055)).powf(2.4)
+        math::pow((c + 0.055) * (1.0 / 1.055), 2.4)
     } else {
         c * (1.0 / 12.92)
     }
@@ -196,7 +211,7 @@ fn lab_f(c: f64) -> f32 {
     const KAPPA: f64 = 24389.0 / 27.0;
     const EPSILON: f64 = 216.0 / 24389.0;
     if c > EPSILON {
-        c.powf(1.0 / 3.0) as f32
+        math::pow(c, 1.0 / 3.0) as f32
     } else {
         ((KAPPA * c + 16.0) * (1.0 / 116.0)) as f32
     }
@@ -229,7 +244,7 @@ fn h_prime(b: f32, a: f32) -> f32 {
     if b == 0.0 && a == 0.0 {
         return 0.0;
     }
-    let mut h = (b as f64).atan2(a as f64) as f32;
+    let mut h = math::atan2(b as f64, a as f64) as f32;
     if h < 0.0 {
         h = (h as f64 + 2.0 * PI) as f32;
     }
@@ -261,10 +276,10 @@ fn h_bar_prime(h1: f32, h2: f32) -> f32 {
 
 fn upcase_t(h: f32) -> f32 {
     let h = h as f64;
-    (1.0 - 0.17 * (h - PI / 6.0).cos()
-        + 0.24 * (2.0 * h).cos()
-        + 0.32 * (3.0 * h + PI / 30.0).cos()
-        - 0.20 * (4.0 * h - 7.0 * PI / 20.0).cos()) as f32
+    (1.0 - 0.17 * math::cos(h - PI / 6.0)
+        + 0.24 * math::cos(2.0 * h)
+        + 0.32 * math::cos(3.0 * h + PI / 30.0)
+        - 0.20 * math::cos(4.0 * h - 7.0 * PI / 20.0)) as f32
 }
 
 /// 25⁷ as a float constant (C folds `powf(25., 7)`, correctly rounded).
@@ -275,11 +290,11 @@ const POW25_7: f64 = 6103515625.0;
 fn r_sub_t(c_bar_prime: f32, h_bar_prime: f32) -> f32 {
     let deg = (h_bar_prime as f64 * (180.0 / PI)) as f32;
     let t = ((deg as f64 - 275.0) * (1.0 / 25.0)) as f32;
-    let c7 = c_bar_prime.powf(7.0);
+    let c7 = math::powf(c_bar_prime, 7.0);
     let ratio = c7 / (c7 + POW25_7_F32);
-    let angle = (60.0 * (-(t * t) as f64).exp()) as f32;
+    let angle = (60.0 * math::exp(-(t * t) as f64)) as f32;
     let rad = (angle as f64 * (PI / 180.0)) as f32;
-    (-2.0 * (ratio as f64).sqrt() * (rad as f64).sin()) as f32
+    (-2.0 * (ratio as f64).sqrt() * math::sin(rad as f64)) as f32
 }
 
 /// ΔE00 with libvmaf's weights (k_L 0.65, k_C 1, k_H 4), in its mix of float and double.
@@ -291,7 +306,7 @@ fn ciede2000(c1: Lab, c2: Lab) -> f32 {
     let ch1 = (sq(c1.a) + sq(c1.b)).sqrt() as f32;
     let ch2 = (sq(c2.a) + sq(c2.b)).sqrt() as f32;
     let c_bar = (ch1 + ch2) / 2.0;
-    let c7 = (c_bar as f64).powf(7.0);
+    let c7 = math::pow(c_bar as f64, 7.0);
     let g = 1.0 - (c7 / (c7 + POW25_7)).sqrt();
     let a1 = (c1.a as f64 + ((c1.a / 2.0) as f64) * g) as f32;
     let a2 = (c2.a as f64 + ((c2.a / 2.0) as f64) * g) as f32;
@@ -305,7 +320,7 @@ fn ciede2000(c1: Lab, c2: Lab) -> f32 {
     let h1 = h_prime(c1.b, a1);
     let h2 = h_prime(c2.b, a2);
     let dh = delta_h_prime(ch1, ch2, h1, h2);
-    let d_upper_h = (2.0 * ((cp1 * cp2) as f64).sqrt() * (dh as f64 / 2.0).sin()) as f32;
+    let d_upper_h = (2.0 * ((cp1 * cp2) as f64).sqrt() * math::sin(dh as f64 / 2.0)) as f32;
     let h_bar = h_bar_prime(h1, h2);
     let t = upcase_t(h_bar);
     let s_h = (1.0 + 0.015 * c_bar_prime as f64 * t as f64) as f32;
