@@ -142,7 +142,7 @@ if [ "$part" != floats ]; then
         step info:reducer-ctl 100 "$logs/reducer-ctl.log" "$R" 100 1 64 64 5 device
         # A v1 model + psnr + float_ssim (cambi, speed_chroma, adm3, motion3 and the float
         # kernels' buffers): 100 graph cycles at 4K.
-        VMAF_RS_REDUCER_OPTS="model='version=vmaf_v1.0.16_3d0h\:name=vmaf':feature='name=psnr|name=float_ssim'" \
+        VMAF_RS_REDUCER_OPTS="model='version=vmaf_v1.0.16_3d0h\:name=vmaf':feature='name=psnr|name=float_ssim|name=ciede'" \
             step reducer-v1 150 "$logs/reducer-v1.log" "$R" 100 4 3840 2160 5
     else
         step reducer 60 "$logs/reducer.log" "$R" 10 10 3840 2160 5
@@ -180,6 +180,7 @@ if [ "$quick" != 1 ] && [ "$part" != main ]; then
             gpu::float_vif_kernel_every_depth_and_option
             gpu::cambi_kernel_every_depth_and_option
             gpu::float_ansnr_kernel_every_depth_and_option gpu::psnr_hvs_kernel_every_depth_and_option
+            gpu::ciede_kernel_every_depth_and_layout
             gpu::float_adm_kernel_every_depth_and_option
             gpu::speed_kernel_every_depth_and_option)
     # memcheck on the small pictures too when the part has its own call (VMAF_RS_GPU_SMALL_CASES).
@@ -196,7 +197,7 @@ summary() {
     [ -f "$logs/rust-tests.log" ] && grep -h "lifecycle:\|test result\|panicked" "$logs/rust-tests.log" | sed 's/^/  rust: /'
     [ -f "$logs/rust-bench.log" ] && grep -h "^bench:" "$logs/rust-bench.log" | sed 's/^/  rust: /'
     [ -f "$logs/reducer.log" ] && grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer.log" | sed 's/^/  reducer: /'
-    [ -f "$logs/reducer-v1.log" ] && grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer-v1.log" | sed 's/^/  reducer (v1 + psnr + float_ssim): /'
+    [ -f "$logs/reducer-v1.log" ] && grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer-v1.log" | sed 's/^/  reducer (v1 + psnr + float_ssim + ciede): /'
     [ -f "$logs/reducer-ctl.log" ] && grep -h "^cuda_reducer: \(over\|PASS\|FAIL\)" "$logs/reducer-ctl.log" | sed 's/^/  reducer-ctl (device only): /'
     for f in "$logs"/san-reducer.log "$logs"/*check.log; do
         [ -f "$f" ] && grep -h "ERROR SUMMARY\|LEAK SUMMARY\|RACECHECK SUMMARY" "$f" | sed "s/^/  $(basename "$f" .log): /"
