@@ -86,6 +86,48 @@ pub fn log2_compact() -> &'static [u16; LOG2_COMPACT_LEN] {
     })
 }
 
+/// Segments of the arithmetic `log2` of the SIMD kernels ([`log2_fast_consts`]): the top five
+/// bits below the leading one of an index in `[2^15, 2^16)`.
+pub const LOG2_FAST_SEGMENTS: usize = 32;
+
+/// Where the arithmetic `log2` of the SIMD kernels leaves an index to the table: its value
+/// `y` (of `2048 * log2`) lies within `GUARD_BELOW` below a half-integer or `GUARD_ABOVE` above
+/// one. The arithmetic's error is below 1.3e-4 (a unit of `y`) over all 2^15 indices; below a
+/// half-integer the guard also covers the table's own quirk: its `log2f` rounded to `f32` (steps
+/// of 2^-9 in `y`) lifts values up to 2^-10 below a tie onto it, which then rounds up. The
+/// exhaustive unit test `fast_log2_every_index` checks every index the arithmetic keeps.
+pub const LOG2_FAST_GUARD_BELOW: f32 = 1.0 / 1024.0 + 1.0 / 4096.0;
+/// See [`LOG2_FAST_GUARD_BELOW`].
+pub const LOG2_FAST_GUARD_ABOVE: f32 = 1.0 / 4096.0;
+
+/// Coefficients of `2048 * log2(1 + r)` for `0 <= r < 1/32` (Taylor, degree 4: truncation error
+/// below 2e-5 of a unit), highest degree first.
+pub const LOG2_FAST_POLY: [f32; 4] = [
+    -2048.0 / 4.0 / std::f32::consts::LN_2,
+    2048.0 / 3.0 / std::f32::consts::LN_2,
+    -2048.0 / 2.0 / std::f32::consts::LN_2,
+    2048.0 / std::f32::consts::LN_2,
+];
+
+/// Per segment `j` of [`LOG2_FAST_SEGMENTS`]: `1 / (2^15 + 2^10 j)` and
+/// `2048 * log2(1 + j / 32)`, in `f32`. An index `i` of segment `j` has
+/// `2048 * log2(i) - 15 * 2048 = L[j] + 2048 * log2(1 + (i mod 2^10) * inv[j])`, which the SIMD
+/// kernels evaluate in `f32` instead of gathering the table entry, except near a rounding
+/// boundary ([`LOG2_FAST_GUARD_BELOW`]).
+pub fn log2_fast_consts() -> &'static ([f32; LOG2_FAST_SEGMENTS], [f32; LOG2_FAST_SEGMENTS]) {
+    static CONSTS: OnceLock<([f32; LOG2_FAST_SEGMENTS], [f32; LOG2_FAST_SEGMENTS])> =
+        OnceLock::new();
+    CONSTS.get_or_init(|| {
+        let mut inv = [0f32; LOG2_FAST_SEGMENTS];
+        let mut base = [0f32; LOG2_FAST_SEGMENTS];
+        for j in 0..LOG2_FAST_SEGMENTS {
+            inv[j] = (1.0 / ((1u32 << 15) + (j as u32) * 1024) as f64) as f32;
+            base[j] = (2048.0 * (1.0 + j as f64 / 32.0).log2()) as f32;
+        }
+        (inv, base)
+    })
+}
+
 /// One table entry: `(uint16_t)round(log2f((float)i) * 2048)`.
 ///
 /// `log2f` is taken as the correctly rounded single-precision `log2` (the double result rounded

@@ -873,6 +873,8 @@ struct TermSums<'a> {
     compact: Option<&'static [u16; LOG2_COMPACT_LEN]>,
     /// Whether the vector log path is exact for this gain limit (see `LogTerms`).
     vector_log: bool,
+    /// The arithmetic `log2` (with `compact`): [`tables::log2_fast_consts`] in registers.
+    fast: FastLog2,
     /// Per-lane sums of the non-log terms (64-bit lanes) and their count.
     non_log: __m512i,
     non_log_count: i64,
@@ -897,6 +899,7 @@ impl<'a> TermSums<'a> {
             log2,
             compact,
             vector_log: (0.0..=Self::MAX_GAIN_LIMIT).contains(&gain_limit),
+            fast: FastLog2::new(),
             non_log: z,
             non_log_count: 0,
             den_log: z,
@@ -961,6 +964,7 @@ impl<'a> TermSums<'a> {
             let t = LogTerms {
                 log2: self.log2,
                 compact: self.compact,
+                fast: &self.fast,
                 gain_limit: _mm512_set1_pd(self.gain_limit),
             };
             let s2 = _mm512_max_epi32(sigma2_sq, z);
@@ -997,6 +1001,7 @@ impl<'a> TermSums<'a> {
 struct LogTerms<'a> {
     log2: &'a [u16; LOG2_TABLE_LEN],
     compact: Option<&'static [u16; LOG2_COMPACT_LEN]>,
+    fast: &'a FastLog2,
     gain_limit: __m512d,
 }
 
@@ -1099,31 +1104,14 @@ impl LogTerms<'_> {
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn lookup(&self, idx: __m512i, m: __mmask16) -> __m512i {
         if let Some(compact) = self.compact {
-            // Run t = idx / 8 - 2^12 of the compact table: the 32 bits at entry t hold it in
-            // their high half (entry t + 1).
-            let t = _mm512_sub_epi32(_mm512_srli_epi32::<3>(idx), _mm512_set1_epi32(1 << 12));
-            // SAFETY: for the lanes in `m`, 0 <= t < 2^12, so each 4-byte read at byte 2t lies
-            // inside the (2^12 + 1)-entry table; masked-off lanes are not read; gathers need no
-            // alignment.
-            let pair = unsafe {
-                _mm512_mask_i32gather_epi32::<2>(
-                    _mm512_setzero_si512(),
-                    m,
-                    t,
-                    compact.as_ptr().cast(),
-                )
-            };
-            let run = _mm512_srli_epi32::<16>(pair);
-            let base = _mm512_add_epi32(
-                _mm512_and_si512(run, _mm512_set1_epi32(0xfff)),
-                _mm512_set1_epi32(LOG2_COMPACT_BASE as i32),
-            );
-            // The run steps up by one from position s = run >> 12 (8: never).
-            let up = _mm512_cmpge_epi32_mask(
-                _mm512_and_si512(idx, _mm512_set1_epi32(7)),
-                _mm512_srli_epi32::<12>(run),
-            );
-            return _mm512_mask_add_epi32(base, up, base, _mm512_set1_epi32(1));
+            // Most lanes: the entry by arithmetic; the few near a rounding boundary (about 16 in
+            // 10 000) from the compact table, gathered only when a vector has one.
+            let (value, near) = self.fast.entry(idx);
+            let near = near & m;
+            if near == 0 {
+                return value;
+            }
+            return _mm512_mask_mov_epi32(value, near, self.gather_compact(compact, idx, near));
         }
         // Gather the 32 bits at entry idx - 1 and keep the high half (entry idx), so every read
         // stays inside the table.
@@ -1140,6 +1128,108 @@ impl LogTerms<'_> {
             )
         };
         _mm512_srli_epi32::<16>(pair)
+    }
+
+    /// [`tables::log2_compact`]'s entries for the lanes in `m` (each index in `[2^15, 2^16)`);
+    /// other lanes are garbage.
+    #[cold]
+    #[inline(never)]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn gather_compact(
+        &self,
+        compact: &[u16; LOG2_COMPACT_LEN],
+        idx: __m512i,
+        m: __mmask16,
+    ) -> __m512i {
+        // Run t = idx / 8 - 2^12 of the compact table: the 32 bits at entry t hold it in
+        // their high half (entry t + 1).
+        let t = _mm512_sub_epi32(_mm512_srli_epi32::<3>(idx), _mm512_set1_epi32(1 << 12));
+        // SAFETY: for the lanes in `m`, 0 <= t < 2^12, so each 4-byte read at byte 2t lies
+        // inside the (2^12 + 1)-entry table; masked-off lanes are not read; gathers need no
+        // alignment.
+        let pair = unsafe {
+            _mm512_mask_i32gather_epi32::<2>(_mm512_setzero_si512(), m, t, compact.as_ptr().cast())
+        };
+        let run = _mm512_srli_epi32::<16>(pair);
+        let base = _mm512_add_epi32(
+            _mm512_and_si512(run, _mm512_set1_epi32(0xfff)),
+            _mm512_set1_epi32(LOG2_COMPACT_BASE as i32),
+        );
+        // The run steps up by one from position s = run >> 12 (8: never).
+        let up = _mm512_cmpge_epi32_mask(
+            _mm512_and_si512(idx, _mm512_set1_epi32(7)),
+            _mm512_srli_epi32::<12>(run),
+        );
+        _mm512_mask_add_epi32(base, up, base, _mm512_set1_epi32(1))
+    }
+}
+
+/// The `log2` table's entries by arithmetic ([`tables::log2_fast_consts`]): per index `i` in
+/// `[2^15, 2^16)`, `y = L[j] + p(r)` in `f32` with `j` the five bits below the leading one,
+/// `r = (i mod 2^10) / (2^15 + 2^10 j)` and `p` the degree-4 polynomial of `2048 * log2(1 + r)`;
+/// the entry is `15 * 2048 + round(y)` unless `y` lies near a rounding boundary
+/// ([`tables::LOG2_FAST_GUARD_BELOW`]; then the lane is flagged for the table). An exhaustive unit test
+/// (`fast_log2_every_index`) checks every unflagged index against the table, which makes the
+/// arithmetic exact by enumeration: its operations are IEEE `f32` ones, the same on every CPU.
+#[derive(Clone, Copy)]
+struct FastLog2 {
+    inv: [__m512; 2],
+    base: [__m512; 2],
+    poly: [__m512; 4],
+}
+
+impl FastLog2 {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn new() -> Self {
+        let (inv, base) = tables::log2_fast_consts();
+        let halves = |t: &[f32; tables::LOG2_FAST_SEGMENTS]| {
+            // SAFETY: `t` holds 32 `f32`, two vectors' worth; the loads are unaligned.
+            unsafe {
+                [
+                    _mm512_loadu_ps(t.as_ptr()),
+                    _mm512_loadu_ps(t.as_ptr().add(16)),
+                ]
+            }
+        };
+        FastLog2 {
+            inv: halves(inv),
+            base: halves(base),
+            poly: tables::LOG2_FAST_POLY.map(|c| _mm512_set1_ps(c)),
+        }
+    }
+
+    /// `(entries, near)`: the table entries of the 16 indices (each in `[2^15, 2^16)`), correct
+    /// in every lane outside `near`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn entry(&self, idx: __m512i) -> (__m512i, __mmask16) {
+        // vpermt2ps reads the low five bits of each index: idx >> 10 is 32 + j.
+        let j = _mm512_srli_epi32::<10>(idx);
+        let inv = _mm512_permutex2var_ps(self.inv[0], j, self.inv[1]);
+        let base = _mm512_permutex2var_ps(self.base[0], j, self.base[1]);
+        let low = _mm512_cvtepi32_ps(_mm512_and_si512(idx, _mm512_set1_epi32(1023)));
+        let r = _mm512_mul_ps(low, inv);
+        let mut p = self.poly[0];
+        p = _mm512_fmadd_ps(p, r, self.poly[1]);
+        p = _mm512_fmadd_ps(p, r, self.poly[2]);
+        p = _mm512_fmadd_ps(p, r, self.poly[3]);
+        let y = _mm512_fmadd_ps(p, r, base);
+        let c = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y);
+        // y - c is in [-1/2, 1/2]: near +1/2, y is just below a tie; near -1/2, just above.
+        let t = _mm512_sub_ps(y, c);
+        let near = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
+            t,
+            _mm512_set1_ps(0.5 - tables::LOG2_FAST_GUARD_BELOW),
+        ) | _mm512_cmp_ps_mask::<_CMP_LT_OQ>(
+            t,
+            _mm512_set1_ps(tables::LOG2_FAST_GUARD_ABOVE - 0.5),
+        );
+        let entry = _mm512_add_epi32(
+            _mm512_cvtps_epi32(c),
+            _mm512_set1_epi32(LOG2_COMPACT_BASE as i32),
+        );
+        (entry, near)
     }
 }
 
@@ -1547,4 +1637,68 @@ fn subsample_horizontal_step<const WHOLE: bool>(
         ad.1 = _mm512_add_epi64(ad.1, _mm512_mul_epu32(yb, f));
     }
     [ar.0, ar.1, ad.0, ad.1]
+}
+
+#[cfg(test)]
+mod fast_log2_tests {
+    use super::*;
+
+    /// The arithmetic `log2` against the table at every index it can be given: the lanes it
+    /// trusts must hold the table's entry (which makes it exact: its operations are IEEE ones),
+    /// and the table look-up must be left to few enough lanes to be worth having.
+    #[test]
+    fn fast_log2_every_index() {
+        // `install` checks this copy's CPU features (the VNNI copy's too).
+        let mut k = Kernels::SCALAR;
+        install(&mut k);
+        if k.stat_horizontal as usize == Kernels::SCALAR.stat_horizontal as usize {
+            eprintln!(
+                "fast_log2_every_index: this CPU lacks the module's AVX-512 features: not run"
+            );
+            return;
+        }
+        // SAFETY: `install` replaced the kernel, so the CPU has every feature `check` enables.
+        let (trusted, near) = unsafe { check() };
+        eprintln!("fast_log2_every_index: {trusted} indices by arithmetic, {near} near a boundary");
+        assert_eq!(trusted + near, 1 << 15);
+        assert!(
+            near < (1 << 15) / 100,
+            "{near} of 2^15 indices near a boundary"
+        );
+    }
+
+    /// `(trusted, near)` over every index of `[2^15, 2^16)`; panics at a trusted wrong entry.
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn check() -> (usize, usize) {
+        let table = tables::log2_table();
+        let fast = FastLog2::new();
+        let terms = LogTerms {
+            log2: table,
+            compact: Some(tables::log2_compact()),
+            fast: &fast,
+            gain_limit: _mm512_set1_pd(100.0),
+        };
+        let (mut trusted, mut near_count) = (0, 0);
+        for i0 in ((1u32 << 15)..(1 << 16)).step_by(16) {
+            let idx: [u32; 16] = std::array::from_fn(|l| i0 + l as u32);
+            // SAFETY: `idx` holds 16 `u32`; the load is unaligned.
+            let v = unsafe { _mm512_loadu_si512(idx.as_ptr().cast()) };
+            let (entry, near) = fast.entry(v);
+            let looked_up = terms.lookup(v, 0xffff);
+            let (mut e, mut l) = ([0u32; 16], [0u32; 16]);
+            store_u32x16(&mut e, entry, 16);
+            store_u32x16(&mut l, looked_up, 16);
+            for lane in 0..16 {
+                let want = table[idx[lane] as usize] as u32;
+                assert_eq!(l[lane], want, "lookup of index {}", idx[lane]);
+                if near >> lane & 1 == 0 {
+                    assert_eq!(e[lane], want, "arithmetic log2 of index {}", idx[lane]);
+                    trusted += 1;
+                } else {
+                    near_count += 1;
+                }
+            }
+        }
+        (trusted, near_count)
+    }
 }
