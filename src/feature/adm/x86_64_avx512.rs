@@ -27,8 +27,8 @@ use super::scalar::{
     self, half_pow2_u32, Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND,
 };
 use super::tables::{
-    COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, FIX_ONE_BY_30,
-    I4_FIX_ONE_BY_30, I4_ONE_BY_15, ONE_BY_15,
+    COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, FIX_ONE_BY_30, I4_FIX_ONE_BY_30,
+    I4_ONE_BY_15, ONE_BY_15,
 };
 use super::Kernels;
 
@@ -242,8 +242,8 @@ fn cm_s0_step<const TAIL: bool>(
 
 /// The AVX-512 [`DecoupleS0`](super::DecoupleS0), 16 samples per step in 32-bit lanes: the angle
 /// test's dot products exact in `int32` (`vpmaddwd`, the one wrapping value told apart) rounded
-/// to `float`, compared in `double` 8 lanes at a time; as in the AVX2 peer, the reciprocal
-/// gathered from `DIV_LOOKUP` and its 64-bit product with `t` as even/odd lane pairs, the gain
+/// to `float`, compared in `double` 8 lanes at a time; the reciprocal `DIV_LOOKUP` entry by a
+/// `double` division ([`div_q30`]) and its 64-bit product with `t` as even/odd lane pairs, the gain
 /// limit in `double` with `minpd`/`maxpd` (which return the second operand unless the first is
 /// smaller/greater, as the scalar's comparisons) and `cvttpd2dq` (C's truncation, `INT32_MIN`
 /// out of range). A row's last, partial step is masked.
@@ -414,11 +414,11 @@ fn decouple_s0_step(
     for b in 0..3 {
         let (ob, tb) = (o[b], t[b]);
         // k = clamp((DIV_LOOKUP[o + 32768] * t + 16384) >> 15, 0, 32768), 32768 for o = 0.
-        // SAFETY: o + 32768 is in [0, 65535] (an i16 plus 2^15), inside the 65537-entry table;
-        // gathers need no alignment.
-        let dv = unsafe {
-            _mm512_i32gather_epi32::<4>(_mm512_add_epi32(ob, k32768), DIV_LOOKUP.as_ptr())
-        };
+        // (Lanes with o = 0 get garbage, replaced by k = 32768 below.)
+        let dv = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(div_q30(_mm512_cvtepi32_pd(_mm512_castsi512_si256(ob)))),
+            div_q30(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(ob))),
+        );
         // The 64-bit products' bits 15..47, the same low 32 bits under a logical shift as under
         // the scalar's arithmetic one.
         let q = |d: __m512i, tt: __m512i| {
@@ -464,7 +464,7 @@ fn decouple_s0_step(
 /// The AVX-512 [`DecoupleS123`](super::DecoupleS123): 8 samples per step in 64-bit lanes, so
 /// every `int64` of the scalar kernel is a lane: the angle test's dot products exact
 /// (`_mm512_mul_epi32`) and rounded to `float` as C's `(float)` of an `int64` (`vcvtqq2ps`);
-/// the 15 leading bits of `|o|` from `vplzcnt`, their reciprocal gathered from `DIV_LOOKUP`,
+/// the 15 leading bits of `|o|` from `vplzcnt`, their `DIV_LOOKUP` reciprocal by [`div_q30`],
 /// the rounding constant `1 << (14 + shift)` as C's `int` (which wraps at `shift` 17) and the
 /// arithmetic shift `vpsravq`; the gain limit in `double` with `minpd`/`maxpd` (which return the
 /// second operand unless the first is smaller/greater, as the scalar's comparisons) and
@@ -604,18 +604,9 @@ fn decouple_s123_step(
         let shift = _mm512_maskz_mov_epi64(big, s);
         let half = _mm512_srli_epi64::<1>(_mm512_sllv_epi64(one, shift));
         let msb = _mm512_srlv_epi64(_mm512_add_epi64(abs, half), shift);
-        // DIV_LOOKUP[msb + 32768] * t * sign (exact in int64: both factors are i32).
-        let at = _mm512_add_epi64(msb, k32768);
-        // SAFETY: for the lanes in `nonzero`, msb <= 2^15, so at <= 65536, inside the
-        // 65537-entry table; masked-off lanes are not read; gathers need no alignment.
-        let div = unsafe {
-            _mm512_mask_i64gather_epi32::<4>(
-                _mm256_setzero_si256(),
-                nonzero,
-                at,
-                DIV_LOOKUP.as_ptr(),
-            )
-        };
+        // DIV_LOOKUP[msb + 32768] * t * sign (exact in int64: both factors are i32); lanes
+        // outside `nonzero` (msb = 0) get garbage, replaced by k = 32768 below.
+        let div = div_q30(_mm512_cvtepi64_pd(msb));
         let num = _mm512_mul_epi32(_mm512_cvtepi32_epi64(div), tb);
         let num = _mm512_mask_sub_epi64(num, negative, z, num);
         // The rounding 1 << (14 + shift) as a C `int` (INT32_MIN at shift 17), widened.
@@ -1400,4 +1391,55 @@ fn csf_den_s123_avx512(
         }
     }
     accum
+}
+
+/// `DIV_LOOKUP[32768 + v]` (libvmaf's reciprocal table, `2^30 / v` in C's truncating integer
+/// division, negated for negative `v`) for 8 lanes holding nonzero integers `v` with
+/// `|v| <= 2^15`, by one `double` division instead of a gather from the 256 KiB table: where
+/// `2^30 / |v|` is not an integer its fraction lies in `[1/|v|, 1 - 1/|v|]`, at least 2^-15 from
+/// an integer, while the division's rounding moves it by at most 2^-23, so truncating the
+/// rounded quotient gives the C quotient (the unit test `div_q30_is_the_table` checks every
+/// `v`).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn div_q30(v: __m512d) -> __m256i {
+    _mm512_cvttpd_epi32(_mm512_div_pd(_mm512_set1_pd((1u32 << 30) as f64), v))
+}
+
+#[cfg(test)]
+mod div_q30_tests {
+    use super::super::tables::DIV_LOOKUP;
+    use super::*;
+
+    #[test]
+    fn div_q30_is_the_table() {
+        // `install` checks this copy's CPU features (the VNNI copy's too).
+        let mut k = Kernels::SCALAR;
+        install(&mut k);
+        if k.decouple_s0 as usize == Kernels::SCALAR.decouple_s0 as usize {
+            eprintln!(
+                "div_q30_is_the_table: this CPU lacks the module's AVX-512 features: not run"
+            );
+            return;
+        }
+        // SAFETY: `install` replaced the kernel, so the CPU has every feature `check` enables.
+        unsafe { check() };
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn check() {
+        let values: Vec<i32> = (-32768..=32768).filter(|&v| v != 0).collect();
+        for chunk in values.chunks(8) {
+            let v: [f64; 8] = std::array::from_fn(|l| chunk[l.min(chunk.len() - 1)] as f64);
+            // SAFETY: `v` holds 8 `f64`; the load is unaligned.
+            let q = div_q30(unsafe { _mm512_loadu_pd(v.as_ptr()) });
+            let mut got = [0i32; 8];
+            // SAFETY: `got` holds 8 `i32` (32 bytes); the store is unaligned.
+            unsafe { _mm256_storeu_si256(got.as_mut_ptr().cast(), q) };
+            for l in 0..8 {
+                let want = DIV_LOOKUP[(32768 + v[l] as i32) as usize];
+                assert_eq!(got[l], want, "2^30 / {}", v[l]);
+            }
+        }
+    }
 }
