@@ -23,8 +23,8 @@ use super::scalar::{
     self, half_pow2_u32, Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND,
 };
 use super::tables::{
-    COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, FIX_ONE_BY_30,
-    I4_FIX_ONE_BY_30, I4_ONE_BY_15, ONE_BY_15,
+    COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, FIX_ONE_BY_30, I4_FIX_ONE_BY_30,
+    I4_ONE_BY_15, ONE_BY_15,
 };
 use super::Kernels;
 
@@ -527,8 +527,8 @@ fn cm_s123_interior_avx2(
 /// The AVX2 [`DecoupleS0`](super::DecoupleS0): 8 samples per step in 32-bit lanes. The angle
 /// test runs in `double` like the scalar (the `int64` dot products and magnitudes are exact in
 /// `double`, so rounding them to `float` there equals the scalar's direct conversion); the
-/// reciprocal comes from a gather of `DIV_LOOKUP` and its 64-bit product with `t` as even/odd
-/// lane pairs; the gain limit in `double` with `minpd`/`maxpd` (which return the second operand
+/// reciprocal `DIV_LOOKUP` entry from a `double` division ([`div_q30`]) and its 64-bit product
+/// with `t` as even/odd lane pairs; the gain limit in `double` with `minpd`/`maxpd` (which return the second operand
 /// unless the first is smaller/greater, as the scalar's comparisons) and `cvttpd2dq` (C's
 /// truncation, `INT32_MIN` out of range). Columns left over by the scalar kernel.
 fn decouple_s0(
@@ -591,7 +591,6 @@ fn decouple_s0_avx2(
     let cos = _mm256_set1_pd(COS_1DEG_SQ as f64);
     let zd = _mm256_setzero_pd();
     let egl_v = _mm256_set1_pd(egl);
-    let div = DIV_LOOKUP.as_ptr();
     // (f32)(exact integer in a double) as double, scaled by 1/4096 (exact).
     let f32_scaled = |x: __m256d| _mm256_mul_pd(_mm256_cvtps_pd(_mm256_cvtpd_ps(x)), inv4096);
     for i in reg.top..reg.bottom {
@@ -634,8 +633,11 @@ fn decouple_s0_avx2(
             for b in 0..3 {
                 let (ob, tb) = (o[b], t[b]);
                 // k = clamp((DIV_LOOKUP[o + 32768] * t + 16384) >> 15, 0, 32768), 32768 for o = 0.
-                // SAFETY: o + 32768 is in [0, 65535], inside the 65537-entry table.
-                let dv = unsafe { _mm256_i32gather_epi32::<4>(div, _mm256_add_epi32(ob, k32768)) };
+                // (Lanes with o = 0 get garbage, replaced by k = 32768 below.)
+                let dv = _mm256_set_m128i(
+                    div_q30(_mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(ob))),
+                    div_q30(_mm256_cvtepi32_pd(_mm256_castsi256_si128(ob))),
+                );
                 let q = |d: __m256i, tt: __m256i| {
                     _mm256_srli_epi64::<15>(_mm256_add_epi64(_mm256_mul_epi32(d, tt), r16384x))
                 };
@@ -1024,5 +1026,48 @@ fn csf_s123_avx2(
             ..reg
         };
         scalar::csf_s123(src_hvd, csf, flt, stride, tail, i_rfactor);
+    }
+}
+
+/// `DIV_LOOKUP[32768 + v]` (libvmaf's reciprocal table, `2^30 / v` in C's truncating integer
+/// division, negated for negative `v`) for 4 lanes holding nonzero integers `v` with
+/// `|v| <= 2^15`, by one `double` division instead of a gather from the 256 KiB table (exact:
+/// see the AVX-512 peer's `div_q30`; the unit test `div_q30_is_the_table` checks every `v`).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn div_q30(v: __m256d) -> __m128i {
+    _mm256_cvttpd_epi32(_mm256_div_pd(_mm256_set1_pd((1u32 << 30) as f64), v))
+}
+
+#[cfg(test)]
+mod div_q30_tests {
+    use super::super::tables::DIV_LOOKUP;
+    use super::*;
+
+    #[test]
+    fn div_q30_is_the_table() {
+        if !is_x86_feature_detected!("avx2") {
+            eprintln!("div_q30_is_the_table: this CPU has no AVX2: not run");
+            return;
+        }
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { check() };
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn check() {
+        let values: Vec<i32> = (-32768..=32768).filter(|&v| v != 0).collect();
+        for chunk in values.chunks(4) {
+            let v: [f64; 4] = std::array::from_fn(|l| chunk[l.min(chunk.len() - 1)] as f64);
+            // SAFETY: `v` holds 4 `f64`; the load is unaligned.
+            let q = div_q30(unsafe { _mm256_loadu_pd(v.as_ptr()) });
+            let mut got = [0i32; 4];
+            // SAFETY: `got` holds 4 `i32` (16 bytes); the store is unaligned.
+            unsafe { _mm_storeu_si128(got.as_mut_ptr().cast(), q) };
+            for l in 0..4 {
+                let want = DIV_LOOKUP[(32768 + v[l] as i32) as usize];
+                assert_eq!(got[l], want, "2^30 / {}", v[l]);
+            }
+        }
     }
 }
