@@ -449,13 +449,17 @@ fn psnr_refuses_what_libvmaf_cannot_take() {
 #[test]
 fn ladder_equals_separate_runs_and_refuses_what_it_cannot_do() {
     let dir = workdir("cli-ladder");
-    // ADM (the model's, and instances of other options, which must not share each other's
-    // reference side) shares its reference side between renditions; more threads than
+    // ADM and VIF (the model's, and instances of other options, which must not share each
+    // other's reference side) share their reference side between renditions; more threads than
     // renditions make the engines' jobs fill and read the shared state concurrently.
     let adm = [
         "name=adm:adm_enhn_gain_limit=1.2",
         "name=adm:adm_csf_mode=1:adm_csf_scale=2",
         "name=adm:adm_skip_scale0=true:adm_noise_weight=2",
+        // VIF shares its reference side too (on CPUs with its split kernels); another gain
+        // limit shares the same side, a skipped scale 0 another.
+        "name=vif:vif_enhn_gain_limit=1.5",
+        "name=vif:vif_skip_scale0=true",
     ];
     for (pix_fmt, threads, extra) in [("yuv420p", "0", "psnr"), ("yuv444p10le", "7", "float_ssim")]
     {

@@ -34,7 +34,7 @@ mod x86_64_avx512_vnni {
 }
 
 use super::options::{OptKind, OptSpec};
-use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput};
+use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput, SharedReference};
 use crate::cpu::{cpu_level, CpuLevel};
 use crate::error::{Error, Result};
 use crate::picture::{Plane, Samples};
@@ -80,6 +80,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
     ],
     temporal: &[],
     needs_prev_ref: false,
+    shares_reference: true,
     create,
     create_temporal: None,
     ..ExtractorDef::DEFAULTS
@@ -112,6 +113,71 @@ pub type SubsampleVertical<T> =
 /// Horizontal downsampling pass ([`scalar::subsample_horizontal`]).
 pub type SubsampleHorizontal = fn(&[u32], &[u32], &[u16], usize, &mut [u16], &mut [u16]);
 
+/// Horizontal statistic pass of ladder scoring's first rendition: [`StatHorizontal`], also
+/// writing each pixel's reference side to the row; `false` where it cannot run.
+pub type StatHorizontalStore = fn(
+    &StatLine,
+    &[u16],
+    usize,
+    f64,
+    &[u16; LOG2_TABLE_LEN],
+    &mut WideAcc,
+    &mut VifSums,
+    RefRowMut<'_>,
+) -> bool;
+/// Horizontal statistic pass of ladder scoring's other renditions: the reference side read from
+/// a row a [`StatHorizontalStore`] pass wrote, only the distorted-dependent sums added; `false`
+/// where it cannot run.
+pub type StatHorizontalDis = fn(
+    &StatLine,
+    &[u16],
+    usize,
+    f64,
+    &[u16; LOG2_TABLE_LEN],
+    &mut WideAcc,
+    &mut VifSums,
+    RefRow<'_>,
+) -> bool;
+
+/// One row of a scale's reference side, shared by a ladder's renditions: each pixel's
+/// horizontally filtered mean `mu1` and its `sigma1_sq`, in the order of the kernels that wrote
+/// it (both slices at least the row's width rounded up to [`SHARED_ROW_ALIGN`]).
+#[derive(Clone, Copy)]
+pub struct RefRow<'a> {
+    /// Filtered reference means.
+    pub mu1: &'a [u32],
+    /// Reference variances (`sigma1_sq`).
+    pub s1: &'a [i32],
+}
+
+/// A [`RefRow`] being written.
+pub struct RefRowMut<'a> {
+    /// Filtered reference means.
+    pub mu1: &'a mut [u32],
+    /// Reference variances (`sigma1_sq`).
+    pub s1: &'a mut [i32],
+}
+
+/// Granularity of a shared row's length (the kernels write whole groups of 32 columns).
+pub const SHARED_ROW_ALIGN: usize = 32;
+
+/// The kernels that split a scale's statistic into its reference side, computed once per frame
+/// of a ladder, and the distorted side, computed per rendition (ladder scoring,
+/// [`crate::ladder`]); levels without them score each rendition whole.
+#[derive(Clone, Copy)]
+pub struct SplitKernels {
+    /// [`StatVerticalU8`] writing only the distorted side's lines (`mu2`, `yy`, `xy`).
+    pub stat_vertical_u8_dis: StatVerticalU8,
+    /// [`StatVerticalU16`] writing only the distorted side's lines (`mu2`, `yy`, `xy`).
+    pub stat_vertical_u16_dis: StatVerticalU16,
+    /// See [`StatHorizontalStore`].
+    pub stat_horizontal_store: StatHorizontalStore,
+    /// See [`StatHorizontalDis`].
+    pub stat_horizontal_dis: StatHorizontalDis,
+    /// Largest gain limit the split passes take.
+    pub max_gain_limit: f64,
+}
+
 /// The VIF row kernels of one CPU level: the scalar specification, with the entries a SIMD level
 /// provides replaced (a level without its own kernel keeps the best lower one's).
 ///
@@ -132,6 +198,8 @@ pub struct Kernels {
     pub subsample_vertical_u16: SubsampleVertical<u16>,
     /// See [`SubsampleHorizontal`].
     pub subsample_horizontal: SubsampleHorizontal,
+    /// The split statistic of ladder scoring, at levels that have it.
+    pub split: Option<SplitKernels>,
 }
 
 impl Kernels {
@@ -144,6 +212,7 @@ impl Kernels {
         subsample_vertical_u8: scalar::subsample_vertical::<u8>,
         subsample_vertical_u16: scalar::subsample_vertical::<u16>,
         subsample_horizontal: scalar::subsample_horizontal,
+        split: None,
     };
 
     /// The best kernels at or below `level` that this machine runs.
@@ -397,6 +466,66 @@ impl Vif {
     /// Computes the four scales' `(num, den)` for one frame; scale 0 is left at zero when
     /// `vif_skip_scale0` is set.
     pub fn compute(&mut self, reference: &Plane<'_>, distorted: &Plane<'_>) -> Result<[NumDen; 4]> {
+        self.compute_with(reference, distorted, &mut Side::Own)
+    }
+
+    /// [`Vif::compute`] for one rendition of a ladder ([`crate::ladder`]): the reference side
+    /// of every scale (each pixel's filtered mean and variance, the denominator's sums) is
+    /// computed by the first instance to reach the frame, with its own full statistic, into
+    /// `shared`; the others read it and compute only their distorted side. The values equal
+    /// [`Vif::compute`]'s. Without split kernels at this CPU level (or with a gain limit they do
+    /// not take) every instance computes its whole statistic.
+    pub fn compute_shared(
+        &mut self,
+        reference: &Plane<'_>,
+        distorted: &Plane<'_>,
+        shared: &SharedReference,
+    ) -> Result<[NumDen; 4]> {
+        let splits = self
+            .kernels
+            .split
+            .is_some_and(|k| (0.0..=k.max_gain_limit).contains(&self.gain_limit));
+        if !splits {
+            return self.compute(reference, distorted);
+        }
+        let key = self.shared_key();
+        let (w, h) = (self.w, self.h);
+        let mut own = None;
+        let state = shared.get(
+            || SharedVif::new(key, w, h),
+            |st| {
+                own = Some(self.compute_with(reference, distorted, &mut Side::Store(st))?);
+                Ok(())
+            },
+        )?;
+        if let Some(own) = own {
+            return Ok(own);
+        }
+        if state.key != key {
+            return Err(Error::Internal(
+                "vif: a shared reference state computed with other options".into(),
+            ));
+        }
+        self.compute_with(reference, distorted, &mut Side::Load(&state))
+    }
+
+    /// What the reference side depends on besides the reference picture.
+    fn shared_key(&self) -> SharedKey {
+        (
+            self.w,
+            self.h,
+            self.bpc,
+            self.skip_scale0,
+            self.kernels.level,
+        )
+    }
+
+    fn compute_with(
+        &mut self,
+        reference: &Plane<'_>,
+        distorted: &Plane<'_>,
+        side: &mut Side<'_>,
+    ) -> Result<[NumDen; 4]> {
         for (what, p) in [("reference", reference), ("distorted", distorted)] {
             if p.width != self.w || p.height != self.h {
                 return Err(Error::Mismatch(format!(
@@ -411,7 +540,7 @@ impl Vif {
                 let r = Src::new(r, reference.stride, self.w, self.h);
                 let d = Src::new(d, distorted.stride, self.w, self.h);
                 if !self.skip_scale0 {
-                    sums[0] = self.statistic_u8(r, d);
+                    sums[0] = self.statistic_u8(r, d, side)?;
                 }
                 self.downsample_scale0(r, d, 128, 8);
             }
@@ -419,7 +548,7 @@ impl Vif {
                 let r = Src::new(r, reference.stride, self.w, self.h);
                 let d = Src::new(d, distorted.stride, self.w, self.h);
                 if !self.skip_scale0 {
-                    sums[0] = self.statistic_u16(r, d, 0);
+                    sums[0] = self.statistic_u16(r, d, 0, side)?;
                 }
                 let bpc = self.bpc as u32;
                 self.downsample_scale0(r, d, 1 << (bpc - 1), bpc);
@@ -447,7 +576,8 @@ impl Vif {
                 &mut self.wide,
                 self.gain_limit,
                 self.log2,
-            );
+                side,
+            )?;
         }
         let mut out = [NumDen::default(); SCALES];
         for (s, (o, sum)) in out.iter_mut().zip(&sums).enumerate() {
@@ -460,7 +590,12 @@ impl Vif {
         Ok(out)
     }
 
-    fn statistic_u8(&mut self, r: Src<'_, u8>, d: Src<'_, u8>) -> VifSums {
+    fn statistic_u8(
+        &mut self,
+        r: Src<'_, u8>,
+        d: Src<'_, u8>,
+        side: &mut Side<'_>,
+    ) -> Result<VifSums> {
         let taps = FILTERS[0].len();
         let mut sums = VifSums::default();
         let mut rr: [&[u8]; MAX_TAPS] = [&[]; MAX_TAPS];
@@ -469,9 +604,17 @@ impl Vif {
             r.rows(i, taps, &mut rr);
             d.rows(i, taps, &mut dr);
             let k = &self.kernels;
-            k.stat_vertical_u8(&rr[..taps], &dr[..taps], r.w, &mut self.line);
+            match (side.split_kernels(k), &side) {
+                (Some(split), Side::Load(_)) => {
+                    (split.stat_vertical_u8_dis)(&rr[..taps], &dr[..taps], r.w, &mut self.line)
+                }
+                _ => k.stat_vertical_u8(&rr[..taps], &dr[..taps], r.w, &mut self.line),
+            }
             scalar::pad_stat_line(&mut self.line, r.w, taps / 2);
-            k.stat_horizontal(
+            side.horizontal(
+                k,
+                0,
+                i,
                 &self.line,
                 FILTERS[0],
                 r.w,
@@ -479,12 +622,19 @@ impl Vif {
                 self.log2,
                 &mut self.wide,
                 &mut sums,
-            );
+            )?;
         }
-        sums
+        side.finish(0, &mut sums);
+        Ok(sums)
     }
 
-    fn statistic_u16(&mut self, r: Src<'_, u16>, d: Src<'_, u16>, scale: usize) -> VifSums {
+    fn statistic_u16(
+        &mut self,
+        r: Src<'_, u16>,
+        d: Src<'_, u16>,
+        scale: usize,
+        side: &mut Side<'_>,
+    ) -> Result<VifSums> {
         statistic_u16(
             &self.kernels,
             r,
@@ -495,9 +645,9 @@ impl Vif {
             &mut self.wide,
             self.gain_limit,
             self.log2,
+            side,
         )
     }
-
     /// Filters and decimates the input planes into scale 1.
     fn downsample_scale0<T: SubsampleSample>(
         &mut self,
@@ -604,7 +754,8 @@ fn statistic_u16(
     wide: &mut WideAcc,
     gain_limit: f64,
     log2: &[u16; LOG2_TABLE_LEN],
-) -> VifSums {
+    side: &mut Side<'_>,
+) -> Result<VifSums> {
     let filt = FILTERS[scale];
     let taps = filt.len();
     let sh = StatShifts::for_scale(scale, bpc);
@@ -614,11 +765,157 @@ fn statistic_u16(
     for i in 0..r.h {
         r.rows(i, taps, &mut rr);
         d.rows(i, taps, &mut dr);
-        k.stat_vertical_u16(&rr[..taps], &dr[..taps], filt, sh, r.w, line, wide);
+        let (rs, ds) = (&rr[..taps], &dr[..taps]);
+        match (side.split_kernels(k), &side) {
+            (Some(split), Side::Load(_)) => {
+                (split.stat_vertical_u16_dis)(rs, ds, filt, sh, r.w, line, wide)
+            }
+            _ => k.stat_vertical_u16(rs, ds, filt, sh, r.w, line, wide),
+        }
         scalar::pad_stat_line(line, r.w, taps / 2);
-        k.stat_horizontal(line, filt, r.w, gain_limit, log2, wide, &mut sums);
+        side.horizontal(
+            k, scale, i, line, filt, r.w, gain_limit, log2, wide, &mut sums,
+        )?;
     }
-    sums
+    side.finish(scale, &mut sums);
+    Ok(sums)
+}
+
+/// Which pass a statistic runs: a rendition's whole statistic, or one of ladder scoring's split
+/// passes over a frame's [`SharedVif`].
+enum Side<'s> {
+    /// The whole statistic, nothing shared.
+    Own,
+    /// The whole statistic, the reference side written to the state (the first rendition).
+    Store(&'s mut SharedVif),
+    /// The distorted side, the reference side read from the state (the other renditions).
+    Load(&'s SharedVif),
+}
+
+impl Side<'_> {
+    /// The split kernels a split pass runs (`None` for [`Side::Own`]).
+    fn split_kernels(&self, k: &Kernels) -> Option<SplitKernels> {
+        match self {
+            Side::Own => None,
+            _ => k.split,
+        }
+    }
+
+    /// The horizontal pass of row `i` of `scale`.
+    #[allow(clippy::too_many_arguments)]
+    fn horizontal(
+        &mut self,
+        k: &Kernels,
+        scale: usize,
+        i: usize,
+        line: &StatLine,
+        filt: &[u16],
+        w: usize,
+        gain_limit: f64,
+        log2: &[u16; LOG2_TABLE_LEN],
+        wide: &mut WideAcc,
+        sums: &mut VifSums,
+    ) -> Result<()> {
+        let split = self.split_kernels(k);
+        let ran = match (self, split) {
+            (Side::Own, _) => {
+                k.stat_horizontal(line, filt, w, gain_limit, log2, wide, sums);
+                true
+            }
+            (Side::Store(st), Some(sk)) => {
+                let row = st.scales[scale].row_mut(i);
+                (sk.stat_horizontal_store)(line, filt, w, gain_limit, log2, wide, sums, row)
+            }
+            (Side::Load(st), Some(sk)) => {
+                let row = st.scales[scale].row(i);
+                (sk.stat_horizontal_dis)(line, filt, w, gain_limit, log2, wide, sums, row)
+            }
+            _ => false,
+        };
+        if !ran {
+            return Err(Error::Internal(format!(
+                "vif: the split statistic of scale {scale} could not run"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Completes a scale's sums: a `Store` pass keeps the reference side's (the denominator's),
+    /// a `Load` pass takes them.
+    fn finish(&mut self, scale: usize, sums: &mut VifSums) {
+        match self {
+            Side::Own => {}
+            Side::Store(st) => {
+                let sc = &mut st.scales[scale];
+                (sc.den_log, sc.den_non_log) = (sums.den_log, sums.den_non_log);
+            }
+            Side::Load(st) => {
+                let sc = &st.scales[scale];
+                (sums.den_log, sums.den_non_log) = (sc.den_log, sc.den_non_log);
+            }
+        }
+    }
+}
+
+/// What a [`SharedVif`] depends on besides the reference picture: size, depth, whether scale 0
+/// is computed, and the CPU level whose kernels wrote it (their order of the rows).
+type SharedKey = (usize, usize, u8, bool, CpuLevel);
+
+/// One frame's reference side of every scale, shared by the VIF instances of a ladder's
+/// renditions ([`Vif::compute_shared`]); kept from frame to frame with its buffers.
+struct SharedVif {
+    key: SharedKey,
+    scales: Vec<SharedScale>,
+}
+
+/// One scale of a [`SharedVif`]: its rows ([`RefRow`]) and the denominator's sums.
+struct SharedScale {
+    stride: usize,
+    mu1: Vec<u32>,
+    s1: Vec<i32>,
+    den_log: i64,
+    den_non_log: i64,
+}
+
+impl SharedVif {
+    fn new(key: SharedKey, w: usize, h: usize) -> Self {
+        let (mut w, mut h) = (w, h);
+        let mut scales = Vec::with_capacity(SCALES);
+        for s in 0..SCALES {
+            if s > 0 {
+                (w, h) = (w / 2, h / 2);
+            }
+            let stride = w.div_ceil(SHARED_ROW_ALIGN) * SHARED_ROW_ALIGN;
+            // Scale 0 holds nothing when it is skipped.
+            let n = if s == 0 && key.3 { 0 } else { stride * h };
+            scales.push(SharedScale {
+                stride,
+                mu1: vec![0; n],
+                s1: vec![0; n],
+                den_log: 0,
+                den_non_log: 0,
+            });
+        }
+        SharedVif { key, scales }
+    }
+}
+
+impl SharedScale {
+    fn row(&self, i: usize) -> RefRow<'_> {
+        let at = i * self.stride..(i + 1) * self.stride;
+        RefRow {
+            mu1: &self.mu1[at.clone()],
+            s1: &self.s1[at],
+        }
+    }
+
+    fn row_mut(&mut self, i: usize) -> RefRowMut<'_> {
+        let at = i * self.stride..(i + 1) * self.stride;
+        RefRowMut {
+            mu1: &mut self.mu1[at.clone()],
+            s1: &mut self.s1[at],
+        }
+    }
 }
 
 /// Filters `r`/`d` with `filt` and keeps the even rows and columns (`subsample_rd_*` followed by
@@ -684,9 +981,8 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     Ok(Box::new(VifExtractor { vif }))
 }
 
-impl Extractor for VifExtractor {
-    fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
-        let nd = self.vif.compute(&input.reference, &input.distorted)?;
+impl VifExtractor {
+    fn write(&self, nd: [NumDen; SCALES], out: &mut [f64]) {
         for (s, (o, v)) in out.iter_mut().zip(nd.iter()).enumerate() {
             *o = if s == 0 && self.vif.skip_scale0 {
                 0.0
@@ -694,6 +990,26 @@ impl Extractor for VifExtractor {
                 (v.num / v.den) as f64
             };
         }
+    }
+}
+
+impl Extractor for VifExtractor {
+    fn extract(&mut self, input: &FrameInput<'_>, out: &mut [f64]) -> Result<()> {
+        let nd = self.vif.compute(&input.reference, &input.distorted)?;
+        self.write(nd, out);
+        Ok(())
+    }
+
+    fn extract_shared(
+        &mut self,
+        input: &FrameInput<'_>,
+        shared: &SharedReference,
+        out: &mut [f64],
+    ) -> Result<()> {
+        let nd = self
+            .vif
+            .compute_shared(&input.reference, &input.distorted, shared)?;
+        self.write(nd, out);
         Ok(())
     }
 }

@@ -394,6 +394,77 @@ fn extractor_options_names_and_skip_scale0() {
     }
 }
 
+/// The 8-bit samples' plane at 8 bits, else the 16-bit ones'.
+fn plane_of<'a>(bpc: u8, v8: &'a [u8], v16: &'a [u16], w: usize, h: usize) -> Plane<'a> {
+    if bpc == 8 {
+        Plane::new_u8(v8, w, h, w).unwrap()
+    } else {
+        Plane::new_u16(v16, w, h, w).unwrap()
+    }
+}
+
+/// Ladder scoring: two renditions' instances, the first filling the frame's shared reference
+/// side and the second reading it, give each rendition's own [`Vif::compute`] values, frame
+/// after frame (the state is refilled, not stale), at every CPU level (those without split
+/// kernels compute whole), for options that change the reference side or only the distorted
+/// one; an instance refuses a state filled with other options.
+#[test]
+fn shared_reference_side_equals_own() {
+    use crate::cpu::sweep_levels;
+    use crate::feature::SharedReference;
+    for level in sweep_levels("vif shared reference side") {
+        for (w, h) in [(83usize, 51usize), (300, 40)] {
+            for bpc in [8u8, 10] {
+                for (egl, skip) in [(100.0, false), (1.5, false), (100.0, true)] {
+                    let mk = || {
+                        Vif::new(w, h, bpc, egl, skip)
+                            .unwrap()
+                            .with_cpu_level(level)
+                    };
+                    let (mut own, mut a, mut b) = (mk(), mk(), mk());
+                    let mut shared = SharedReference::default();
+                    for f in 0..3u64 {
+                        shared.clear();
+                        let bits = bpc as u32;
+                        let r = texture(w, h, bits, 11 + f, 6 + 3 * f as u32);
+                        let d1 = texture(w, h, bits, 40 + f, 20);
+                        let d2: Vec<u16> = r.iter().map(|&x| x >> 1).collect();
+                        let (r8, d18, d28) = (to_u8(&r), to_u8(&d1), to_u8(&d2));
+                        let (rp, p1, p2) = (
+                            plane_of(bpc, &r8, &r, w, h),
+                            plane_of(bpc, &d18, &d1, w, h),
+                            plane_of(bpc, &d28, &d2, w, h),
+                        );
+                        let got1 = a.compute_shared(&rp, &p1, &shared).unwrap();
+                        let got2 = b.compute_shared(&rp, &p2, &shared).unwrap();
+                        let what = format!("{level:?} {w}x{h} bpc {bpc} egl {egl} skip {skip}");
+                        assert_eq!(got1, own.compute(&rp, &p1).unwrap(), "{what}");
+                        assert_eq!(got2, own.compute(&rp, &p2).unwrap(), "{what}");
+                    }
+                }
+            }
+        }
+        // A state filled by an instance with other options is refused, not misread (at levels
+        // with split kernels; the others compute whole and read no state).
+        if super::Kernels::for_level(level).split.is_some() {
+            let (w, h) = (64, 32);
+            let r = texture(w, h, 8, 3, 10);
+            let r8 = to_u8(&r);
+            let rp = Plane::new_u8(&r8, w, h, w).unwrap();
+            let shared = SharedReference::default();
+            let mut a = Vif::new(w, h, 8, 100.0, false)
+                .unwrap()
+                .with_cpu_level(level);
+            let mut b = Vif::new(w, h, 8, 100.0, true)
+                .unwrap()
+                .with_cpu_level(level);
+            a.compute_shared(&rp, &rp, &shared).unwrap();
+            let e = b.compute_shared(&rp, &rp, &shared).unwrap_err();
+            assert!(e.to_string().contains("other options"), "{e}");
+        }
+    }
+}
+
 #[test]
 fn wrong_sample_width_or_size_is_an_error() {
     let (w, h) = (32, 32);
@@ -493,6 +564,16 @@ mod simd {
             && a.xy[c.clone()] == b.xy[c]
     }
 
+    /// `got` (a distorted-side vertical pass into zeroed lines) holds `want`'s distorted-side
+    /// lines and left the reference side's untouched.
+    fn dis_lines_eq(got: &StatLine, want: &StatLine, w: usize) -> bool {
+        let c = PAD..PAD + w;
+        got.mu2[c.clone()] == want.mu2[c.clone()]
+            && got.yy[c.clone()] == want.yy[c.clone()]
+            && got.xy[c.clone()] == want.xy[c]
+            && got.mu1.iter().chain(&got.xx).all(|&v| v == 0)
+    }
+
     #[test]
     fn stat_vertical_matches_scalar() {
         for k in simd_kernels() {
@@ -509,6 +590,11 @@ mod simd {
                     (k.stat_vertical_u8)(&rr, &dr, w, &mut a);
                     scalar::stat_vertical_u8(&rr, &dr, w, &mut b);
                     assert!(lines_eq(&a, &b, w), "{:?} u8 w {w}", k.level());
+                    if let Some(sp) = k.split {
+                        let mut c = StatLine::new(w);
+                        (sp.stat_vertical_u8_dis)(&rr, &dr, w, &mut c);
+                        assert!(dis_lines_eq(&c, &b, w), "{:?} u8 dis w {w}", k.level());
+                    }
                     for (scale, bits) in
                         [(0, 9), (0, 10), (0, 12), (0, 16), (1, 16), (2, 16), (3, 16)]
                     {
@@ -529,6 +615,15 @@ mod simd {
                             "{:?} u16 w {w} scale {scale} bits {bits}",
                             k.level()
                         );
+                        if let Some(sp) = k.split {
+                            let mut c = StatLine::new(w);
+                            (sp.stat_vertical_u16_dis)(&rr, &dr, filt, sh, w, &mut c, &mut acc);
+                            assert!(
+                                dis_lines_eq(&c, &b, w),
+                                "{:?} u16 dis w {w} scale {scale} bits {bits}",
+                                k.level()
+                            );
+                        }
                     }
                 }
             }
@@ -575,6 +670,103 @@ mod simd {
                     }
                 }
             }
+        }
+    }
+
+    /// Ladder scoring's split horizontal pass: the first rendition's pass (which writes the
+    /// reference side) gives the whole statistic's sums; another rendition's pass, reading that
+    /// side with its own lines' reference side scrambled (it must not read them), gives the
+    /// sums that depend on the distorted picture and nothing else. Means above 16 bits stop a
+    /// split pass instead of being misread.
+    #[test]
+    fn split_horizontal_equals_whole() {
+        use super::super::{RefRow, RefRowMut, SHARED_ROW_ALIGN};
+        let log2 = tables::log2_table();
+        let mut ran = false;
+        for k in simd_kernels() {
+            let Some(sp) = k.split else { continue };
+            ran = true;
+            for w in widths() {
+                let n = w.div_ceil(SHARED_ROW_ALIGN) * SHARED_ROW_ALIGN;
+                for (seed, narrow) in [(1, false), (2, true), (3, true)] {
+                    let line = random_line(w, seed * 100 + w as u64, narrow);
+                    let mut other = random_line(w, seed * 100 + w as u64 + 5, narrow);
+                    (other.mu1, other.xx) = (line.mu1.clone(), line.xx.clone());
+                    let mut scrambled = other.clone();
+                    scrambled.mu1.iter_mut().for_each(|v| *v = !*v);
+                    scrambled.xx.iter_mut().for_each(|v| *v ^= 0x5a5a_5a5a);
+                    for filt in FILTERS {
+                        for gain in [1.0, 2.5, 100.0] {
+                            let mut acc = WideAcc::new(w);
+                            let (mut mu1, mut s1) = (vec![0u32; n], vec![0i32; n]);
+                            let mut stored = VifSums::default();
+                            let row = RefRowMut {
+                                mu1: &mut mu1,
+                                s1: &mut s1,
+                            };
+                            let ok = (sp.stat_horizontal_store)(
+                                &line,
+                                filt,
+                                w,
+                                gain,
+                                log2,
+                                &mut acc,
+                                &mut stored,
+                                row,
+                            );
+                            let mut whole = VifSums::default();
+                            scalar::stat_horizontal(
+                                &line, filt, w, gain, log2, &mut acc, &mut whole,
+                            );
+                            let what =
+                                format!("{:?} w {w} taps {} gain {gain}", k.level(), filt.len());
+                            assert!(ok && stored == whole, "store: {what}");
+                            let mut want = VifSums::default();
+                            scalar::stat_horizontal(
+                                &other, filt, w, gain, log2, &mut acc, &mut want,
+                            );
+                            let mut got = VifSums::default();
+                            let row = RefRow { mu1: &mu1, s1: &s1 };
+                            let ok = (sp.stat_horizontal_dis)(
+                                &scrambled, filt, w, gain, log2, &mut acc, &mut got, row,
+                            );
+                            let want = VifSums {
+                                den_log: 0,
+                                den_non_log: 0,
+                                ..want
+                            };
+                            assert!(ok && got == want, "dis: {what}: {got:?} {want:?}");
+                        }
+                    }
+                }
+            }
+            // Wide means (never produced by the vertical passes) stop a split pass.
+            let w = 300;
+            let mut line = random_line(w, 9, false);
+            line.mu2[PAD + 280] = 70_000;
+            let n = w.div_ceil(SHARED_ROW_ALIGN) * SHARED_ROW_ALIGN;
+            let (mut mu1, mut s1) = (vec![0u32; n], vec![0i32; n]);
+            let row = RefRowMut {
+                mu1: &mut mu1,
+                s1: &mut s1,
+            };
+            let mut acc = WideAcc::new(w);
+            let mut sums = VifSums::default();
+            let f = FILTERS[0];
+            assert!(!(sp.stat_horizontal_store)(
+                &line, f, w, 100.0, log2, &mut acc, &mut sums, row
+            ));
+            // So does a row too short for the width.
+            let row = RefRow {
+                mu1: &mu1[..w - 1],
+                s1: &s1,
+            };
+            assert!(!(sp.stat_horizontal_dis)(
+                &line, f, w, 100.0, log2, &mut acc, &mut sums, row
+            ));
+        }
+        if !ran {
+            eprintln!("split_horizontal_equals_whole: no level of this host has split kernels");
         }
     }
 

@@ -17,7 +17,7 @@ use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES,
 use super::tables::{
     self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_COMPACT_LEN, LOG2_TABLE_LEN, PAD, SIGMA_NSQ,
 };
-use super::Kernels;
+use super::{Kernels, RefRow, RefRowMut, SplitKernels};
 
 /// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
 /// and DQ.
@@ -35,6 +35,13 @@ pub(super) fn install(k: &mut Kernels) {
     k.subsample_vertical_u8 = subsample_vertical_u8;
     k.subsample_vertical_u16 = subsample_vertical_u16;
     k.subsample_horizontal = subsample_horizontal;
+    k.split = Some(SplitKernels {
+        stat_vertical_u8_dis,
+        stat_vertical_u16_dis,
+        stat_horizontal_store,
+        stat_horizontal_dis,
+        max_gain_limit: TermSums::MAX_GAIN_LIMIT,
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -44,7 +51,7 @@ pub(super) fn install(k: &mut Kernels) {
 fn stat_vertical_u8(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
-    unsafe { stat_vertical_u8_avx512(r, d, w, line) }
+    unsafe { stat_vertical_u8_avx512::<false>(r, d, w, line) }
 }
 
 fn stat_vertical_u16(
@@ -58,7 +65,7 @@ fn stat_vertical_u16(
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
-    unsafe { stat_vertical_u16_avx512(r, d, filt, sh, w, line, acc) }
+    unsafe { stat_vertical_u16_avx512::<false>(r, d, filt, sh, w, line, acc) }
 }
 
 fn stat_horizontal(
@@ -72,7 +79,73 @@ fn stat_horizontal(
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
-    unsafe { stat_horizontal_avx512(line, filt, w, gain_limit, log2, acc, sums) }
+    let done = unsafe {
+        stat_horizontal_avx512(
+            line,
+            filt,
+            w,
+            gain_limit,
+            log2,
+            acc,
+            sums,
+            &mut RefSide::Own,
+        )
+    };
+    debug_assert!(done, "a pass of its own always completes");
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stat_horizontal_store(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+    row: RefRowMut<'_>,
+) -> bool {
+    let mut side = RefSide::Store(row);
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_horizontal_avx512(line, filt, w, gain_limit, log2, acc, sums, &mut side) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stat_horizontal_dis(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+    row: RefRow<'_>,
+) -> bool {
+    let mut side = RefSide::Load(row);
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_horizontal_avx512(line, filt, w, gain_limit, log2, acc, sums, &mut side) }
+}
+
+fn stat_vertical_u8_dis(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_vertical_u8_avx512::<true>(r, d, w, line) }
+}
+
+fn stat_vertical_u16_dis(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    line: &mut StatLine,
+    acc: &mut WideAcc,
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_vertical_u16_avx512::<true>(r, d, filt, sh, w, line, acc) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -395,7 +468,12 @@ struct StatU8Consts {
 /// below 2^16) and the filtered values are below 2^32, so the wrapping `i32` sums are the
 /// scalar's `u32` ones.
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-fn stat_vertical_u8_avx512(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
+fn stat_vertical_u8_avx512<const DIS_ONLY: bool>(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    w: usize,
+    line: &mut StatLine,
+) {
     const TAPS: usize = FILTER_S0.len();
     assert!(r.len() == TAPS && d.len() == TAPS);
     assert!(r.iter().chain(d).all(|row| row.len() >= w));
@@ -410,10 +488,10 @@ fn stat_vertical_u8_avx512(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLi
     };
     let w32 = w / 32 * 32;
     for j in (0..w32).step_by(32) {
-        stat_vertical_u8_block::<false>(r, d, j, 32, &k, line);
+        stat_vertical_u8_block::<false, DIS_ONLY>(r, d, j, 32, &k, line);
     }
     if w32 < w {
-        stat_vertical_u8_block::<true>(r, d, w32, w - w32, &k, line);
+        stat_vertical_u8_block::<true, DIS_ONLY>(r, d, w32, w - w32, &k, line);
     }
 }
 
@@ -421,7 +499,7 @@ fn stat_vertical_u8_avx512(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLi
 /// requires `j + n <= ` every row's length and `PAD + j + n <=` every line's length.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-fn stat_vertical_u8_block<const TAIL: bool>(
+fn stat_vertical_u8_block<const TAIL: bool, const DIS_ONLY: bool>(
     r: &[&[u8]],
     d: &[&[u8]],
     j: usize,
@@ -458,21 +536,26 @@ fn stat_vertical_u8_block<const TAIL: bool>(
             s.1 = _mm512_add_epi32(s.1, _mm512_madd_epi16(hi, c));
         };
         let sq = |a: __m512i, b: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(a, b), k.flip);
-        acc(&mut mu1, xl, xh);
+        if !DIS_ONLY {
+            acc(&mut mu1, xl, xh);
+            acc(&mut xx, sq(xl, xl), sq(xh, xh));
+        }
         acc(&mut mu2, yl, yh);
-        acc(&mut xx, sq(xl, xl), sq(xh, xh));
         acc(&mut yy, sq(yl, yl), sq(yh, yh));
         acc(&mut xy, sq(xl, yl), sq(xh, yh));
     }
     let mean = |v: __m512i| _mm512_srli_epi32::<8>(_mm512_add_epi32(v, k.round));
     let at = PAD + j;
-    for (dst, (lo, hi), is_mean) in [
-        (&mut line.mu1, mu1, true),
-        (&mut line.mu2, mu2, true),
-        (&mut line.xx, xx, false),
-        (&mut line.yy, yy, false),
-        (&mut line.xy, xy, false),
+    for (dst, (lo, hi), is_mean, reference) in [
+        (&mut line.mu1, mu1, true, true),
+        (&mut line.mu2, mu2, true, false),
+        (&mut line.xx, xx, false, true),
+        (&mut line.yy, yy, false, false),
+        (&mut line.xy, xy, false, false),
     ] {
+        if DIS_ONLY && reference {
+            continue;
+        }
         let v = in_column_order(lo, hi);
         let v = if is_mean { [mean(v[0]), mean(v[1])] } else { v };
         store_u32x16(&mut dst[at..], v[0], n);
@@ -492,7 +575,7 @@ struct StatU16Consts {
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-fn stat_vertical_u16_avx512(
+fn stat_vertical_u16_avx512<const DIS_ONLY: bool>(
     r: &[&[u16]],
     d: &[&[u16]],
     filt: &[u16],
@@ -515,10 +598,10 @@ fn stat_vertical_u16_avx512(
     };
     let w16 = w / 16 * 16;
     for j in (0..w16).step_by(16) {
-        stat_vertical_u16_block::<false>(r, d, filt, j, 16, &k, line);
+        stat_vertical_u16_block::<false, DIS_ONLY>(r, d, filt, j, 16, &k, line);
     }
     if w16 < w {
-        stat_vertical_u16_block::<true>(r, d, filt, w16, w - w16, &k, line);
+        stat_vertical_u16_block::<true, DIS_ONLY>(r, d, filt, w16, w - w16, &k, line);
     }
 }
 
@@ -528,7 +611,7 @@ fn stat_vertical_u16_avx512(
 /// `PAD + j + n <=` every line's length.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-fn stat_vertical_u16_block<const TAIL: bool>(
+fn stat_vertical_u16_block<const TAIL: bool, const DIS_ONLY: bool>(
     r: &[&[u16]],
     d: &[&[u16]],
     filt: &[u16],
@@ -553,9 +636,11 @@ fn stat_vertical_u16_block<const TAIL: bool>(
         };
         let fx = _mm512_mullo_epi32(f, x);
         let fy = _mm512_mullo_epi32(f, y);
-        mu1 = _mm512_add_epi32(mu1, fx);
+        if !DIS_ONLY {
+            mu1 = _mm512_add_epi32(mu1, fx);
+            add_wide(&mut xx, mul_wide(fx, x));
+        }
         mu2 = _mm512_add_epi32(mu2, fy);
-        add_wide(&mut xx, mul_wide(fx, x));
         add_wide(&mut yy, mul_wide(fy, y));
         add_wide(&mut xy, mul_wide(fx, y));
     }
@@ -572,9 +657,11 @@ fn stat_vertical_u16_block<const TAIL: bool>(
         )
     };
     let at = PAD + j;
-    store_u32x16(&mut line.mu1[at..], mu(mu1), n);
+    if !DIS_ONLY {
+        store_u32x16(&mut line.mu1[at..], mu(mu1), n);
+        store_u32x16(&mut line.xx[at..], sq(xx), n);
+    }
     store_u32x16(&mut line.mu2[at..], mu(mu2), n);
-    store_u32x16(&mut line.xx[at..], sq(xx), n);
     store_u32x16(&mut line.yy[at..], sq(yy), n);
     store_u32x16(&mut line.xy[at..], sq(xy), n);
 }
@@ -593,6 +680,85 @@ const _: () = assert!(
         && MADD_CHUNK + 32 <= NARROW_LINE
 );
 
+/// What a horizontal pass does with the reference side of its pixels (ladder scoring,
+/// [`super::SplitKernels`]).
+enum RefSide<'a> {
+    /// Everything from the five lines (a rendition scored alone).
+    Own,
+    /// Everything from the five lines, and each pixel's filtered mean `mu1` and `sigma1_sq`
+    /// written to the row (in the pass's own order: per 32 columns from a multiple of 32, the
+    /// 16 even then the 16 odd ones on the `madd` path, 16 in column order on the other).
+    Store(RefRowMut<'a>),
+    /// The distorted side only: `mu1` and `sigma1_sq` read from a row a `Store` pass wrote for
+    /// the same reference (the lines' `mu1` and `xx` are not read), and only the sums that
+    /// depend on the distorted picture (`num_log`, `num_non_log`) added.
+    Load(RefRow<'a>),
+}
+
+impl RefSide<'_> {
+    /// Checks that a row holds `w` columns rounded up to 32.
+    fn fits(&self, w: usize) -> bool {
+        let n = w.div_ceil(32) * 32;
+        match self {
+            RefSide::Own => true,
+            RefSide::Store(r) => r.mu1.len() >= n && r.s1.len() >= n,
+            RefSide::Load(r) => r.mu1.len() >= n && r.s1.len() >= n,
+        }
+    }
+
+    /// Whether the lines' reference side (`mu1`, `xx`) is read.
+    fn reads_reference_lines(&self) -> bool {
+        !matches!(self, RefSide::Load(_))
+    }
+
+    /// Adds 16 pixels' terms at row position `at` (`valid` lanes), storing or loading their
+    /// reference side as the mode says.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    #[allow(clippy::too_many_arguments)]
+    fn add16(
+        &mut self,
+        at: usize,
+        terms: &mut TermSums<'_>,
+        mu: (__m512i, __m512i),
+        xx: __m512i,
+        yy: __m512i,
+        xy: __m512i,
+        valid: __mmask16,
+        sums: &mut VifSums,
+    ) {
+        match self {
+            RefSide::Own => {
+                terms.add16(mu, xx, yy, xy, valid, sums);
+            }
+            RefSide::Store(row) => {
+                let s1 = terms.add16(mu, xx, yy, xy, valid, sums);
+                // SAFETY: `fits` checked that the row holds at + 16 values (at + 16 <= w
+                // rounded up to 32); the stores are unaligned.
+                unsafe {
+                    _mm512_storeu_si512(row.mu1.as_mut_ptr().add(at).cast(), mu.0);
+                    _mm512_storeu_si512(row.s1.as_mut_ptr().add(at).cast(), s1);
+                }
+            }
+            RefSide::Load(row) => {
+                // SAFETY: as for the stores above; the loads are unaligned.
+                let (mu1, s1) = unsafe {
+                    (
+                        _mm512_loadu_si512(row.mu1.as_ptr().add(at).cast()),
+                        _mm512_loadu_si512(row.s1.as_ptr().add(at).cast()),
+                    )
+                };
+                terms.add16_with(mu1, s1, mu.1, yy, xy, valid, false, sums);
+            }
+        }
+    }
+}
+
+/// The horizontal pass with `side`'s handling of the reference side; `false` (with the sums
+/// partial) where a split pass (`Store`, `Load`) cannot run: a filter with no vector path, a
+/// gain limit outside the vector log path's range, a row too short, or 16-bit lines whose
+/// means are not 16-bit (which the vertical passes never produce).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn stat_horizontal_avx512(
     line: &StatLine,
@@ -602,22 +768,33 @@ fn stat_horizontal_avx512(
     log2: &[u16; LOG2_TABLE_LEN],
     acc: &mut WideAcc,
     sums: &mut VifSums,
-) {
+    side: &mut RefSide<'_>,
+) -> bool {
     let mut terms = TermSums::new(gain_limit, log2);
+    let own = matches!(side, RefSide::Own);
+    if !(own || (terms.vector_log && side.fits(w))) {
+        return false;
+    }
     // The 16-bit path, specialised per tap-pair count (libvmaf's 17, 9, 5 and 3 taps) so its
     // tap loop unrolls; any other filter goes to the scalar kernel.
     let done = match (madd_taps_ok(filt), filt.len().div_ceil(2)) {
-        (true, 9) => stat_horizontal_madd::<9>(line, filt, w, acc, &mut terms, sums),
-        (true, 5) => stat_horizontal_madd::<5>(line, filt, w, acc, &mut terms, sums),
-        (true, 3) => stat_horizontal_madd::<3>(line, filt, w, acc, &mut terms, sums),
-        (true, 2) => stat_horizontal_madd::<2>(line, filt, w, acc, &mut terms, sums),
-        _ if filt.len() <= 2 * PAD + 1 => stat_horizontal_wide(line, filt, w, &mut terms, sums),
+        (true, 9) => stat_horizontal_madd::<9>(line, filt, w, acc, &mut terms, sums, side),
+        (true, 5) => stat_horizontal_madd::<5>(line, filt, w, acc, &mut terms, sums, side),
+        (true, 3) => stat_horizontal_madd::<3>(line, filt, w, acc, &mut terms, sums, side),
+        (true, 2) => stat_horizontal_madd::<2>(line, filt, w, acc, &mut terms, sums, side),
+        _ if filt.len() <= 2 * PAD + 1 => {
+            stat_horizontal_wide(line, filt, w, &mut terms, sums, side)
+        }
         _ => 0,
     };
     terms.flush(sums);
     if done < w {
+        if !own {
+            return false;
+        }
         scalar::stat_horizontal_cols(line, filt, done..w, gain_limit, log2, acc, sums);
     }
+    true
 }
 
 /// The horizontal filter with 32-bit products for the means and 64-bit sums of the squares
@@ -631,13 +808,14 @@ fn stat_horizontal_wide(
     w: usize,
     terms: &mut TermSums<'_>,
     sums: &mut VifSums,
+    side: &mut RefSide<'_>,
 ) -> usize {
     let w16 = w / 16 * 16;
     for j in (0..w16).step_by(16) {
-        stat_horizontal_wide_block(line, filt, j, 16, terms, sums);
+        stat_horizontal_wide_block(line, filt, j, 16, terms, sums, side);
     }
     if w16 < w {
-        stat_horizontal_wide_block(line, filt, w16, w - w16, terms, sums);
+        stat_horizontal_wide_block(line, filt, w16, w - w16, terms, sums, side);
     }
     w
 }
@@ -652,6 +830,7 @@ fn stat_horizontal_wide_block(
     n: usize,
     terms: &mut TermSums<'_>,
     sums: &mut VifSums,
+    side: &mut RefSide<'_>,
 ) {
     let start = PAD - filt.len() / 2;
     // Column j + l reads the values start + j + l + k for k < taps.
@@ -660,6 +839,12 @@ fn stat_horizontal_wide_block(
     assert!(bufs.iter().all(|b| b.len() >= end));
     let [p_mu1, p_mu2, p_xx, p_yy, p_xy] = bufs.map(|b| b.as_ptr());
     let lanes = mask16(n);
+    // The reference lines are not read in a `Load` pass (they hold no values there).
+    let ref_lanes = if side.reads_reference_lines() {
+        lanes
+    } else {
+        0
+    };
     let z = _mm512_setzero_si512();
     let (mut mu1, mut mu2) = (z, z);
     let (mut xx, mut yy, mut xy) = ((z, z), (z, z), (z, z));
@@ -670,9 +855,9 @@ fn stat_horizontal_wide_block(
         // length (checked above).
         let (m1, m2, vxx, vyy, vxy) = unsafe {
             (
-                load_u32x16_masked(p_mu1.add(at), lanes),
+                load_u32x16_masked(p_mu1.add(at), ref_lanes),
                 load_u32x16_masked(p_mu2.add(at), lanes),
-                load_u32x16_masked(p_xx.add(at), lanes),
+                load_u32x16_masked(p_xx.add(at), ref_lanes),
                 load_u32x16_masked(p_yy.add(at), lanes),
                 load_u32x16_masked(p_xy.add(at), lanes),
             )
@@ -691,7 +876,16 @@ fn stat_horizontal_wide_block(
             _mm512_srli_epi64::<16>(_mm512_add_epi64(o, round16)),
         )
     };
-    terms.add16((mu1, mu2), rsh16(xx), rsh16(yy), rsh16(xy), lanes, sums);
+    side.add16(
+        j,
+        terms,
+        (mu1, mu2),
+        rsh16(xx),
+        rsh16(yy),
+        rsh16(xy),
+        lanes,
+        sums,
+    );
 }
 
 /// Whether the taps suit [`stat_horizontal_madd`]: each below 2^15 (an `i16` multiplier), every
@@ -718,7 +912,8 @@ fn madd_taps_ok(filt: &[u16]) -> bool {
 /// paired `(2i, 2i + 1)`, and 16 odd ones with them paired `(2i - 1, 2i)`; the VIF terms are
 /// formed on those sets (order-free integer sums), the columns past the row's end masked off. A
 /// chunk whose means are not all 16-bit (which the vertical passes never produce) goes to the
-/// scalar kernel. Returns the columns done (all `w`). Requires [`madd_taps_ok`].
+/// scalar kernel (a split pass stops there). A `Load` pass copies and filters only the
+/// distorted side's lines. Returns the columns done. Requires [`madd_taps_ok`].
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn stat_horizontal_madd<const PAIRS: usize>(
     line: &StatLine,
@@ -727,6 +922,7 @@ fn stat_horizontal_madd<const PAIRS: usize>(
     acc: &mut WideAcc,
     terms: &mut TermSums<'_>,
     sums: &mut VifSums,
+    side: &mut RefSide<'_>,
 ) -> usize {
     let taps = filt.len();
     let start = PAD - taps / 2;
@@ -742,10 +938,13 @@ fn stat_horizontal_madd<const PAIRS: usize>(
     let r15 = _mm512_set1_epi32(1 << 15);
     let not16 = _mm512_set1_epi32(!0xffff);
     let [p_mu1, p_mu2, p_xx, p_yy, p_xy] = bufs.map(|b| b.as_ptr());
+    let own = matches!(side, RefSide::Own);
+    let reference = side.reads_reference_lines();
     // 16-bit copies: mu1, mu2, xx lo/hi, yy lo/hi, xy lo/hi (taken out of `acc` so the scalar
     // fallback below may use the rest of it).
     let mut narrow = std::mem::take(&mut acc.narrow);
     assert!(narrow.len() >= NARROW_COPIES * NARROW_LINE);
+    let mut done = w;
     for c0 in (0..w).step_by(MADD_CHUNK) {
         let cn = MADD_CHUNK.min(w - c0);
         // The values 0 .. m of the chunk (m = cn + taps - 1): the last odd column also reads
@@ -757,13 +956,15 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         for i in (0..m).step_by(16) {
             let at = start + c0 + i;
             let lanes = mask16(m - i);
+            // The reference lines are not read in a `Load` pass (they hold no values there).
+            let ref_lanes = if reference { lanes } else { 0 };
             // SAFETY: the enabled lanes are the values at + 0 .. at + min(16, m - i), below
             // start + c0 + m <= start + w + taps - 1 <= every line's length (checked above).
             let v = unsafe {
                 [
-                    load_u32x16_masked(p_mu1.add(at), lanes),
+                    load_u32x16_masked(p_mu1.add(at), ref_lanes),
                     load_u32x16_masked(p_mu2.add(at), lanes),
-                    load_u32x16_masked(p_xx.add(at), lanes),
+                    load_u32x16_masked(p_xx.add(at), ref_lanes),
                     load_u32x16_masked(p_yy.add(at), lanes),
                     load_u32x16_masked(p_xy.add(at), lanes),
                 ]
@@ -773,22 +974,30 @@ fn stat_horizontal_madd<const PAIRS: usize>(
             let lo = |x: __m512i| _mm256_xor_si256(_mm512_cvtepi32_epi16(x), flip);
             let hi = |x: __m512i| lo(_mm512_srli_epi32::<16>(x));
             let out = [
-                lo(v[0]),
-                lo(v[1]),
-                lo(v[2]),
-                hi(v[2]),
-                lo(v[3]),
-                hi(v[3]),
-                lo(v[4]),
-                hi(v[4]),
+                (reference, v[0], false),
+                (true, v[1], false),
+                (reference, v[2], false),
+                (reference, v[2], true),
+                (true, v[3], false),
+                (true, v[3], true),
+                (true, v[4], false),
+                (true, v[4], true),
             ];
-            for (q, o) in out.into_iter().enumerate() {
+            for (q, (used, x, high)) in out.into_iter().enumerate() {
+                if !used {
+                    continue;
+                }
+                let o = if high { hi(x) } else { lo(x) };
                 let d = &mut narrow[q * NARROW_LINE + i..][..16];
                 // SAFETY: `d` holds 16 `i16` (32 bytes); the store is unaligned.
                 unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), o) };
             }
         }
         if _mm512_test_epi32_mask(wide_means, not16) != 0 {
+            if !own {
+                done = c0;
+                break;
+            }
             let cols = c0..c0 + cn;
             scalar::stat_horizontal_cols(line, filt, cols, terms.gain_limit, terms.log2, acc, sums);
             continue;
@@ -822,15 +1031,22 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                     _mm512_srli_epi32::<16>(_mm512_add_epi32(_mm512_and_si512(lo, low16), r15)),
                 )
             };
-            let (m1, m2) = (filtered(0), filtered(1));
-            let (xl, xh) = (filtered(2), filtered(3));
+            let z = _mm512_setzero_si512();
+            let ((m1, (xl, xh)), m2) = if reference {
+                ((filtered(0), (filtered(2), filtered(3))), filtered(1))
+            } else {
+                (((z, z), ((z, z), (z, z))), filtered(1))
+            };
             let (yl, yh) = (filtered(4), filtered(5));
             let (pl, ph) = (filtered(6), filtered(7));
             // Even columns jj + 2l are in the row while 2l < cn - jj, odd ones jj + 2l + 1 while
             // 2l + 1 < cn - jj.
             let left = cn - jj;
             let (even, odd) = (mask16(left.div_ceil(2)), mask16(left / 2));
-            terms.add16(
+            let at = c0 + jj;
+            side.add16(
+                at,
+                terms,
                 (m1.0, m2.0),
                 sq(xl.0, xh.0),
                 sq(yl.0, yh.0),
@@ -838,7 +1054,9 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                 even,
                 sums,
             );
-            terms.add16(
+            side.add16(
+                at + 16,
+                terms,
                 (m1.1, m2.1),
                 sq(xl.1, xh.1),
                 sq(yl.1, yh.1),
@@ -849,7 +1067,7 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         }
     }
     acc.narrow = narrow;
-    w
+    done
 }
 
 /// 32 `i16`.
@@ -920,7 +1138,8 @@ impl<'a> TermSums<'a> {
     /// Adds the terms of the 16 pixels in `valid`: `mu1`, `mu2` are the filtered means (Q16
     /// sums, `u32`), `xx`, `yy`, `xy` the filtered squares already rounded by 16 bits (kept to 32
     /// bits), as [`scalar::stat_horizontal_cols`] forms them. Pixels whose log term goes lane by
-    /// lane (gain limit out of the vector range) add to `sums` directly.
+    /// lane (gain limit out of the vector range) add to `sums` directly. Returns the pixels'
+    /// `sigma1_sq`.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn add16(
@@ -931,29 +1150,40 @@ impl<'a> TermSums<'a> {
         xy: __m512i,
         valid: __mmask16,
         sums: &mut VifSums,
+    ) -> __m512i {
+        let sigma1_sq = _mm512_sub_epi32(xx, rsh32(mu.0, mu.0));
+        self.add16_with(mu.0, sigma1_sq, mu.1, yy, xy, valid, true, sums);
+        sigma1_sq
+    }
+
+    /// [`TermSums::add16`] from the reference side's `mu1` and `sigma1_sq`; with `den` false
+    /// only the sums that depend on the distorted picture (`num_log`, `num_non_log`) are added
+    /// (ladder scoring: the reference side's are shared), which needs the vector log path.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    #[allow(clippy::too_many_arguments)]
+    fn add16_with(
+        &mut self,
+        mu1: __m512i,
+        sigma1_sq: __m512i,
+        mu2: __m512i,
+        yy: __m512i,
+        xy: __m512i,
+        valid: __mmask16,
+        den: bool,
+        sums: &mut VifSums,
     ) {
-        let (mu1, mu2) = mu;
-        let round32 = _mm512_set1_epi64(1 << 31);
-        // `(a * b + 2^31) >> 32` of the u32 lanes: the odd lanes' results are the high halves of
-        // their rounded 64-bit products, in place.
-        let rsh32 = |a: __m512i, b: __m512i| {
-            let (e, o) = mul_wide(a, b);
-            _mm512_mask_blend_epi32(
-                0xaaaa,
-                _mm512_srli_epi64::<32>(_mm512_add_epi64(e, round32)),
-                _mm512_add_epi64(o, round32),
-            )
-        };
         let nsq = _mm512_set1_epi32(SIGMA_NSQ);
         let z = _mm512_setzero_si512();
-        let sigma1_sq = _mm512_sub_epi32(xx, rsh32(mu1, mu1));
         let sigma2_sq = _mm512_sub_epi32(yy, rsh32(mu2, mu2));
         let sigma12 = _mm512_sub_epi32(xy, rsh32(mu1, mu2));
         // Below the noise floor: add max(sigma2_sq, 0) and count (vif_term's linear branch).
         let lin = _mm512_mask_cmplt_epi32_mask(valid, sigma1_sq, nsq);
         let add = _mm512_maskz_max_epi32(lin, sigma2_sq, z);
         self.non_log = _mm512_add_epi64(self.non_log, widen_sum_i32(add));
-        self.non_log_count += lin.count_ones() as i64;
+        if den {
+            self.non_log_count += lin.count_ones() as i64;
+        }
         // The log branch: 16 lanes at a time (the `double` parts 8 at a time), or lane by lane
         // where the gain limit is outside the range the vector path handles exactly.
         let log = valid & !lin;
@@ -970,10 +1200,13 @@ impl<'a> TermSums<'a> {
             let s2 = _mm512_max_epi32(sigma2_sq, z);
             let cond = _mm512_mask_cmpgt_epi32_mask(log, sigma12, z)
                 & _mm512_mask_cmpgt_epi32_mask(log, s2, z);
-            let (d, n) = t.terms(sigma1_sq, s2, sigma12, log, cond);
-            self.den_log = _mm512_add_epi64(self.den_log, widen_sum_i32(d));
+            let (d, n) = t.terms(sigma1_sq, s2, sigma12, log, cond, den);
+            if den {
+                self.den_log = _mm512_add_epi64(self.den_log, widen_sum_i32(d));
+            }
             self.num_log = _mm512_add_epi64(self.num_log, widen_sum_i32(n));
         } else {
+            debug_assert!(den, "the split passes need the vector log path");
             let (mut s1, mut s2, mut s12) = ([0u32; 16], [0u32; 16], [0u32; 16]);
             store_u32x16(&mut s1, sigma1_sq, 16);
             store_u32x16(&mut s2, sigma2_sq, 16);
@@ -995,6 +1228,20 @@ impl<'a> TermSums<'a> {
     }
 }
 
+/// `(a * b + 2^31) >> 32` of the `u32` lanes: the odd lanes' results are the high halves of
+/// their rounded 64-bit products, in place.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn rsh32(a: __m512i, b: __m512i) -> __m512i {
+    let round32 = _mm512_set1_epi64(1 << 31);
+    let (e, o) = mul_wide(a, b);
+    _mm512_mask_blend_epi32(
+        0xaaaa,
+        _mm512_srli_epi64::<32>(_mm512_add_epi64(e, round32)),
+        _mm512_add_epi64(o, round32),
+    )
+}
+
 /// The log branch of [`scalar::vif_term`] for 16 lanes, in the same `double` operations
 /// (division, products and difference in the scalar's order, no fused multiply-add), the same
 /// truncations and the same table look-ups.
@@ -1008,7 +1255,7 @@ struct LogTerms<'a> {
 impl LogTerms<'_> {
     /// `(den_log, num_log)` terms of the 16 lanes as `i32` lanes, zero where the lane is not in
     /// the log branch (`log`) or has no numerator term (`cond`: log, `sigma12 > 0`,
-    /// `sigma2_sq > 0`). `s2` is `max(sigma2_sq, 0)`.
+    /// `sigma2_sq > 0`); `den_log` zero without `den`. `s2` is `max(sigma2_sq, 0)`.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn terms(
@@ -1018,11 +1265,16 @@ impl LogTerms<'_> {
         s12: __m512i,
         log: __mmask16,
         cond: __mmask16,
+        den: bool,
     ) -> (__m512i, __m512i) {
         let nsq = _mm512_set1_epi32(SIGMA_NSQ);
-        // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17.
-        let den = self.log2_u32(_mm512_add_epi32(s1, nsq), log);
-        let den_t = _mm512_maskz_sub_epi32(log, den, _mm512_set1_epi32(2048 * 17));
+        // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17 (when asked for).
+        let den_t = if den {
+            let d = self.log2_u32(_mm512_add_epi32(s1, nsq), log);
+            _mm512_maskz_sub_epi32(log, d, _mm512_set1_epi32(2048 * 17))
+        } else {
+            _mm512_setzero_si512()
+        };
         if cond == 0 {
             return (den_t, _mm512_setzero_si512());
         }
