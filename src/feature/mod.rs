@@ -180,6 +180,55 @@ impl SharedReference {
     }
 }
 
+impl SharedReference {
+    /// Like [`SharedReference::get`], but never waits for another caller's `fill`: when one is
+    /// filling the state this returns `None` (the caller computes what it needs on its own, as
+    /// it would unshared). For states whose filling is long (VIF's is a rendition's whole
+    /// statistic), so that renditions running at the same time do not stand idle.
+    pub fn get_or_skip<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> T,
+        fill: impl FnOnce(&mut T) -> Result<()>,
+    ) -> Result<Option<SharedGuard<'_, T>>> {
+        let read = || self.state.read().unwrap_or_else(|e| e.into_inner());
+        let ready = |s: &SharedState| s.ready && s.value.as_ref().is_some_and(|v| v.is::<T>());
+        let guard = match self.state.try_read() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            // Another caller holds the write lock: it is filling the state.
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
+        };
+        if ready(&guard) {
+            return Ok(Some(SharedGuard {
+                guard,
+                _t: std::marker::PhantomData,
+            }));
+        }
+        drop(guard);
+        let mut w = match self.state.try_write() {
+            Ok(w) => w,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            // Another caller is filling it (readers only come once it is ready).
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
+        };
+        if !ready(&w) {
+            w.ready = false;
+            if !w.value.as_ref().is_some_and(|v| v.is::<T>()) {
+                w.value = Some(Box::new(make()));
+            }
+            let v = w.value.as_mut().and_then(|v| v.downcast_mut::<T>());
+            fill(v.expect("a value of type T (just made)"))?;
+            w.ready = true;
+        }
+        drop(w);
+        // Nobody clears it while `self` is borrowed (clearing takes `&mut`): it stays filled.
+        Ok(Some(SharedGuard {
+            guard: read(),
+            _t: std::marker::PhantomData,
+        }))
+    }
+}
+
 /// Read access to a filled [`SharedReference`] of type `T` (other engines may read it at the
 /// same time).
 pub struct SharedGuard<'a, T> {
@@ -390,4 +439,62 @@ pub fn find_by_provided(feature: &str) -> Result<&'static ExtractorDef> {
                 "the model needs feature '{feature}', which vmaf_rs does not compute yet"
             ))
         })
+}
+
+#[cfg(test)]
+mod shared_reference_tests {
+    use super::SharedReference;
+
+    /// `get_or_skip` fills an empty state, answers `None` at once while another caller is
+    /// filling it (instead of waiting), and hands out the filled state afterwards and to
+    /// `get`; `clear` empties it for the next frame.
+    #[test]
+    fn get_or_skip_does_not_wait_for_a_filler() {
+        use std::sync::mpsc::channel;
+        let shared = SharedReference::default();
+        let (filling_tx, filling_rx) = channel::<()>();
+        let (done_tx, done_rx) = channel::<()>();
+        std::thread::scope(|s| {
+            let shared = &shared;
+            let filler = s.spawn(move || {
+                let g = shared
+                    .get_or_skip(
+                        || 0u32,
+                        |v| {
+                            filling_tx.send(()).unwrap();
+                            done_rx.recv().unwrap();
+                            *v = 7;
+                            Ok(())
+                        },
+                    )
+                    .unwrap();
+                *g.unwrap()
+            });
+            filling_rx.recv().unwrap();
+            let skipped = shared
+                .get_or_skip(|| 0u32, |_| panic!("a second filler"))
+                .unwrap();
+            assert!(
+                skipped.is_none(),
+                "a caller waited for or repeated the fill"
+            );
+            done_tx.send(()).unwrap();
+            assert_eq!(filler.join().unwrap(), 7);
+        });
+        let g = shared.get_or_skip(|| 0u32, |_| panic!("refilled")).unwrap();
+        assert_eq!(g.map(|g| *g), Some(7));
+        assert_eq!(*shared.get(|| 0u32, |_| panic!("refilled")).unwrap(), 7);
+        let mut shared = shared;
+        shared.clear();
+        let g = shared
+            .get_or_skip(
+                || 0u32,
+                |v| {
+                    *v += 1;
+                    Ok(())
+                },
+            )
+            .unwrap();
+        assert_eq!(g.map(|g| *g), Some(8), "the kept value, refilled");
+    }
 }

@@ -472,7 +472,8 @@ impl Vif {
     /// [`Vif::compute`] for one rendition of a ladder ([`crate::ladder`]): the reference side
     /// of every scale (each pixel's filtered mean and variance, the denominator's sums) is
     /// computed by the first instance to reach the frame, with its own full statistic, into
-    /// `shared`; the others read it and compute only their distorted side. The values equal
+    /// `shared`; the others read it and compute only their distorted side (or, reaching it while
+    /// it is being filled, compute whole). The values equal
     /// [`Vif::compute`]'s. Without split kernels at this CPU level (or with a gain limit they do
     /// not take) every instance computes its whole statistic.
     pub fn compute_shared(
@@ -491,7 +492,9 @@ impl Vif {
         let key = self.shared_key();
         let (w, h) = (self.w, self.h);
         let mut own = None;
-        let state = shared.get(
+        // A rendition that finds another filling the state computes whole rather than wait
+        // for a whole statistic's time.
+        let state = shared.get_or_skip(
             || SharedVif::new(key, w, h),
             |st| {
                 own = Some(self.compute_with(reference, distorted, &mut Side::Store(st))?);
@@ -501,6 +504,9 @@ impl Vif {
         if let Some(own) = own {
             return Ok(own);
         }
+        let Some(state) = state else {
+            return self.compute(reference, distorted);
+        };
         if state.key != key {
             return Err(Error::Internal(
                 "vif: a shared reference state computed with other options".into(),
