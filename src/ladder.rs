@@ -15,13 +15,13 @@
 //! * the reference-side work of extractors that read both pictures and opt in
 //!   ([`crate::feature::ExtractorDef::shares_reference`]: integer ADM's reference DWT bands and
 //!   denominators; integer VIF's per-pixel reference statistics, filtered mean and variance, and
-//!   its denominator's sums, at CPU levels with its split kernels: AVX-512) is done once per
+//!   its denominator's sums, at CPU levels with its split kernels: AVX2, AVX-512) is done once per
 //!   frame into the instance's [`crate::feature::SharedReference`], which every rendition's
 //!   instance reads.
 //!
 //! The worker threads are divided between the engines, so a ladder uses the threads one run
 //! would. Not shared yet: VIF's downsampled references (each rendition's downsampling filters
-//! both pictures in one pass), and VIF's reference side at the AVX2 and scalar levels.
+//! both pictures in one pass), and VIF's reference side at the scalar level.
 
 use std::sync::Arc;
 

@@ -19,6 +19,7 @@
 use std::ops::Range;
 
 use super::tables::{log2_32, log2_64, EPS, FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
+use super::{RefRow, RefRowMut};
 
 /// Line buffers of one row of vertically filtered values, each `PAD` entries of mirror padding on
 /// both sides of `width` values (libvmaf's `buf.tmp`). Index `PAD + j` holds column `j`.
@@ -327,6 +328,64 @@ pub fn stat_horizontal_cols(
     sums: &mut VifSums,
 ) {
     let n = cols.len();
+    filter_cols(line, filt, cols, acc);
+    for j in 0..n {
+        let (mu1, sigma1_sq) = reference_side(acc, j);
+        let (sigma2_sq, sigma12) = distorted_side(acc, j, mu1);
+        vif_term(sigma1_sq, sigma2_sq, sigma12, gain_limit, log2, sums);
+    }
+}
+
+/// The reference side a split pass of ladder scoring keeps or reads (see
+/// [`stat_horizontal_cols_split`]).
+pub enum SplitRow<'a> {
+    /// Write each column's `mu1` and `sigma1_sq` (column `j` at index `j`).
+    Store(RefRowMut<'a>),
+    /// Read them (the lines' `mu1` and `xx` are not used) and add only the sums that depend on
+    /// the distorted picture (`num_log`, `num_non_log`).
+    Load(RefRow<'a>),
+}
+
+/// [`stat_horizontal_cols`] as a split pass of ladder scoring (the tail of a SIMD peer's
+/// [`super::SplitKernels`] pass): with [`SplitRow::Store`] the whole statistic, each column's
+/// reference side written to the row; with [`SplitRow::Load`] the distorted side only, the
+/// reference side read from the row. The rows must reach `cols.end`.
+#[allow(clippy::too_many_arguments)]
+pub fn stat_horizontal_cols_split(
+    line: &StatLine,
+    filt: &[u16],
+    cols: Range<usize>,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+    row: &mut SplitRow<'_>,
+) {
+    let c0 = cols.start;
+    let n = cols.len();
+    filter_cols(line, filt, cols, acc);
+    for j in 0..n {
+        let (mu1, sigma1_sq) = match row {
+            SplitRow::Store(r) => {
+                let (mu1, s1) = reference_side(acc, j);
+                (r.mu1[c0 + j], r.s1[c0 + j]) = (mu1, s1);
+                (mu1, s1)
+            }
+            SplitRow::Load(r) => (r.mu1[c0 + j], r.s1[c0 + j]),
+        };
+        let (sigma2_sq, sigma12) = distorted_side(acc, j, mu1);
+        match row {
+            SplitRow::Store(_) => vif_term(sigma1_sq, sigma2_sq, sigma12, gain_limit, log2, sums),
+            SplitRow::Load(_) => {
+                vif_term_num(sigma1_sq, sigma2_sq, sigma12, gain_limit, log2, sums)
+            }
+        }
+    }
+}
+
+/// The horizontal filter of the five lines for the output columns `cols`, into `acc[..n]`.
+fn filter_cols(line: &StatLine, filt: &[u16], cols: Range<usize>, acc: &mut WideAcc) {
+    let n = cols.len();
     let start = PAD - filt.len() / 2 + cols.start;
     let (amu1, amu2) = (&mut acc.mu1[..n], &mut acc.mu2[..n]);
     let (axx, ayy, axy) = (&mut acc.xx[..n], &mut acc.yy[..n], &mut acc.xy[..n]);
@@ -345,20 +404,31 @@ pub fn stat_horizontal_cols(
             axy[j] = (axy[j] & keep64).wrapping_add(f64_ * xy[j] as u64);
         }
     }
-    for j in 0..n {
-        let (mu1, mu2) = (amu1[j], amu2[j]);
-        let rsh32 = |a: u32, b: u32| ((a as u64 * b as u64 + 2147483648) >> 32) as u32;
-        let mu1_sq = rsh32(mu1, mu1);
-        let mu2_sq = rsh32(mu2, mu2);
-        let mu1_mu2 = rsh32(mu1, mu2);
-        let xx_filt = (axx[j].wrapping_add(32768) >> 16) as u32;
-        let yy_filt = (ayy[j].wrapping_add(32768) >> 16) as u32;
-        let xy_filt = (axy[j].wrapping_add(32768) >> 16) as u32;
-        let sigma1_sq = xx_filt.wrapping_sub(mu1_sq) as i32;
-        let sigma2_sq = yy_filt.wrapping_sub(mu2_sq) as i32;
-        let sigma12 = xy_filt.wrapping_sub(mu1_mu2) as i32;
-        vif_term(sigma1_sq, sigma2_sq, sigma12, gain_limit, log2, sums);
-    }
+}
+
+/// `(a * b + 2^31) >> 32` of two filtered means.
+fn rsh32(a: u32, b: u32) -> u32 {
+    ((a as u64 * b as u64 + 2147483648) >> 32) as u32
+}
+
+/// `(acc + 2^15) >> 16` of a filtered square, kept to 32 bits.
+fn rsh16(a: u64) -> u32 {
+    (a.wrapping_add(32768) >> 16) as u32
+}
+
+/// Column `j`'s filtered reference mean and `sigma1_sq` from the filter sums.
+fn reference_side(acc: &WideAcc, j: usize) -> (u32, i32) {
+    let mu1 = acc.mu1[j];
+    (mu1, rsh16(acc.xx[j]).wrapping_sub(rsh32(mu1, mu1)) as i32)
+}
+
+/// Column `j`'s `sigma2_sq` and `sigma12` from the filter sums and the reference mean.
+fn distorted_side(acc: &WideAcc, j: usize, mu1: u32) -> (i32, i32) {
+    let mu2 = acc.mu2[j];
+    (
+        rsh16(acc.yy[j]).wrapping_sub(rsh32(mu2, mu2)) as i32,
+        rsh16(acc.xy[j]).wrapping_sub(rsh32(mu1, mu2)) as i32,
+    )
 }
 
 /// Accumulates one pixel's VIF term from its local statistics (Q16 fixed point), as libvmaf
@@ -373,11 +443,30 @@ pub fn vif_term(
     log2: &[u16; LOG2_TABLE_LEN],
     sums: &mut VifSums,
 ) {
-    let sigma2_sq = sigma2_sq.max(0);
+    // The denominator's part depends on the reference only (ladder scoring shares it).
     if sigma1_sq >= SIGMA_NSQ {
         // C: log2_32(table, sigma_nsq + sigma1_sq) with the int sum passed as uint32_t.
         let den = SIGMA_NSQ.wrapping_add(sigma1_sq) as u32;
         sums.den_log += (log2_32(log2, den) - 2048 * 17) as i64;
+    } else {
+        sums.den_non_log += 1;
+    }
+    vif_term_num(sigma1_sq, sigma2_sq, sigma12, gain_limit, log2, sums);
+}
+
+/// The numerator's part of [`vif_term`] (`num_log`, `num_non_log`): what depends on the
+/// distorted picture.
+#[inline]
+pub fn vif_term_num(
+    sigma1_sq: i32,
+    sigma2_sq: i32,
+    sigma12: i32,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    sums: &mut VifSums,
+) {
+    let sigma2_sq = sigma2_sq.max(0);
+    if sigma1_sq >= SIGMA_NSQ {
         if sigma12 > 0 && sigma2_sq > 0 {
             let g = sigma12 as f64 / (sigma1_sq as f64 + EPS);
             // C: int32_t sv_sq = sigma2_sq - g * sigma12 (truncation; can only leave the i32
@@ -392,7 +481,6 @@ pub fn vif_term(
         }
     } else {
         sums.num_non_log += sigma2_sq as i64;
-        sums.den_non_log += 1;
     }
 }
 

@@ -9,9 +9,10 @@
 
 use core::arch::x86_64::*;
 
+use super::scalar::SplitRow;
 use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES, NARROW_LINE};
 use super::tables::{EPS, FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
-use super::Kernels;
+use super::{Kernels, RefRow, RefRowMut, SplitKernels};
 
 /// Replaces the entries of `k` that have an AVX2 kernel, if this CPU has AVX2.
 pub(super) fn install(k: &mut Kernels) {
@@ -24,6 +25,13 @@ pub(super) fn install(k: &mut Kernels) {
     k.subsample_vertical_u8 = subsample_vertical_u8;
     k.subsample_vertical_u16 = subsample_vertical_u16;
     k.subsample_horizontal = subsample_horizontal;
+    k.split = Some(SplitKernels {
+        stat_vertical_u8_dis,
+        stat_vertical_u16_dis,
+        stat_horizontal_store,
+        stat_horizontal_dis,
+        max_gain_limit: LogTerms::MAX_GAIN_LIMIT,
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -32,7 +40,7 @@ pub(super) fn install(k: &mut Kernels) {
 
 fn stat_vertical_u8(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
-    unsafe { stat_vertical_u8_avx2(r, d, w, line) }
+    unsafe { stat_vertical_u8_avx2::<false>(r, d, w, line) }
 }
 
 fn stat_vertical_u16(
@@ -45,7 +53,7 @@ fn stat_vertical_u16(
     acc: &mut WideAcc,
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
-    unsafe { stat_vertical_u16_avx2(r, d, filt, sh, w, line, acc) }
+    unsafe { stat_vertical_u16_avx2::<false>(r, d, filt, sh, w, line, acc) }
 }
 
 fn stat_horizontal(
@@ -58,7 +66,69 @@ fn stat_horizontal(
     sums: &mut VifSums,
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
-    unsafe { stat_horizontal_avx2(line, filt, w, gain_limit, log2, acc, sums) }
+    let done = unsafe {
+        stat_horizontal_avx2(
+            line,
+            filt,
+            w,
+            gain_limit,
+            log2,
+            acc,
+            sums,
+            &mut RefSide::Own,
+        )
+    };
+    debug_assert!(done, "a pass of its own always completes");
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stat_horizontal_store(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+    row: RefRowMut<'_>,
+) -> bool {
+    let mut side = RefSide::Split(SplitRow::Store(row));
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    unsafe { stat_horizontal_avx2(line, filt, w, gain_limit, log2, acc, sums, &mut side) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stat_horizontal_dis(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+    row: RefRow<'_>,
+) -> bool {
+    let mut side = RefSide::Split(SplitRow::Load(row));
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    unsafe { stat_horizontal_avx2(line, filt, w, gain_limit, log2, acc, sums, &mut side) }
+}
+
+fn stat_vertical_u8_dis(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    unsafe { stat_vertical_u8_avx2::<true>(r, d, w, line) }
+}
+
+fn stat_vertical_u16_dis(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    line: &mut StatLine,
+    acc: &mut WideAcc,
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    unsafe { stat_vertical_u16_avx2::<true>(r, d, filt, sh, w, line, acc) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -197,7 +267,12 @@ fn add_wide(acc: &mut (__m256i, __m256i), p: (__m256i, __m256i)) {
 /// in-lane interleave leaves columns 0-3, 8-11 in the `lo` sums and 4-7, 12-15 in the `hi` sums,
 /// put back in order at the store.
 #[target_feature(enable = "avx2")]
-fn stat_vertical_u8_avx2(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
+fn stat_vertical_u8_avx2<const DIS_ONLY: bool>(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    w: usize,
+    line: &mut StatLine,
+) {
     const TAPS: usize = FILTER_S0.len();
     const PAIRS: usize = TAPS.div_ceil(2);
     assert!(r.len() == TAPS && d.len() == TAPS);
@@ -243,9 +318,11 @@ fn stat_vertical_u8_avx2(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine
                 s.1 = _mm256_add_epi32(s.1, _mm256_madd_epi16(hi, c));
             };
             let sq = |a: __m256i, b: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(a, b), flip);
-            acc(&mut mu1, xl, xh);
+            if !DIS_ONLY {
+                acc(&mut mu1, xl, xh);
+                acc(&mut xx, sq(xl, xl), sq(xh, xh));
+            }
             acc(&mut mu2, yl, yh);
-            acc(&mut xx, sq(xl, xl), sq(xh, xh));
             acc(&mut yy, sq(yl, yl), sq(yh, yh));
             acc(&mut xy, sq(xl, yl), sq(xh, yh));
         }
@@ -262,13 +339,16 @@ fn stat_vertical_u8_avx2(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine
                 v
             }
         };
-        for (dst, v) in [
-            (&mut line.mu1, ordered(mu1, true)),
-            (&mut line.mu2, ordered(mu2, true)),
-            (&mut line.xx, ordered(xx, false)),
-            (&mut line.yy, ordered(yy, false)),
-            (&mut line.xy, ordered(xy, false)),
+        for (dst, v, reference) in [
+            (&mut line.mu1, ordered(mu1, true), true),
+            (&mut line.mu2, ordered(mu2, true), false),
+            (&mut line.xx, ordered(xx, false), true),
+            (&mut line.yy, ordered(yy, false), false),
+            (&mut line.xy, ordered(xy, false), false),
         ] {
+            if DIS_ONLY && reference {
+                continue;
+            }
             store_u32x8(&mut dst[o..], v[0]);
             store_u32x8(&mut dst[o + 8..], v[1]);
         }
@@ -288,7 +368,7 @@ unsafe fn load_u8x16(p: *const u8) -> __m256i {
 }
 
 #[target_feature(enable = "avx2")]
-fn stat_vertical_u16_avx2(
+fn stat_vertical_u16_avx2<const DIS_ONLY: bool>(
     r: &[&[u16]],
     d: &[&[u16]],
     filt: &[u16],
@@ -328,22 +408,103 @@ fn stat_vertical_u16_avx2(
             // f * x < 2^32: the products are exact in 32 bits, as in the scalar kernel.
             let fx = _mm256_mullo_epi32(f, x);
             let fy = _mm256_mullo_epi32(f, y);
-            mu1 = _mm256_add_epi32(mu1, fx);
+            if !DIS_ONLY {
+                mu1 = _mm256_add_epi32(mu1, fx);
+                add_wide(&mut xx, mul_wide(fx, x));
+            }
             mu2 = _mm256_add_epi32(mu2, fy);
-            add_wide(&mut xx, mul_wide(fx, x));
             add_wide(&mut yy, mul_wide(fy, y));
             add_wide(&mut xy, mul_wide(fx, y));
         }
         let o = PAD + j;
-        store_u32x8(&mut line.mu1[o..], mu(mu1));
+        if !DIS_ONLY {
+            store_u32x8(&mut line.mu1[o..], mu(mu1));
+            store_u32x8(&mut line.xx[o..], sq(xx));
+        }
         store_u32x8(&mut line.mu2[o..], mu(mu2));
-        store_u32x8(&mut line.xx[o..], sq(xx));
         store_u32x8(&mut line.yy[o..], sq(yy));
         store_u32x8(&mut line.xy[o..], sq(xy));
     }
     scalar::stat_vertical_u16_cols(r, d, filt, sh, w8..w, line, acc);
 }
 
+/// What a horizontal pass does with the reference side of its pixels (ladder scoring,
+/// [`super::SplitKernels`]).
+enum RefSide<'a> {
+    /// Everything from the five lines (a rendition scored alone).
+    Own,
+    /// A split pass: [`SplitRow::Store`] computes everything and writes each pixel's filtered
+    /// mean `mu1` and `sigma1_sq` to the row (in the pass's own order: per 16 columns of the
+    /// `madd` path the 8 even then the 8 odd ones, elsewhere column `j` at `j`);
+    /// [`SplitRow::Load`] reads them instead of the lines' `mu1` and `xx` and adds only the
+    /// sums that depend on the distorted picture.
+    Split(SplitRow<'a>),
+}
+
+impl RefSide<'_> {
+    /// Checks that a row holds `w` columns rounded up to 32.
+    fn fits(&self, w: usize) -> bool {
+        let n = w.div_ceil(32) * 32;
+        match self {
+            RefSide::Own => true,
+            RefSide::Split(SplitRow::Store(r)) => r.mu1.len() >= n && r.s1.len() >= n,
+            RefSide::Split(SplitRow::Load(r)) => r.mu1.len() >= n && r.s1.len() >= n,
+        }
+    }
+
+    /// Whether the lines' reference side (`mu1`, `xx`) is read.
+    fn reads_reference_lines(&self) -> bool {
+        !matches!(self, RefSide::Split(SplitRow::Load(_)))
+    }
+
+    /// Adds 8 pixels' terms at row position `at`, storing or loading their reference side as
+    /// the mode says.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    #[allow(clippy::too_many_arguments)]
+    fn add8(
+        &mut self,
+        at: usize,
+        terms: &mut TermSums<'_>,
+        mu: (__m256i, __m256i),
+        xx: __m256i,
+        yy: __m256i,
+        xy: __m256i,
+        sums: &mut VifSums,
+    ) {
+        match self {
+            RefSide::Own => {
+                terms.add8(mu, xx, yy, xy, sums);
+            }
+            RefSide::Split(SplitRow::Store(row)) => {
+                let s1 = terms.add8(mu, xx, yy, xy, sums);
+                // SAFETY: `fits` checked that the row holds at + 8 values (at + 8 <= w
+                // rounded up to 32); the stores are unaligned.
+                unsafe {
+                    _mm256_storeu_si256(row.mu1.as_mut_ptr().add(at).cast(), mu.0);
+                    _mm256_storeu_si256(row.s1.as_mut_ptr().add(at).cast(), s1);
+                }
+            }
+            RefSide::Split(SplitRow::Load(row)) => {
+                // SAFETY: as for the stores above; the loads are unaligned.
+                let (mu1, s1) = unsafe {
+                    (
+                        _mm256_loadu_si256(row.mu1.as_ptr().add(at).cast()),
+                        _mm256_loadu_si256(row.s1.as_ptr().add(at).cast()),
+                    )
+                };
+                terms.add8_with(mu1, s1, mu.1, yy, xy, false, sums);
+            }
+        }
+    }
+}
+
+/// The horizontal pass with `side`'s handling of the reference side; `false` (with the sums
+/// partial) where a split pass cannot run: a gain limit outside the vector log path's range, a
+/// row too short, or means not 16-bit on the `madd` path (which the vertical passes never
+/// produce). A split pass picks its path from the taps and the width only, so the pass that
+/// writes a row and those that read it agree on its order.
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
 fn stat_horizontal_avx2(
     line: &StatLine,
@@ -353,19 +514,38 @@ fn stat_horizontal_avx2(
     log2: &[u16; LOG2_TABLE_LEN],
     acc: &mut WideAcc,
     sums: &mut VifSums,
-) {
+    side: &mut RefSide<'_>,
+) -> bool {
     let mut terms = TermSums::new(gain_limit, log2);
+    let own = matches!(side, RefSide::Own);
+    if !(own || (terms.vector_log && side.fits(w))) {
+        return false;
+    }
+    let madd = madd_taps_ok(filt) && w >= 16;
+    let means_ok = means_16bit(line, filt, w, side.reads_reference_lines());
+    if madd && !means_ok && !own {
+        return false;
+    }
     let l16 = &mut acc.narrow;
     // The 16-bit path, specialised per tap-pair count (libvmaf's 17, 9 and 5 taps) so its tap
     // loop unrolls.
-    let done = match (madd_applies(line, filt, w), filt.len().div_ceil(2)) {
-        (true, 9) => stat_horizontal_madd::<9>(line, filt, w, l16, &mut terms, sums),
-        (true, 5) => stat_horizontal_madd::<5>(line, filt, w, l16, &mut terms, sums),
-        (true, 3) => stat_horizontal_madd::<3>(line, filt, w, l16, &mut terms, sums),
-        _ => stat_horizontal_wide(line, filt, w, &mut terms, sums),
+    let done = match (madd && means_ok, filt.len().div_ceil(2)) {
+        (true, 9) => stat_horizontal_madd::<9>(line, filt, w, l16, &mut terms, sums, side),
+        (true, 5) => stat_horizontal_madd::<5>(line, filt, w, l16, &mut terms, sums, side),
+        (true, 3) => stat_horizontal_madd::<3>(line, filt, w, l16, &mut terms, sums, side),
+        _ => stat_horizontal_wide(line, filt, w, &mut terms, sums, side),
     };
     terms.flush(sums);
-    scalar::stat_horizontal_cols(line, filt, done..w, gain_limit, log2, acc, sums);
+    let cols = done..w;
+    match side {
+        RefSide::Own => {
+            scalar::stat_horizontal_cols(line, filt, cols, gain_limit, log2, acc, sums);
+        }
+        RefSide::Split(row) => {
+            scalar::stat_horizontal_cols_split(line, filt, cols, gain_limit, log2, acc, sums, row);
+        }
+    }
+    true
 }
 
 /// The VIF terms of 8 pixels at a time from their filtered statistics, accumulated in vector
@@ -412,7 +592,7 @@ impl<'a> TermSums<'a> {
     /// Adds the terms of 8 pixels: `mu1`, `mu2` are the filtered means (Q16 sums, `u32`),
     /// `xx`, `yy`, `xy` the filtered squares already rounded by 16 bits (kept to 32 bits), as
     /// [`scalar::stat_horizontal_cols`] forms them. Pixels whose log term goes lane by lane (gain
-    /// limit out of the vector range) add to `sums` directly.
+    /// limit out of the vector range) add to `sums` directly. Returns their `sigma1_sq`.
     #[inline]
     #[target_feature(enable = "avx2")]
     fn add8(
@@ -422,20 +602,30 @@ impl<'a> TermSums<'a> {
         yy: __m256i,
         xy: __m256i,
         sums: &mut VifSums,
+    ) -> __m256i {
+        let sigma1_sq = _mm256_sub_epi32(xx, rsh32(mu.0, mu.0));
+        self.add8_with(mu.0, sigma1_sq, mu.1, yy, xy, true, sums);
+        sigma1_sq
+    }
+
+    /// [`TermSums::add8`] from the reference side's `mu1` and `sigma1_sq`; with `den` false
+    /// only the sums that depend on the distorted picture (`num_log`, `num_non_log`) are added
+    /// (ladder scoring: the reference side's are shared), which needs the vector log path.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    #[allow(clippy::too_many_arguments)]
+    fn add8_with(
+        &mut self,
+        mu1: __m256i,
+        sigma1_sq: __m256i,
+        mu2: __m256i,
+        yy: __m256i,
+        xy: __m256i,
+        den: bool,
+        sums: &mut VifSums,
     ) {
-        let (mu1, mu2) = mu;
-        let round32 = _mm256_set1_epi64x(1 << 31);
-        // `(a * b + 2^31) >> 32` of the u32 lanes.
-        let rsh32 = |a: __m256i, b: __m256i| {
-            let (e, o) = mul_wide(a, b);
-            merge_even_odd(
-                _mm256_srli_epi64::<32>(_mm256_add_epi64(e, round32)),
-                _mm256_srli_epi64::<32>(_mm256_add_epi64(o, round32)),
-            )
-        };
         let nsq = _mm256_set1_epi32(SIGMA_NSQ);
         let z = _mm256_setzero_si256();
-        let sigma1_sq = _mm256_sub_epi32(xx, rsh32(mu1, mu1));
         let sigma2_sq = _mm256_sub_epi32(yy, rsh32(mu2, mu2));
         let sigma12 = _mm256_sub_epi32(xy, rsh32(mu1, mu2));
         // Below the noise floor: add max(sigma2_sq, 0) and count (vif_term's linear branch).
@@ -449,7 +639,9 @@ impl<'a> TermSums<'a> {
             ),
         );
         let lin_mask = _mm256_movemask_ps(_mm256_castsi256_ps(lin)) as u32;
-        self.non_log_count += lin_mask.count_ones() as i64;
+        if den {
+            self.non_log_count += lin_mask.count_ones() as i64;
+        }
         // The log branch: 4 lanes at a time in double, or lane by lane where the gain limit
         // is outside the range the vector conversion handles exactly.
         let log_lanes = !lin_mask & 0xff;
@@ -481,11 +673,13 @@ impl<'a> TermSums<'a> {
                     half(sigma12, hi),
                     half(log, hi),
                     half(cond, hi),
+                    den,
                 );
                 self.den_log = _mm256_add_epi64(self.den_log, d);
                 self.num_log = _mm256_add_epi64(self.num_log, n);
             }
         } else {
+            debug_assert!(den, "the split passes need the vector log path");
             let (mut s1, mut s2, mut s12) = ([0u32; 8], [0u32; 8], [0u32; 8]);
             store_u32x8(&mut s1, sigma1_sq);
             store_u32x8(&mut s2, sigma2_sq);
@@ -507,6 +701,18 @@ impl<'a> TermSums<'a> {
     }
 }
 
+/// `(a * b + 2^31) >> 32` of the `u32` lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rsh32(a: __m256i, b: __m256i) -> __m256i {
+    let round32 = _mm256_set1_epi64x(1 << 31);
+    let (e, o) = mul_wide(a, b);
+    merge_even_odd(
+        _mm256_srli_epi64::<32>(_mm256_add_epi64(e, round32)),
+        _mm256_srli_epi64::<32>(_mm256_add_epi64(o, round32)),
+    )
+}
+
 /// The horizontal filter with 64-bit sums of the squares (even/odd lane pairs), 8 columns per
 /// step, for any taps and line values. Returns the columns done (`0 .. w / 8 * 8`).
 #[target_feature(enable = "avx2")]
@@ -516,6 +722,7 @@ fn stat_horizontal_wide(
     w: usize,
     terms: &mut TermSums<'_>,
     sums: &mut VifSums,
+    side: &mut RefSide<'_>,
 ) -> usize {
     let w8 = w / 8 * 8;
     let start = PAD - filt.len() / 2;
@@ -555,7 +762,7 @@ fn stat_horizontal_wide(
             add_wide(&mut yy, mul_wide(vyy, f));
             add_wide(&mut xy, mul_wide(vxy, f));
         }
-        terms.add8((mu1, mu2), rsh16(xx), rsh16(yy), rsh16(xy), sums);
+        side.add8(j, terms, (mu1, mu2), rsh16(xx), rsh16(yy), rsh16(xy), sums);
     }
     w8
 }
@@ -567,29 +774,32 @@ const MADD_CHUNK: usize = 256;
 const MADD_LINE: usize = MADD_CHUNK + 2 * PAD + 2;
 const _: () = assert!(MADD_LINE <= NARROW_LINE);
 
-/// Whether [`stat_horizontal_madd`] handles this row: every tap and every sum of two taps
+/// Whether [`stat_horizontal_madd`] takes these taps: every tap and every sum of two taps
 /// below 2^15 and 2^16 (so they are `i16` multipliers and no `_mm256_madd_epi16` pair sum of
-/// offset samples overflows), the taps summing to at most 2^16 (so every filtered 16-bit
-/// half fits 32 bits) and the mean lines 16-bit (always, as the vertical passes round them).
-#[target_feature(enable = "avx2")]
-fn madd_applies(line: &StatLine, filt: &[u16], w: usize) -> bool {
-    let taps_ok = filt.iter().all(|&f| f < 1 << 15)
+/// offset samples overflows), the taps summing to at most 2^16 (so every filtered 16-bit half
+/// fits 32 bits), an odd count within the padding.
+fn madd_taps_ok(filt: &[u16]) -> bool {
+    filt.iter().all(|&f| f < 1 << 15)
         && filt
             .windows(2)
             .all(|p| (p[0] as u32 + p[1] as u32) < 1 << 16)
         && filt.iter().map(|&f| f as u32).sum::<u32>() <= 1 << 16
         && filt.len() % 2 == 1
-        && filt.len() <= 2 * PAD + 1;
-    if !taps_ok || w < 16 {
-        return false;
-    }
+        && filt.len() <= 2 * PAD + 1
+}
+
+/// Whether the mean lines the pass reads (`mu1` only with `reference`) are 16-bit, as
+/// [`stat_horizontal_madd`] needs (always, as the vertical passes round them).
+#[target_feature(enable = "avx2")]
+fn means_16bit(line: &StatLine, filt: &[u16], w: usize, reference: bool) -> bool {
     let start = PAD - filt.len() / 2;
     let reach = start..start + w + filt.len() - 1;
-    line.mu1[reach.clone()]
-        .iter()
-        .chain(&line.mu2[reach])
-        .fold(0u32, |a, &v| a | v)
-        < 1 << 16
+    let mu1 = if reference {
+        &line.mu1[reach.clone()]
+    } else {
+        &[]
+    };
+    mu1.iter().chain(&line.mu2[reach]).fold(0u32, |a, &v| a | v) < 1 << 16
 }
 
 /// The horizontal filter in 16-bit lanes: the line values (means, and the low and high 16 bits of
@@ -599,8 +809,9 @@ fn madd_applies(line: &StatLine, filt: &[u16], w: usize) -> bool {
 /// `hi + (lo >> 16) + ((lo & 0xffff) + 2^15) >> 16` in 32 bits. One `madd` of a run starting
 /// at tap `k` gives the even output columns, one of the run starting a column later the odd
 /// ones; the VIF terms are formed on those 8-column sets (order-free integer sums). Returns the
-/// columns done (`0 .. w / 16 * 16`). Requires [`madd_applies`]; `narrow` is the scratch of
-/// [`WideAcc::narrow`] (its contents on entry do not matter).
+/// columns done (`0 .. w / 16 * 16`). Requires [`madd_taps_ok`] and [`means_16bit`]; `narrow`
+/// is the scratch of [`WideAcc::narrow`] (its contents on entry do not matter). A `Load` pass
+/// filters only the distorted side's copies.
 #[target_feature(enable = "avx2")]
 fn stat_horizontal_madd<const PAIRS: usize>(
     line: &StatLine,
@@ -609,7 +820,9 @@ fn stat_horizontal_madd<const PAIRS: usize>(
     narrow: &mut [i16],
     terms: &mut TermSums<'_>,
     sums: &mut VifSums,
+    side: &mut RefSide<'_>,
 ) -> usize {
+    let reference = side.reads_reference_lines();
     let taps = filt.len();
     let start = PAD - taps / 2;
     let w16 = w / 16 * 16;
@@ -731,18 +944,28 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                     _mm256_srli_epi32::<16>(_mm256_add_epi32(_mm256_and_si256(lo, low16), r15)),
                 )
             };
-            let (m1, m2) = (filtered(0), filtered(1));
-            let (xl, xh) = (filtered(2), filtered(3));
+            let z = _mm256_setzero_si256();
+            let (m1, (xl, xh)) = if reference {
+                (filtered(0), (filtered(2), filtered(3)))
+            } else {
+                ((z, z), ((z, z), (z, z)))
+            };
+            let m2 = filtered(1);
             let (yl, yh) = (filtered(4), filtered(5));
             let (pl, ph) = (filtered(6), filtered(7));
-            terms.add8(
+            let at = c0 + jj;
+            side.add8(
+                at,
+                terms,
                 (m1.0, m2.0),
                 sq(xl.0, xh.0),
                 sq(yl.0, yh.0),
                 sq(pl.0, ph.0),
                 sums,
             );
-            terms.add8(
+            side.add8(
+                at + 8,
+                terms,
                 (m1.1, m2.1),
                 sq(xl.1, xh.1),
                 sq(yl.1, yh.1),
@@ -800,15 +1023,20 @@ impl LogTerms<'_> {
         s12: __m128i,
         log: __m128i,
         cond: __m128i,
+        den: bool,
     ) -> (__m256i, __m256i) {
         let nsq = _mm_set1_epi32(SIGMA_NSQ);
         let (log64, cond64) = (_mm256_cvtepi32_epi64(log), _mm256_cvtepi32_epi64(cond));
         // Any value in the table's domain, for lanes whose results are discarded.
         let safe = _mm256_set1_epi64x(1 << 17);
         // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17.
-        let den = _mm256_cvtepu32_epi64(_mm_add_epi32(s1, nsq));
-        let den = _mm256_blendv_epi8(safe, den, log64);
-        let den_t = _mm256_sub_epi64(self.log2_u52(den), _mm256_set1_epi64x(2048 * 17));
+        let den_t = if den {
+            let d = _mm256_cvtepu32_epi64(_mm_add_epi32(s1, nsq));
+            let d = _mm256_blendv_epi8(safe, d, log64);
+            _mm256_sub_epi64(self.log2_u52(d), _mm256_set1_epi64x(2048 * 17))
+        } else {
+            _mm256_setzero_si256()
+        };
         // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12), >= 0.
         let (s1d, s2d, s12d) = (
             _mm256_cvtepi32_pd(s1),
