@@ -151,36 +151,10 @@ impl SharedReference {
         make: impl FnOnce() -> T,
         fill: impl FnOnce(&mut T) -> Result<()>,
     ) -> Result<SharedGuard<'_, T>> {
-        let read = || self.state.read().unwrap_or_else(|e| e.into_inner());
-        let ready = |s: &SharedState| s.ready && s.value.as_ref().is_some_and(|v| v.is::<T>());
-        let guard = read();
-        if !ready(&guard) {
-            drop(guard);
-            let mut w = self.state.write().unwrap_or_else(|e| e.into_inner());
-            if !ready(&w) {
-                w.ready = false;
-                if !w.value.as_ref().is_some_and(|v| v.is::<T>()) {
-                    w.value = Some(Box::new(make()));
-                }
-                let v = w.value.as_mut().and_then(|v| v.downcast_mut::<T>());
-                fill(v.expect("a value of type T (just made)"))?;
-                w.ready = true;
-            }
-        } else {
-            return Ok(SharedGuard {
-                guard,
-                _t: std::marker::PhantomData,
-            });
-        }
-        // Nobody clears it while `self` is borrowed (clearing takes `&mut`): it stays filled.
-        Ok(SharedGuard {
-            guard: read(),
-            _t: std::marker::PhantomData,
-        })
+        let got = self.get_with(true, make, fill)?;
+        Ok(got.expect("a waiting caller always gets the state"))
     }
-}
 
-impl SharedReference {
     /// Like [`SharedReference::get`], but never waits for another caller's `fill`: when one is
     /// filling the state this returns `None` (the caller computes what it needs on its own, as
     /// it would unshared). For states whose filling is long (VIF's is a rendition's whole
@@ -190,13 +164,28 @@ impl SharedReference {
         make: impl FnOnce() -> T,
         fill: impl FnOnce(&mut T) -> Result<()>,
     ) -> Result<Option<SharedGuard<'_, T>>> {
-        let read = || self.state.read().unwrap_or_else(|e| e.into_inner());
+        self.get_with(false, make, fill)
+    }
+
+    /// [`SharedReference::get`] (`wait`) or [`SharedReference::get_or_skip`]: without `wait`
+    /// the locks are only tried, and a lock held by a filler gives `None`.
+    fn get_with<T: std::any::Any + Send + Sync>(
+        &self,
+        wait: bool,
+        make: impl FnOnce() -> T,
+        fill: impl FnOnce(&mut T) -> Result<()>,
+    ) -> Result<Option<SharedGuard<'_, T>>> {
+        use std::sync::TryLockError;
         let ready = |s: &SharedState| s.ready && s.value.as_ref().is_some_and(|v| v.is::<T>());
-        let guard = match self.state.try_read() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-            // Another caller holds the write lock: it is filling the state.
-            Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
+        let guard = if wait {
+            self.state.read().unwrap_or_else(|e| e.into_inner())
+        } else {
+            match self.state.try_read() {
+                Ok(g) => g,
+                Err(TryLockError::Poisoned(e)) => e.into_inner(),
+                // Another caller holds the write lock: it is filling the state.
+                Err(TryLockError::WouldBlock) => return Ok(None),
+            }
         };
         if ready(&guard) {
             return Ok(Some(SharedGuard {
@@ -205,11 +194,15 @@ impl SharedReference {
             }));
         }
         drop(guard);
-        let mut w = match self.state.try_write() {
-            Ok(w) => w,
-            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-            // Another caller is filling it (readers only come once it is ready).
-            Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
+        let mut w = if wait {
+            self.state.write().unwrap_or_else(|e| e.into_inner())
+        } else {
+            match self.state.try_write() {
+                Ok(w) => w,
+                Err(TryLockError::Poisoned(e)) => e.into_inner(),
+                // Another caller is filling it (readers only come once it is ready).
+                Err(TryLockError::WouldBlock) => return Ok(None),
+            }
         };
         if !ready(&w) {
             w.ready = false;
@@ -223,7 +216,7 @@ impl SharedReference {
         drop(w);
         // Nobody clears it while `self` is borrowed (clearing takes `&mut`): it stays filled.
         Ok(Some(SharedGuard {
-            guard: read(),
+            guard: self.state.read().unwrap_or_else(|e| e.into_inner()),
             _t: std::marker::PhantomData,
         }))
     }
