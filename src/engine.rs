@@ -483,6 +483,8 @@ pub struct Engine {
     segment: Option<SegmentRows>,
     /// Whether the references are shared (`send_shared`) or copied (`send`), once one came.
     shared_refs: Option<bool>,
+    /// Computes on a worker thread even with one thread ([`Engine::use_worker_thread`]).
+    worker_even_alone: bool,
 }
 
 /// Where a sent frame's reference comes from.
@@ -739,6 +741,7 @@ impl Engine {
             first_held: 0,
             segment: None,
             shared_refs: None,
+            worker_even_alone: false,
         })
     }
 
@@ -846,7 +849,7 @@ impl Engine {
         let rt = self.rt.as_mut().expect("runtime");
         // Made once (the slots may all be out with workers later, the rings never go).
         if rt.refs.is_empty() {
-            if workers > 1 {
+            if workers > 1 || self.worker_even_alone {
                 rt.workers = Some(Workers::start(workers, plan, &rt.done_tx)?);
             }
             for _ in 0..workers {
@@ -902,6 +905,14 @@ impl Engine {
             )));
         }
         Ok(())
+    }
+
+    /// Computes frames on a worker thread even when configured with one thread (which otherwise
+    /// computes on the calling thread), so that `send` returns while it runs: a ladder's engines
+    /// with one thread each then score their renditions at the same time. Takes effect before
+    /// the first picture.
+    pub(crate) fn use_worker_thread(&mut self) {
+        self.worker_even_alone = true;
     }
 
     /// Scores one (reference, distorted) pair. Pictures are only borrowed for the call. May

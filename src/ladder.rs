@@ -20,7 +20,8 @@
 //!   instance reads.
 //!
 //! The worker threads are divided between the engines, so a ladder uses the threads one run
-//! would. Not shared yet: VIF's downsampled references (each rendition's downsampling filters
+//! would; with fewer threads than renditions (but more than one) each engine still computes on
+//! a thread of its own, so the renditions run at the same time. Not shared yet: VIF's downsampled references (each rendition's downsampling filters
 //! both pictures in one pass), and VIF's reference side at the scalar level.
 
 use std::sync::Arc;
@@ -45,7 +46,9 @@ pub struct Ladder {
 }
 
 /// Worker threads of rendition `r` of `n` when a ladder may use `threads` (0 or 1: every engine
-/// computes on the calling thread): an even split, the remainder to the first renditions.
+/// computes on the calling thread): an even split, the remainder to the first renditions, at
+/// least one each (then on a thread of its own, [`Engine::use_worker_thread`]: fewer threads
+/// than renditions run more threads than asked rather than one rendition at a time).
 fn threads_of(threads: usize, n: usize, r: usize) -> usize {
     if threads <= 1 {
         return threads;
@@ -73,7 +76,13 @@ impl Ladder {
             .map(|r| {
                 let mut c = cfg.clone();
                 c.n_threads = threads_of(cfg.n_threads, renditions, r);
-                Engine::new(c)
+                let mut e = Engine::new(c)?;
+                // With several threads in all, an engine with one of them still computes on
+                // its own thread, so the renditions run at the same time.
+                if cfg.n_threads > 1 {
+                    e.use_worker_thread();
+                }
+                Ok(e)
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Ladder {

@@ -141,7 +141,8 @@ fn ladder_does_not_allocate_per_frame() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // Three engines' history vectors doubling, as above; the pooled references, values and
     // shared reference-side states are reused.
-    for threads in [0, 6] {
+    // 2 threads for 3 renditions: each engine on a worker thread of its own.
+    for threads in [0, 2, 6] {
         let n = ladder_allocations_for(threads);
         assert!(
             n <= 48,
