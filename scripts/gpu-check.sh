@@ -4,7 +4,8 @@
 #
 # Here (build machine, no GPU needed; needs the oracle for the encoded media):
 #   scripts/gpu-check.sh --stage
-#     builds and copies into build/gpu/ (git-ignored, well under the 64 MiB a device call carries):
+#     builds and copies into build/gpu/ (git-ignored; about 96 MB, over the 64 MiB a device call
+#     carries, so it is also packed into build/gpu-carry/gpu.tar.xz, about 25 MB: carry that):
 #       ffmpeg             the patched static ffmpeg, CUDA-enabled (VMAF_RS_CUDA=1 ffmpeg-build.sh)
 #       cuda-tests         tests/cuda.rs        (cargo test --features cuda --no-run)
 #       ffmpeg-cuda-tests  tests/ffmpeg_cuda.rs (cargo test --no-run)
@@ -12,8 +13,10 @@
 #       cuda_reducer       tests/cuda_reducer.c linked against build/ffmpeg/lib/*.a (libcuda dlopen'd)
 #       media/             H.264 8-bit and HEVC 10-bit 1080p, AV1 and VP9 720p pairs (the oracle's
 #                          libx264/libx265/libsvtav1/libvpx)
-# There (device machine; carry build/gpu), in the repository root:
-#   scripts/gpu-check.sh [build/gpu]        # logs go to $OUT when set, else build/gpu/logs
+# There (device machine; carry build/gpu-carry), in the repository root:
+#   scripts/gpu-check.sh [build/gpu]        # logs go to $OUT when set, else build/gpu/logs;
+#                                           # a missing build/gpu is unpacked from
+#                                           # build/gpu-carry/gpu.tar.xz first
 #   GPU_CHECK_PART=main | floats            # in two device calls: all but the float kernels'
 #                                           # sanitizer runs, then only those (each fits 600 s)
 #   VMAF_RS_REDUCER_OPTS=…                  # cuda_reducer's vmaf_rs options (the reducer-v1 step)
@@ -93,7 +96,16 @@ if [ "${1:-}" = "--stage" ]; then
     fi
     ls -la "$g" "$g/media"
     du -sh "$g"
+    # One archive under the carry limit (the binaries compress about 4:1).
+    mkdir -p "$root/build/gpu-carry"
+    tar -C "$root/build" -cf - gpu | xz -T2 -6 >"$root/build/gpu-carry/gpu.tar.xz"
+    ls -la "$root/build/gpu-carry/gpu.tar.xz"
     exit 0
+fi
+
+if [ -z "${1:-}" ] && [ ! -d "$root/build/gpu" ] && [ -s "$root/build/gpu-carry/gpu.tar.xz" ]; then
+    echo "gpu-check: unpacking build/gpu-carry/gpu.tar.xz"
+    tar -C "$root/build" -xJf "$root/build/gpu-carry/gpu.tar.xz" || { echo "gpu-check: cannot unpack" >&2; exit 1; }
 fi
 
 dir="$(cd "${1:-$root/build/gpu}" && pwd)"
