@@ -235,7 +235,12 @@ struct Runtime {
     waiting: VecDeque<Option<Answered>>,
     /// Index of `waiting`'s first frame.
     first_waiting: u64,
+    /// Pooled rows (a frame's slot values, or its scores), each made with `row_cap` room so
+    /// that reusing one for either never grows it.
     spare_rows: Vec<Vec<f64>>,
+    /// The longest a row gets: `n_slots`, or a frame's scores (every column, every model,
+    /// four statistics per model collection).
+    row_cap: usize,
     model_inputs: Vec<f64>,
     /// Every model's raw score of the frame being completed (bootstrap statistics).
     raw_scores: Vec<f64>,
@@ -261,9 +266,16 @@ impl Runtime {
         true
     }
 
+    /// A pooled row, or a new one with room for any use.
+    fn spare_row(&mut self) -> Vec<f64> {
+        self.spare_rows
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(self.row_cap))
+    }
+
     fn store_done(&mut self, d: Done) {
         self.in_flight -= 1;
-        let mut row = self.spare_rows.pop().unwrap_or_default();
+        let mut row = self.spare_row();
         row.clear();
         row.extend_from_slice(&d.slot.row);
         self.slots.push(d.slot);
@@ -810,6 +822,18 @@ impl Engine {
                 .unwrap_or(0);
             // Room for one answer per worker slot: workers never wait to answer.
             let (done_tx, done_rx) = mpsc::sync_channel(self.cfg.n_threads.max(1));
+            let plan = &self.plan;
+            let row_cap = plan
+                .n_slots
+                .max(plan.col_slot.len() + plan.models.len() + 4 * plan.collections.len());
+            // As many rows as can be alive at once when the caller receives every frame's
+            // scores (one per slot answered, waiting for its temporal values, scored), made
+            // now: how many frames a worker has in flight when varies with timing, and a pool
+            // grown on demand would allocate at each new high.
+            let workers = self.cfg.n_threads.max(1);
+            let spare_rows = (0..2 * workers + 4)
+                .map(|_| Vec::with_capacity(row_cap))
+                .collect();
             self.rt = Some(Runtime {
                 workers: None,
                 slots: Vec::new(),
@@ -821,7 +845,8 @@ impl Engine {
                 done_rx,
                 waiting: VecDeque::new(),
                 first_waiting: 0,
-                spare_rows: Vec::new(),
+                spare_rows,
+                row_cap,
                 model_inputs: vec![0.0; n_inputs],
                 raw_scores: Vec::with_capacity(self.plan.models.len()),
             });
@@ -1175,7 +1200,7 @@ impl Engine {
     fn accept_row(&mut self, index: u64, scored: bool, spatial_row: &[f64]) {
         let plan = &self.plan;
         let rt = self.rt.as_mut().expect("runtime");
-        let mut row = rt.spare_rows.pop().unwrap_or_default();
+        let mut row = rt.spare_row();
         row.clear();
         let n_spatial = plan.spatial_slots();
         row.extend_from_slice(&spatial_row[..n_spatial]);
@@ -1275,7 +1300,7 @@ impl Engine {
                 rt.spare_rows.push(row);
                 continue;
             }
-            let mut values = rt.spare_rows.pop().unwrap_or_default();
+            let mut values = rt.spare_row();
             values.clear();
             values.extend(self.plan.col_slot.iter().map(|&s| row[s]));
             let (raw, inputs) = (&mut rt.raw_scores, &mut rt.model_inputs);

@@ -892,8 +892,9 @@ impl SharedVif {
                 (w, h) = (w / 2, h / 2);
             }
             let stride = w.div_ceil(SHARED_ROW_ALIGN) * SHARED_ROW_ALIGN;
+            let (.., skip_scale0, _) = key;
             // Scale 0 holds nothing when it is skipped.
-            let n = if s == 0 && key.3 { 0 } else { stride * h };
+            let n = if s == 0 && skip_scale0 { 0 } else { stride * h };
             scales.push(SharedScale {
                 stride,
                 mu1: vec![0; n],
