@@ -624,6 +624,16 @@ mod gpu {
                 &[("adm_skip_scale0", "true"), ("adm_min_val", "0.5")],
             ),
             feat("adm", &[("adm_csf_mode", "3"), ("adm_norm_view_dist", "5")]),
+            // Shares v0.6.1neg's decomposition (gain limit 1) with other CSF and masking values.
+            feat(
+                "adm",
+                &[
+                    ("adm_enhn_gain_limit", "1.0"),
+                    ("adm_csf_mode", "2"),
+                    ("adm_norm_view_dist", "5"),
+                    ("adm_dlm_weight", "0.7"),
+                ],
+            ),
             feat("vif", &[("vif_skip_scale0", "true")]),
             feat("motion", &[("motion_five_frame_window", "true")]),
             feat("motion", &[("motion_force_zero", "true")]),

@@ -278,6 +278,25 @@ impl Scratch {
         Ok(())
     }
 
+    /// [`Scratch::get_or_alloc`], then `join(buffers)`: for a kind whose instances add buffers
+    /// of their own to the shared value (ADM's groups); the bytes held are counted after it.
+    pub(crate) fn get_or_alloc_join<T: ScratchBufs>(
+        &mut self,
+        make: impl FnOnce() -> Result<T>,
+        join: impl FnOnce(&mut T) -> Result<()>,
+    ) -> Result<()> {
+        self.get_or_alloc(make)?;
+        let (_, b, bytes) = self
+            .items
+            .iter_mut()
+            .find(|(t, _, _)| *t == TypeId::of::<T>())
+            .expect("stored just above");
+        let v = b.downcast_mut::<T>().expect("stored under its own type");
+        join(v)?;
+        *bytes = v.bytes();
+        Ok(())
+    }
+
     /// The buffers of type `T` (allocated by the plan's `alloc_scratch` before any frame).
     pub(crate) fn get<T: ScratchBufs>(&self) -> &T {
         self.items
