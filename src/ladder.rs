@@ -127,8 +127,11 @@ impl Ladder {
             }
         }
         let (pic, values) = self.reference_copy(reference)?;
+        // One rendition has no one to share with: its extractors run whole, as a plain run's,
+        // rather than also storing their reference side.
+        let values = (self.engines.len() > 1).then_some(&values);
         for (r, (e, d)) in self.engines.iter_mut().zip(distorted).enumerate() {
-            e.send_shared(&pic, Some(&values), d)
+            e.send_shared(&pic, values, d)
                 .map_err(|e| in_rendition(r, e))?;
         }
         Ok(())

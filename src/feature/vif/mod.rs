@@ -548,7 +548,7 @@ impl Vif {
                 if !self.skip_scale0 {
                     sums[0] = self.statistic_u8(r, d, side)?;
                 }
-                self.downsample_scale0(r, d, 128, 8);
+                self.downsample_scale0(r, d, 128, 8, side);
             }
             (Samples::U16(r), Samples::U16(d)) if self.bpc > 8 => {
                 let r = Src::new(r, reference.stride, self.w, self.h);
@@ -557,7 +557,7 @@ impl Vif {
                     sums[0] = self.statistic_u16(r, d, 0, side)?;
                 }
                 let bpc = self.bpc as u32;
-                self.downsample_scale0(r, d, 1 << (bpc - 1), bpc);
+                self.downsample_scale0(r, d, 1 << (bpc - 1), bpc, side);
             }
             _ => {
                 return Err(Error::Mismatch(format!(
@@ -568,10 +568,18 @@ impl Vif {
         }
         for (scale, sum) in sums.iter_mut().enumerate().skip(1) {
             if scale > 1 {
-                self.downsample_level(scale);
+                self.downsample_level(scale, side);
             }
             let lv = &self.levels[scale - 1];
-            let (r, d) = (lv.src_ref(), lv.src_dis());
+            // A `Load` pass has no reference planes of its own: they are the state's.
+            let r = match side {
+                Side::Load(st) => {
+                    let st: &SharedVif = st;
+                    Src::new(&st.scales[scale].reference, lv.w, lv.w, lv.h)
+                }
+                _ => lv.src_ref(),
+            };
+            let d = lv.src_dis();
             *sum = statistic_u16(
                 &self.kernels,
                 r,
@@ -661,37 +669,120 @@ impl Vif {
         d: Src<'_, T>,
         round: u32,
         shift: u32,
+        side: &mut Side<'_>,
     ) {
-        let lv = &mut self.levels[0];
-        downsample(
-            &self.kernels,
-            r,
-            d,
-            FILTERS[1],
-            round,
-            shift,
-            &mut self.line,
-            &mut lv.reference,
-            &mut lv.distorted,
-        );
+        let filt = FILTERS[1];
+        self.downsample_into(0, r, d, filt, round, shift, side);
     }
 
     /// Filters and decimates scale `scale - 1` (>= 1) into `scale`.
-    fn downsample_level(&mut self, scale: usize) {
+    fn downsample_level(&mut self, scale: usize, side: &mut Side<'_>) {
         let (lo, hi) = self.levels.split_at_mut(scale - 1);
         let src = &lo[scale - 2];
         let dst = &mut hi[0];
-        downsample(
+        // A `Load` pass reads the reference of the scale below from the state.
+        let r = match side {
+            Side::Load(st) => {
+                let st: &SharedVif = st;
+                Src::new(&st.scales[scale - 1].reference, src.w, src.w, src.h)
+            }
+            _ => src.src_ref(),
+        };
+        downsample_side(
             &self.kernels,
-            src.src_ref(),
+            r,
             src.src_dis(),
             FILTERS[scale],
             32768,
             16,
             &mut self.line,
-            &mut dst.reference,
-            &mut dst.distorted,
+            dst,
+            scale,
+            side,
         );
+    }
+
+    /// [`Vif::downsample_scale0`]'s body: level `level` (scale `level + 1`) from `r`/`d`.
+    #[allow(clippy::too_many_arguments)]
+    fn downsample_into<T: SubsampleSample>(
+        &mut self,
+        level: usize,
+        r: Src<'_, T>,
+        d: Src<'_, T>,
+        filt: &[u16],
+        round: u32,
+        shift: u32,
+        side: &mut Side<'_>,
+    ) {
+        let lv = &mut self.levels[level];
+        downsample_side(
+            &self.kernels,
+            r,
+            d,
+            filt,
+            round,
+            shift,
+            &mut self.line,
+            lv,
+            level + 1,
+            side,
+        );
+    }
+}
+
+/// Downsamples into `lv` (scale `scale`) as the pass `side` needs: both planes (`Own`); both,
+/// the reference kept in the state for the other renditions (`Store`); the distorted plane
+/// alone, half the work, the reference being the state's (`Load`).
+#[allow(clippy::too_many_arguments)]
+fn downsample_side<T: SubsampleSample>(
+    kern: &Kernels,
+    r: Src<'_, T>,
+    d: Src<'_, T>,
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    line: &mut StatLine,
+    lv: &mut Level,
+    scale: usize,
+    side: &mut Side<'_>,
+) {
+    match side {
+        Side::Own => downsample(
+            kern,
+            r,
+            d,
+            filt,
+            round,
+            shift,
+            line,
+            &mut lv.reference,
+            &mut lv.distorted,
+        ),
+        Side::Store(st) => {
+            downsample(
+                kern,
+                r,
+                d,
+                filt,
+                round,
+                shift,
+                line,
+                &mut lv.reference,
+                &mut lv.distorted,
+            );
+            st.scales[scale].reference.copy_from_slice(&lv.reference);
+        }
+        // The level's own reference plane is only scratch here.
+        Side::Load(_) => downsample_distorted(
+            kern,
+            d,
+            filt,
+            round,
+            shift,
+            line,
+            &mut lv.distorted,
+            &mut lv.reference,
+        ),
     }
 }
 
@@ -879,6 +970,9 @@ struct SharedScale {
     stride: usize,
     mu1: Vec<u32>,
     s1: Vec<i32>,
+    /// The reference plane downsampled to this scale (`w x h`; empty at scale 0), which the
+    /// other renditions' statistics and downsampling read.
+    reference: Vec<u16>,
     den_log: i64,
     den_non_log: i64,
 }
@@ -899,6 +993,7 @@ impl SharedVif {
                 stride,
                 mu1: vec![0; n],
                 s1: vec![0; n],
+                reference: vec![0; if s == 0 { 0 } else { w * h }],
                 den_log: 0,
                 den_non_log: 0,
             });
@@ -967,6 +1062,50 @@ fn downsample<T: SubsampleSample>(
             &mut out_r[k * wo..(k + 1) * wo],
             &mut out_d[k * wo..(k + 1) * wo],
         );
+    }
+}
+
+/// [`downsample`] of the distorted plane alone: the kernels' two inputs take two output rows of
+/// `d` at once, so it costs half a two-plane pass. `spare` (at least `w / 2` long) takes the
+/// second row of an odd last pair.
+#[allow(clippy::too_many_arguments)]
+fn downsample_distorted<T: SubsampleSample>(
+    kern: &Kernels,
+    d: Src<'_, T>,
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    line: &mut StatLine,
+    out_d: &mut [u16],
+    spare: &mut [u16],
+) {
+    let taps = filt.len();
+    let (wo, ho) = (d.w / 2, d.h / 2);
+    let mut ar: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
+    let mut br: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
+    let (tmp_a, tmp_b) = (&mut line.mu1, &mut line.mu2);
+    for k in (0..ho).step_by(2) {
+        let pair = k + 1 < ho;
+        d.rows(2 * k, taps, &mut ar);
+        d.rows(if pair { 2 * k + 2 } else { 2 * k }, taps, &mut br);
+        kern.subsample_vertical(
+            &ar[..taps],
+            &br[..taps],
+            filt,
+            round,
+            shift,
+            d.w,
+            tmp_a,
+            tmp_b,
+        );
+        scalar::pad_line(tmp_a, d.w, taps / 2);
+        scalar::pad_line(tmp_b, d.w, taps / 2);
+        let (first, second) = if pair {
+            out_d[k * wo..(k + 2) * wo].split_at_mut(wo)
+        } else {
+            (&mut out_d[k * wo..(k + 1) * wo], &mut spare[..wo])
+        };
+        kern.subsample_horizontal(tmp_a, tmp_b, filt, d.w, first, second);
     }
 }
 
