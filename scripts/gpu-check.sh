@@ -146,7 +146,7 @@ left() { echo $((budget - SECONDS)); }
 # floats (only those): with every kernel the whole check no longer fits one 600 s device call.
 part="${GPU_CHECK_PART:-all}"
 if [ "$part" != floats ]; then
-    step ffmpeg-cuda 200 "$logs/ffmpeg-cuda.log" "$F" --test-threads=3 --nocapture --skip throughput
+    step ffmpeg-cuda 240 "$logs/ffmpeg-cuda.log" "$F" --test-threads=3 --nocapture --skip throughput
     step throughput 60 "$logs/throughput.log" "$F" --test-threads=1 --nocapture throughput
     if [ "$quick" != 1 ]; then
         step rust-tests 150 "$logs/rust-tests.log" "$T" --test-threads=1 --nocapture

@@ -264,6 +264,9 @@ fn cuda_vs_cpu_placed(case: &str, input: &Input, sw: &str, opts: &str) -> (usize
     } else {
         format!(":{opts}")
     };
+    // The reference run on the CPU uses every core: the whole-request cases (ciede, cambi,
+    // psnr_hvs at 1080p) took minutes on one.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (cuda_out, cpu_out) = match input {
         Input::Lavfi { dis, reference } => {
             let cuda_graph = format!(
@@ -274,7 +277,7 @@ fn cuda_vs_cpu_placed(case: &str, input: &Input, sw: &str, opts: &str) -> (usize
                 meta.display()
             );
             let cpu_graph = format!(
-                "{dis}[m];{reference}[r];[m][r]vmaf_rs=backend=cpu:log_fmt=json:log_path={}{extra}",
+                "{dis}[m];{reference}[r];[m][r]vmaf_rs=backend=cpu:n_threads={threads}:log_fmt=json:log_path={}{extra}",
                 cpu_log.display()
             );
             (
@@ -302,7 +305,7 @@ fn cuda_vs_cpu_placed(case: &str, input: &Input, sw: &str, opts: &str) -> (usize
                 meta.display()
             );
             let cpu_graph = format!(
-                "[0:v][1:v]vmaf_rs=backend=cpu:log_fmt=json:log_path={}{extra}",
+                "[0:v][1:v]vmaf_rs=backend=cpu:n_threads={threads}:log_fmt=json:log_path={}{extra}",
                 cpu_log.display()
             );
             (
@@ -339,7 +342,7 @@ fn cuda_vs_cpu_placed(case: &str, input: &Input, sw: &str, opts: &str) -> (usize
             a.extend(hw);
             a.extend(["-i", r, "-lavfi", &cuda_graph, "-f", "null", "-"]);
             let cpu_graph = format!(
-                "[0:v][1:v]vmaf_rs=backend=cpu:log_fmt=json:log_path={}{extra}",
+                "[0:v][1:v]vmaf_rs=backend=cpu:n_threads={threads}:log_fmt=json:log_path={}{extra}",
                 cpu_log.display()
             );
             (
