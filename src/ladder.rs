@@ -21,9 +21,10 @@
 //!
 //! The worker threads are divided between the engines, so a ladder uses the threads one run
 //! would; with fewer threads than renditions (but more than one) each engine still computes on
-//! a thread of its own, so the renditions run at the same time. Not shared yet: VIF's
-//! downsampled references (each rendition's downsampling filters both pictures in one pass),
-//! and VIF's reference side at the scalar level.
+//! a thread of its own, so the renditions run at the same time. VIF's shared reference side
+//! includes its downsampled reference planes (the other renditions downsample their distorted
+//! plane alone). Not shared yet: VIF's reference side at the scalar level. A one-rendition
+//! ladder shares nothing (its extractors run as a plain run's).
 
 use std::sync::Arc;
 
