@@ -67,6 +67,7 @@ pub fn libvmaf_reads_out_of_bounds(f: &PictureFormat) -> bool {
 struct Ciede {
     bpc: u32,
     layout: ChromaLayout,
+    cache: LabCache,
 }
 
 fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
@@ -74,6 +75,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     Ok(Box::new(Ciede {
         bpc: cfg.format.bpc as u32,
         layout: cfg.format.layout,
+        cache: LabCache::new(),
     }))
 }
 
@@ -89,7 +91,7 @@ struct ChromaBuf<'a, T> {
 
 impl<T: Copy + Into<u32>> ChromaBuf<'_, T> {
     /// The sample at linear offset `off` from the start of plane `p` (0: Cb, 1: Cr).
-    fn at(&self, p: usize, off: usize) -> f32 {
+    fn at(&self, p: usize, off: usize) -> u32 {
         let plane_len = self.pitch * self.height;
         let (p, off) = if off >= plane_len {
             (p + 1, off - plane_len)
@@ -97,13 +99,13 @@ impl<T: Copy + Into<u32>> ChromaBuf<'_, T> {
             (p, off)
         };
         if p >= 2 || off >= plane_len {
-            return 0.0;
+            return 0;
         }
         let (row, col) = (off / self.pitch, off % self.pitch);
         if col >= self.width {
-            return 0.0;
+            return 0;
         }
-        self.planes[p][row * self.strides[p] + col].into() as f32
+        self.planes[p][row * self.strides[p] + col].into()
     }
 }
 
@@ -113,7 +115,7 @@ fn samples<'a, T>(p: &Plane<'a>, pick: fn(Samples<'a>) -> Option<&'a [T]>) -> Re
 
 impl Ciede {
     fn score<'a, T: Copy + Into<u32>>(
-        &self,
+        &mut self,
         input: &FrameInput<'a>,
         pick: fn(Samples<'a>) -> Option<&'a [T]>,
     ) -> Result<f64> {
@@ -142,14 +144,14 @@ impl Ciede {
                     ChromaLayout::Yuv422 => (i / 2) * rb.pitch + j,
                     _ => i * rb.pitch + j,
                 };
-                let r = lab(
-                    rys[i * ry.stride + j].into() as f32,
+                let r = self.cache.get(
+                    rys[i * ry.stride + j].into(),
                     rb.at(0, off),
                     rb.at(1, off),
                     self.bpc,
                 );
-                let d = lab(
-                    dys[i * dy.stride + j].into() as f32,
+                let d = self.cache.get(
+                    dys[i * dy.stride + j].into(),
                     db.at(0, off),
                     db.at(1, off),
                     self.bpc,
@@ -195,6 +197,46 @@ struct Lab {
     l: f32,
     a: f32,
     b: f32,
+}
+
+/// Slots of a [`LabCache`] (log2): 32 Ki entries of 24 bytes (768 KiB), about a core's L2.
+const LAB_CACHE_BITS: u32 = 15;
+
+/// The L\*a\*b\* of recently seen (Y, Cb, Cr) samples. [`lab`] is a function of the three
+/// integer samples alone and costs six `pow`s, while pictures repeat their colours, so a slot
+/// that holds the key returns the very value `lab` would compute (direct-mapped, no eviction
+/// policy to get wrong).
+struct LabCache {
+    /// (key, value); the key packs the samples (each below 2^16) into 48 bits, so `u64::MAX`
+    /// marks an empty slot.
+    slots: Vec<(u64, Lab)>,
+}
+
+impl LabCache {
+    fn new() -> Self {
+        let empty = (
+            u64::MAX,
+            Lab {
+                l: 0.0,
+                a: 0.0,
+                b: 0.0,
+            },
+        );
+        LabCache {
+            slots: vec![empty; 1 << LAB_CACHE_BITS],
+        }
+    }
+
+    /// `lab(y, u, v, bpc)` of integer samples (each below 2^16; `bpc` fixed per cache).
+    fn get(&mut self, y: u32, u: u32, v: u32, bpc: u32) -> Lab {
+        let key = y as u64 | (u as u64) << 16 | (v as u64) << 32;
+        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - LAB_CACHE_BITS)) as usize;
+        let e = &mut self.slots[slot];
+        if e.0 != key {
+            *e = (key, lab(y as f32, u as f32, v as f32, bpc));
+        }
+        e.1
+    }
 }
 
 /// sRGB transfer function inverse (libvmaf's `rgb_to_xyz_map`).
@@ -335,6 +377,36 @@ fn ciede2000(c1: Lab, c2: Lab) -> f32 {
 mod tests {
     use super::*;
     use crate::feature::options::OptValues;
+
+    #[test]
+    fn lab_cache_returns_lab() {
+        // Random samples of every depth, a cache much smaller than the keys so slots are
+        // evicted and refilled; every value must be `lab`'s to the bit.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for bpc in [8u32, 10, 12, 16] {
+            let mut cache = LabCache::new();
+            let max = (1u64 << bpc) - 1;
+            for n in 0..200_000 {
+                // Small ranges repeat keys (hits), full ones spread them (misses).
+                let m = if n % 2 == 0 { max } else { 7 };
+                let (y, u, v) = (next() & m, next() & m, next() & m);
+                let (y, u, v) = (y as u32, u as u32, v as u32);
+                let got = cache.get(y, u, v, bpc);
+                let want = lab(y as f32, u as f32, v as f32, bpc);
+                assert_eq!(
+                    [got.l, got.a, got.b].map(f32::to_bits),
+                    [want.l, want.a, want.b].map(f32::to_bits),
+                    "bpc {bpc}: ({y}, {u}, {v})"
+                );
+            }
+        }
+    }
 
     #[test]
     fn refuses_what_libvmaf_refuses() {
