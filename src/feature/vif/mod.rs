@@ -671,50 +671,8 @@ impl Vif {
         shift: u32,
         side: &mut Side<'_>,
     ) {
+        let lv = &mut self.levels[0];
         let filt = FILTERS[1];
-        self.downsample_into(0, r, d, filt, round, shift, side);
-    }
-
-    /// Filters and decimates scale `scale - 1` (>= 1) into `scale`.
-    fn downsample_level(&mut self, scale: usize, side: &mut Side<'_>) {
-        let (lo, hi) = self.levels.split_at_mut(scale - 1);
-        let src = &lo[scale - 2];
-        let dst = &mut hi[0];
-        // A `Load` pass reads the reference of the scale below from the state.
-        let r = match side {
-            Side::Load(st) => {
-                let st: &SharedVif = st;
-                Src::new(&st.scales[scale - 1].reference, src.w, src.w, src.h)
-            }
-            _ => src.src_ref(),
-        };
-        downsample_side(
-            &self.kernels,
-            r,
-            src.src_dis(),
-            FILTERS[scale],
-            32768,
-            16,
-            &mut self.line,
-            dst,
-            scale,
-            side,
-        );
-    }
-
-    /// [`Vif::downsample_scale0`]'s body: level `level` (scale `level + 1`) from `r`/`d`.
-    #[allow(clippy::too_many_arguments)]
-    fn downsample_into<T: SubsampleSample>(
-        &mut self,
-        level: usize,
-        r: Src<'_, T>,
-        d: Src<'_, T>,
-        filt: &[u16],
-        round: u32,
-        shift: u32,
-        side: &mut Side<'_>,
-    ) {
-        let lv = &mut self.levels[level];
         downsample_side(
             &self.kernels,
             r,
@@ -724,7 +682,27 @@ impl Vif {
             shift,
             &mut self.line,
             lv,
-            level + 1,
+            1,
+            side,
+        );
+    }
+
+    /// Filters and decimates scale `scale - 1` (>= 1) into `scale`.
+    fn downsample_level(&mut self, scale: usize, side: &mut Side<'_>) {
+        let (lo, hi) = self.levels.split_at_mut(scale - 1);
+        let src = &lo[scale - 2];
+        let dst = &mut hi[0];
+        // (A `Load` pass downsamples the distorted plane alone and never reads `r`.)
+        downsample_side(
+            &self.kernels,
+            src.src_ref(),
+            src.src_dis(),
+            FILTERS[scale],
+            32768,
+            16,
+            &mut self.line,
+            dst,
+            scale,
             side,
         );
     }
@@ -746,43 +724,16 @@ fn downsample_side<T: SubsampleSample>(
     scale: usize,
     side: &mut Side<'_>,
 ) {
-    match side {
-        Side::Own => downsample(
-            kern,
-            r,
-            d,
-            filt,
-            round,
-            shift,
-            line,
-            &mut lv.reference,
-            &mut lv.distorted,
-        ),
-        Side::Store(st) => {
-            downsample(
-                kern,
-                r,
-                d,
-                filt,
-                round,
-                shift,
-                line,
-                &mut lv.reference,
-                &mut lv.distorted,
-            );
-            st.scales[scale].reference.copy_from_slice(&lv.reference);
-        }
+    if let Side::Load(_) = side {
         // The level's own reference plane is only scratch here.
-        Side::Load(_) => downsample_distorted(
-            kern,
-            d,
-            filt,
-            round,
-            shift,
-            line,
-            &mut lv.distorted,
-            &mut lv.reference,
-        ),
+        let (out, spare) = (&mut lv.distorted, &mut lv.reference);
+        downsample_distorted(kern, d, filt, round, shift, line, out, spare);
+        return;
+    }
+    let (out_r, out_d) = (&mut lv.reference, &mut lv.distorted);
+    downsample(kern, r, d, filt, round, shift, line, out_r, out_d);
+    if let Side::Store(st) = side {
+        st.scales[scale].reference.copy_from_slice(&lv.reference);
     }
 }
 
@@ -1034,34 +985,14 @@ fn downsample<T: SubsampleSample>(
     out_r: &mut [u16],
     out_d: &mut [u16],
 ) {
-    let taps = filt.len();
-    let (wo, ho) = (r.w / 2, r.h / 2);
-    let mut rr: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
-    let mut dr: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
-    let (tmp_r, tmp_d) = (&mut line.mu1, &mut line.mu2);
-    for k in 0..ho {
-        r.rows(2 * k, taps, &mut rr);
-        d.rows(2 * k, taps, &mut dr);
-        kern.subsample_vertical(
-            &rr[..taps],
-            &dr[..taps],
-            filt,
-            round,
-            shift,
-            r.w,
-            tmp_r,
-            tmp_d,
-        );
-        scalar::pad_line(tmp_r, r.w, taps / 2);
-        scalar::pad_line(tmp_d, r.w, taps / 2);
-        kern.subsample_horizontal(
-            tmp_r,
-            tmp_d,
-            filt,
-            r.w,
+    let wo = r.w / 2;
+    for k in 0..r.h / 2 {
+        let (a, b) = ((r, 2 * k), (d, 2 * k));
+        let outs = (
             &mut out_r[k * wo..(k + 1) * wo],
             &mut out_d[k * wo..(k + 1) * wo],
         );
+        downsample_rows(kern, a, b, filt, round, shift, line, outs);
     }
 }
 
@@ -1079,34 +1010,51 @@ fn downsample_distorted<T: SubsampleSample>(
     out_d: &mut [u16],
     spare: &mut [u16],
 ) {
-    let taps = filt.len();
     let (wo, ho) = (d.w / 2, d.h / 2);
-    let mut ar: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
-    let mut br: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
-    let (tmp_a, tmp_b) = (&mut line.mu1, &mut line.mu2);
     for k in (0..ho).step_by(2) {
         let pair = k + 1 < ho;
-        d.rows(2 * k, taps, &mut ar);
-        d.rows(if pair { 2 * k + 2 } else { 2 * k }, taps, &mut br);
-        kern.subsample_vertical(
-            &ar[..taps],
-            &br[..taps],
-            filt,
-            round,
-            shift,
-            d.w,
-            tmp_a,
-            tmp_b,
-        );
-        scalar::pad_line(tmp_a, d.w, taps / 2);
-        scalar::pad_line(tmp_b, d.w, taps / 2);
-        let (first, second) = if pair {
+        let b = (d, if pair { 2 * k + 2 } else { 2 * k });
+        let outs = if pair {
             out_d[k * wo..(k + 2) * wo].split_at_mut(wo)
         } else {
             (&mut out_d[k * wo..(k + 1) * wo], &mut spare[..wo])
         };
-        kern.subsample_horizontal(tmp_a, tmp_b, filt, d.w, first, second);
+        downsample_rows(kern, (d, 2 * k), b, filt, round, shift, line, outs);
     }
+}
+
+/// One downsampled output row of each of two sources, given as (plane, centre row): the
+/// kernels' vertical pass of both, padding, and their horizontal pass at the even columns.
+#[allow(clippy::too_many_arguments)]
+fn downsample_rows<T: SubsampleSample>(
+    kern: &Kernels,
+    (a, ya): (Src<'_, T>, usize),
+    (b, yb): (Src<'_, T>, usize),
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    line: &mut StatLine,
+    (out_a, out_b): (&mut [u16], &mut [u16]),
+) {
+    let taps = filt.len();
+    let mut ar: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
+    let mut br: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
+    a.rows(ya, taps, &mut ar);
+    b.rows(yb, taps, &mut br);
+    let (tmp_a, tmp_b) = (&mut line.mu1, &mut line.mu2);
+    kern.subsample_vertical(
+        &ar[..taps],
+        &br[..taps],
+        filt,
+        round,
+        shift,
+        a.w,
+        tmp_a,
+        tmp_b,
+    );
+    scalar::pad_line(tmp_a, a.w, taps / 2);
+    scalar::pad_line(tmp_b, a.w, taps / 2);
+    kern.subsample_horizontal(tmp_a, tmp_b, filt, a.w, out_a, out_b);
 }
 
 /// The extractor: four scores `num / den` (computed in `float`), scale 0 reported as 0 when
