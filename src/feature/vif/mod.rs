@@ -922,7 +922,7 @@ struct SharedScale {
     mu1: Vec<u32>,
     s1: Vec<i32>,
     /// The reference plane downsampled to this scale (`w x h`; empty at scale 0), which the
-    /// other renditions' statistics and downsampling read.
+    /// other renditions' statistics read.
     reference: Vec<u16>,
     den_log: i64,
     den_non_log: i64,
