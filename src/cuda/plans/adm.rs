@@ -225,7 +225,7 @@ impl AdmPlan {
                 m.rows.zero_async(sc.rows_len * 8, c.stream)?;
             }
             for s in 0..SCALES {
-                self.enqueue_dwt(io, c, sc, s)?;
+                self.enqueue_dwt(io, c, sc, me, s)?;
                 if s == 0 && self.params.skip_scale0 {
                     continue; // only band a is needed (libvmaf adm_dwt2_*_lo)
                 }
@@ -273,11 +273,18 @@ impl AdmPlan {
         unsafe { launch(c.k.adm_finish, (9, 4, 1), 256, c.stream, &fin, "adm finish") }
     }
 
-    /// Scale `s`'s DWT, decoupling and CSF denominators (into this instance's rows).
-    fn enqueue_dwt(&self, io: &FrameIo, c: &Ctx<'_>, sc: &AdmScratch, s: usize) -> Result<()> {
+    /// Scale `s`'s DWT, decoupling and CSF denominators (into the rows of `me`, this
+    /// instance's entry in its group).
+    fn enqueue_dwt(
+        &self,
+        io: &FrameIo,
+        c: &Ctx<'_>,
+        sc: &AdmScratch,
+        me: &Member,
+        s: usize,
+    ) -> Result<()> {
         let g = c.geom;
         let x = &self.scales[s];
-        let (_, me) = sc.member(self.offset);
         let (src_r, src_d) = if s == 0 {
             (io.reference, io.distorted)
         } else {

@@ -593,6 +593,14 @@ impl Vif {
                 side,
             )?;
         }
+        if let Side::Store(st) = side {
+            // Hand the downsampled reference planes to the state (the other renditions read
+            // them); the state's previous buffers become this instance's, overwritten before
+            // it reads them again.
+            for (lv, sc) in self.levels.iter_mut().zip(&mut st.scales[1..]) {
+                std::mem::swap(&mut lv.reference, &mut sc.reference);
+            }
+        }
         let mut out = [NumDen::default(); SCALES];
         for (s, (o, sum)) in out.iter_mut().zip(&sums).enumerate() {
             if s == 0 && self.skip_scale0 {
@@ -669,26 +677,24 @@ impl Vif {
         d: Src<'_, T>,
         round: u32,
         shift: u32,
-        side: &mut Side<'_>,
+        side: &Side<'_>,
     ) {
         let lv = &mut self.levels[0];
-        let filt = FILTERS[1];
         downsample_side(
             &self.kernels,
             r,
             d,
-            filt,
+            FILTERS[1],
             round,
             shift,
             &mut self.line,
             lv,
-            1,
             side,
         );
     }
 
     /// Filters and decimates scale `scale - 1` (>= 1) into `scale`.
-    fn downsample_level(&mut self, scale: usize, side: &mut Side<'_>) {
+    fn downsample_level(&mut self, scale: usize, side: &Side<'_>) {
         let (lo, hi) = self.levels.split_at_mut(scale - 1);
         let src = &lo[scale - 2];
         let dst = &mut hi[0];
@@ -702,15 +708,14 @@ impl Vif {
             16,
             &mut self.line,
             dst,
-            scale,
             side,
         );
     }
 }
 
-/// Downsamples into `lv` (scale `scale`) as the pass `side` needs: both planes (`Own`); both,
-/// the reference kept in the state for the other renditions (`Store`); the distorted plane
-/// alone, half the work, the reference being the state's (`Load`).
+/// Downsamples into `lv` as the pass `side` needs: both planes (`Own`, `Store`: its reference
+/// planes go to the state once the statistic is done), or the distorted plane alone, half the
+/// work, the reference being the state's (`Load`).
 #[allow(clippy::too_many_arguments)]
 fn downsample_side<T: SubsampleSample>(
     kern: &Kernels,
@@ -721,8 +726,7 @@ fn downsample_side<T: SubsampleSample>(
     shift: u32,
     line: &mut StatLine,
     lv: &mut Level,
-    scale: usize,
-    side: &mut Side<'_>,
+    side: &Side<'_>,
 ) {
     if let Side::Load(_) = side {
         // The level's own reference plane is only scratch here.
@@ -732,9 +736,6 @@ fn downsample_side<T: SubsampleSample>(
     }
     let (out_r, out_d) = (&mut lv.reference, &mut lv.distorted);
     downsample(kern, r, d, filt, round, shift, line, out_r, out_d);
-    if let Side::Store(st) = side {
-        st.scales[scale].reference.copy_from_slice(&lv.reference);
-    }
 }
 
 impl Level {
