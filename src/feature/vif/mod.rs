@@ -343,6 +343,23 @@ impl Kernels {
     }
 }
 
+/// Whether the 16-bit vertical pass may run on `madd`s (the SIMD peers'
+/// `stat_vertical_u16_madd`): every tap an `i16`, each tap pair `(2i, 2i + 1)` summing below
+/// 2^16 (no `madd` lane of offset samples overflows), all taps summing to at most 2^16 (every
+/// filtered 16-bit value, and half of a square, stays below 2^32), and a square rounding that
+/// drops at most 16 bits (`sq_shift <= 16`, `sq_round < 2^sq_shift`), so the split sums
+/// recombine in 32 bits.
+#[cfg(target_arch = "x86_64")]
+fn madd_vertical_ok(filt: &[u16], sh: StatShifts) -> bool {
+    filt.iter().all(|&f| f < 1 << 15)
+        && filt
+            .chunks(2)
+            .all(|p| p.iter().map(|&f| f as u32).sum::<u32>() < 1 << 16)
+        && filt.iter().map(|&f| f as u32).sum::<u32>() <= 1 << 16
+        && sh.sq_shift <= 16
+        && sh.sq_round < 1 << sh.sq_shift
+}
+
 #[cfg(feature = "check_simd")]
 fn assert_line_eq(got: &StatLine, want: &StatLine, w: usize, what: &str) {
     let c = tables::PAD..tables::PAD + w;

@@ -12,7 +12,7 @@ use core::arch::x86_64::*;
 use super::scalar::SplitRow;
 use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES, NARROW_LINE};
 use super::tables::{EPS, FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
-use super::{Kernels, RefRow, RefRowMut, SplitKernels};
+use super::{madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels};
 
 /// Replaces the entries of `k` that have an AVX2 kernel, if this CPU has AVX2.
 pub(super) fn install(k: &mut Kernels) {
@@ -379,6 +379,13 @@ fn stat_vertical_u16_avx2<const DIS_ONLY: bool>(
 ) {
     assert!(r.len() == filt.len() && d.len() == filt.len());
     assert!(r.iter().chain(d).all(|row| row.len() >= w));
+    match (madd_vertical_ok(filt, sh), filt.len().div_ceil(2)) {
+        (true, 9) => return stat_vertical_u16_madd::<9, DIS_ONLY>(r, d, filt, sh, w, line, acc),
+        (true, 5) => return stat_vertical_u16_madd::<5, DIS_ONLY>(r, d, filt, sh, w, line, acc),
+        (true, 3) => return stat_vertical_u16_madd::<3, DIS_ONLY>(r, d, filt, sh, w, line, acc),
+        (true, 2) => return stat_vertical_u16_madd::<2, DIS_ONLY>(r, d, filt, sh, w, line, acc),
+        _ => {}
+    }
     let w8 = w / 8 * 8;
     let mu_round = _mm256_set1_epi32(sh.mu_round as i32);
     let mu_shift = _mm_cvtsi32_si128(sh.mu_shift as i32);
@@ -426,6 +433,125 @@ fn stat_vertical_u16_avx2<const DIS_ONLY: bool>(
         store_u32x8(&mut line.xy[o..], sq(xy));
     }
     scalar::stat_vertical_u16_cols(r, d, filt, sh, w8..w, line, acc);
+}
+
+/// The 16-bit vertical pass in 16-bit `madd` lanes, 16 columns per step, two rows per `madd`
+/// (the scale-0 8-bit method): samples offset by -2^15 into `i16` for the means; each square or
+/// product split into its low and high 16 bits (`mullo`/`mulhi` of the interleaved rows), each
+/// half offset likewise and filtered on its own, the offset `2^15 * sum(taps)` added back. Every
+/// such sum is below 2^32 (taps summing to at most 2^16), so its wrapping `i32` value is exact,
+/// and the scalar's 64-bit `(2^16 * hi + lo + sq_round) >> sq_shift`, kept to 32 bits, is
+/// `(hi << (16 - sq_shift)) + ((lo + sq_round) >> sq_shift)` in wrapping 32-bit arithmetic (`lo
+/// + sq_round` stays below 2^32). Requires [`madd_vertical_ok`] and the caller's length checks;
+/// the last `w % 16` columns go to the scalar kernel.
+#[target_feature(enable = "avx2")]
+fn stat_vertical_u16_madd<const PAIRS: usize, const DIS_ONLY: bool>(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    line: &mut StatLine,
+    acc: &mut WideAcc,
+) {
+    let taps = filt.len();
+    let pairs: [__m256i; PAIRS] = std::array::from_fn(|i| {
+        let lo = filt[2 * i] as i32;
+        let hi = filt.get(2 * i + 1).map_or(0, |&f| f as i32);
+        _mm256_set1_epi32(hi << 16 | lo)
+    });
+    // Row indices of each pair (an odd last tap pairs with itself, times a zero tap).
+    let rows = |i: usize| (2 * i, (2 * i + 1).min(taps - 1));
+    let offset = _mm256_set1_epi32(
+        filt.iter()
+            .map(|&f| f as u32)
+            .sum::<u32>()
+            .wrapping_mul(1 << 15) as i32,
+    );
+    let flip = _mm256_set1_epi16(i16::MIN);
+    let mu_round = _mm256_set1_epi32(sh.mu_round as i32);
+    let mu_shift = _mm_cvtsi32_si128(sh.mu_shift as i32);
+    let sq_round = _mm256_set1_epi32(sh.sq_round as i32);
+    let sq_shift = _mm_cvtsi32_si128(sh.sq_shift as i32);
+    let hi_shift = _mm_cvtsi32_si128(16 - sh.sq_shift as i32);
+    let low16 = _mm256_set1_epi32(0xffff);
+    let w16 = w / 16 * 16;
+    for j in (0..w16).step_by(16) {
+        let o = offset;
+        // Sums of the interleaved lo (columns 0-3, 8-11) and hi lanes: means, then the low
+        // and high halves of the three squares.
+        let (mut mu1, mut mu2) = ((o, o), (o, o));
+        let (mut xxl, mut xxh, mut yyl, mut yyh) = ((o, o), (o, o), (o, o), (o, o));
+        let (mut xyl, mut xyh) = ((o, o), (o, o));
+        for (i, &c) in pairs.iter().enumerate() {
+            let (ka, kb) = rows(i);
+            // SAFETY: j + 16 <= w16 <= w <= every row's length (checked by the caller); each
+            // load reads 16 `u16` (32 bytes), unaligned.
+            let (xa, xb, ya, yb) = unsafe {
+                (
+                    _mm256_loadu_si256(r[ka].as_ptr().add(j).cast()),
+                    _mm256_loadu_si256(r[kb].as_ptr().add(j).cast()),
+                    _mm256_loadu_si256(d[ka].as_ptr().add(j).cast()),
+                    _mm256_loadu_si256(d[kb].as_ptr().add(j).cast()),
+                )
+            };
+            // The two rows interleaved once; squares and products taken in that order.
+            let (xl, xh) = (_mm256_unpacklo_epi16(xa, xb), _mm256_unpackhi_epi16(xa, xb));
+            let (yl, yh) = (_mm256_unpacklo_epi16(ya, yb), _mm256_unpackhi_epi16(ya, yb));
+            let add = |s: &mut (__m256i, __m256i), lo: __m256i, hi: __m256i| {
+                let (lo, hi) = (_mm256_xor_si256(lo, flip), _mm256_xor_si256(hi, flip));
+                s.0 = _mm256_add_epi32(s.0, _mm256_madd_epi16(lo, c));
+                s.1 = _mm256_add_epi32(s.1, _mm256_madd_epi16(hi, c));
+            };
+            let (mlo, mhi) = (_mm256_mullo_epi16, _mm256_mulhi_epu16);
+            if !DIS_ONLY {
+                add(&mut mu1, xl, xh);
+                add(&mut xxl, mlo(xl, xl), mlo(xh, xh));
+                add(&mut xxh, mhi(xl, xl), mhi(xh, xh));
+            }
+            add(&mut mu2, yl, yh);
+            add(&mut yyl, mlo(yl, yl), mlo(yh, yh));
+            add(&mut yyh, mhi(yl, yl), mhi(yh, yh));
+            add(&mut xyl, mlo(xl, yl), mlo(xh, yh));
+            add(&mut xyh, mhi(xl, yl), mhi(xh, yh));
+        }
+        // In column order (lo holds columns 0-3 and 8-11, hi 4-7 and 12-15).
+        let ordered = |(lo, hi): (__m256i, __m256i)| {
+            [
+                _mm256_permute2x128_si256::<0x20>(lo, hi),
+                _mm256_permute2x128_si256::<0x31>(lo, hi),
+            ]
+        };
+        let mean = |v: __m256i| {
+            _mm256_and_si256(
+                _mm256_srl_epi32(_mm256_add_epi32(v, mu_round), mu_shift),
+                low16,
+            )
+        };
+        let squares = |l: (__m256i, __m256i), h: (__m256i, __m256i)| {
+            let (l, h) = (ordered(l), ordered(h));
+            let sq = |lo: __m256i, hi: __m256i| {
+                _mm256_add_epi32(
+                    _mm256_sll_epi32(hi, hi_shift),
+                    _mm256_srl_epi32(_mm256_add_epi32(lo, sq_round), sq_shift),
+                )
+            };
+            [sq(l[0], h[0]), sq(l[1], h[1])]
+        };
+        let at = PAD + j;
+        let out = |dst: &mut Vec<u32>, v: [__m256i; 2]| {
+            store_u32x8(&mut dst[at..], v[0]);
+            store_u32x8(&mut dst[at + 8..], v[1]);
+        };
+        if !DIS_ONLY {
+            out(&mut line.mu1, ordered(mu1).map(mean));
+            out(&mut line.xx, squares(xxl, xxh));
+        }
+        out(&mut line.mu2, ordered(mu2).map(mean));
+        out(&mut line.yy, squares(yyl, yyh));
+        out(&mut line.xy, squares(xyl, xyh));
+    }
+    scalar::stat_vertical_u16_cols(r, d, filt, sh, w16..w, line, acc);
 }
 
 /// What a horizontal pass does with the reference side of its pixels (ladder scoring,

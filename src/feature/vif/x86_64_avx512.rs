@@ -17,7 +17,7 @@ use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES,
 use super::tables::{
     self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_COMPACT_LEN, LOG2_TABLE_LEN, PAD, SIGMA_NSQ,
 };
-use super::{Kernels, RefRow, RefRowMut, SplitKernels};
+use super::{madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels};
 
 /// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
 /// and DQ.
@@ -589,6 +589,13 @@ fn stat_vertical_u16_avx512<const DIS_ONLY: bool>(
     assert!([&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy]
         .iter()
         .all(|b| b.len() >= PAD + w));
+    match (madd_vertical_ok(filt, sh), filt.len().div_ceil(2)) {
+        (true, 9) => return stat_vertical_u16_madd::<9, DIS_ONLY>(r, d, filt, sh, w, line),
+        (true, 5) => return stat_vertical_u16_madd::<5, DIS_ONLY>(r, d, filt, sh, w, line),
+        (true, 3) => return stat_vertical_u16_madd::<3, DIS_ONLY>(r, d, filt, sh, w, line),
+        (true, 2) => return stat_vertical_u16_madd::<2, DIS_ONLY>(r, d, filt, sh, w, line),
+        _ => {}
+    }
     let k = StatU16Consts {
         mu_round: _mm512_set1_epi32(sh.mu_round as i32),
         mu_shift: _mm_cvtsi32_si128(sh.mu_shift as i32),
@@ -664,6 +671,143 @@ fn stat_vertical_u16_block<const TAIL: bool, const DIS_ONLY: bool>(
     store_u32x16(&mut line.mu2[at..], mu(mu2), n);
     store_u32x16(&mut line.yy[at..], sq(yy), n);
     store_u32x16(&mut line.xy[at..], sq(xy), n);
+}
+
+/// The constants of [`stat_vertical_u16_madd_block`].
+struct StatU16MaddConsts<const PAIRS: usize> {
+    pairs: [__m512i; PAIRS],
+    offset: __m512i,
+    flip: __m512i,
+    mu_round: __m512i,
+    mu_shift: __m128i,
+    sq_round: __m512i,
+    sq_shift: __m128i,
+    /// `16 - sq_shift`: where a square's high half lands after the rounding shift.
+    hi_shift: __m128i,
+    low16: __m512i,
+}
+
+/// The 16-bit vertical pass in 16-bit `madd` lanes, 32 columns per step, two rows per `madd`
+/// (the scale-0 8-bit method): samples offset by -2^15 into `i16` for the means; each square or
+/// product split into its low and high 16 bits (`mullo`/`mulhi` of the interleaved rows), each
+/// half offset likewise and filtered on its own, the offset `2^15 * sum(taps)` added back. Every
+/// such sum is below 2^32 (taps summing to at most 2^16), so its wrapping `i32` value is exact,
+/// and the scalar's 64-bit `(2^16 * hi + lo + sq_round) >> sq_shift`, kept to 32 bits, is
+/// `(hi << (16 - sq_shift)) + ((lo + sq_round) >> sq_shift)` in wrapping 32-bit arithmetic (`lo
+/// + sq_round` stays below 2^32). Requires [`madd_vertical_ok`] and the caller's length checks.
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u16_madd<const PAIRS: usize, const DIS_ONLY: bool>(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    line: &mut StatLine,
+) {
+    let k = StatU16MaddConsts::<PAIRS> {
+        pairs: tap_pairs(filt),
+        offset: madd_offset(filt),
+        flip: _mm512_set1_epi16(i16::MIN),
+        mu_round: _mm512_set1_epi32(sh.mu_round as i32),
+        mu_shift: _mm_cvtsi32_si128(sh.mu_shift as i32),
+        sq_round: _mm512_set1_epi32(sh.sq_round as i32),
+        sq_shift: _mm_cvtsi32_si128(sh.sq_shift as i32),
+        hi_shift: _mm_cvtsi32_si128(16 - sh.sq_shift as i32),
+        low16: _mm512_set1_epi32(0xffff),
+    };
+    let taps = filt.len();
+    let w32 = w / 32 * 32;
+    for j in (0..w32).step_by(32) {
+        stat_vertical_u16_madd_block::<PAIRS, false, DIS_ONLY>(r, d, taps, j, 32, &k, line);
+    }
+    if w32 < w {
+        stat_vertical_u16_madd_block::<PAIRS, true, DIS_ONLY>(r, d, taps, w32, w - w32, &k, line);
+    }
+}
+
+/// Columns `j .. j + n` (`n <= 32`, `n < 32` only with `TAIL`) of [`stat_vertical_u16_madd`];
+/// requires `j + n <=` every row's length and `PAD + j + n <=` every line's length.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u16_madd_block<const PAIRS: usize, const TAIL: bool, const DIS_ONLY: bool>(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    taps: usize,
+    j: usize,
+    n: usize,
+    k: &StatU16MaddConsts<PAIRS>,
+    line: &mut StatLine,
+) {
+    let o = k.offset;
+    // Sums of the interleaved lo (columns 0-3, 8-11, …) and hi lanes: means, then the low and
+    // high halves of the three squares.
+    let (mut mu1, mut mu2) = ((o, o), (o, o));
+    let (mut xxl, mut xxh, mut yyl, mut yyh) = ((o, o), (o, o), (o, o), (o, o));
+    let (mut xyl, mut xyh) = ((o, o), (o, o));
+    for (i, &c) in k.pairs.iter().enumerate() {
+        let (ka, kb) = (2 * i, (2 * i + 1).min(taps - 1));
+        let (ra, rb, da, db) = (r[ka], r[kb], d[ka], d[kb]);
+        assert!(ra.len().min(rb.len()).min(da.len()).min(db.len()) >= j + n);
+        // SAFETY: each row holds at least j + n values (checked just above), and the loads read
+        // n values from column j (32 = n without TAIL).
+        let (xa, xb, ya, yb) = unsafe {
+            (
+                load_u16x32::<TAIL>(ra.as_ptr().add(j), n),
+                load_u16x32::<TAIL>(rb.as_ptr().add(j), n),
+                load_u16x32::<TAIL>(da.as_ptr().add(j), n),
+                load_u16x32::<TAIL>(db.as_ptr().add(j), n),
+            )
+        };
+        // The two rows interleaved once; squares and products taken in that order.
+        let (xl, xh) = (_mm512_unpacklo_epi16(xa, xb), _mm512_unpackhi_epi16(xa, xb));
+        let (yl, yh) = (_mm512_unpacklo_epi16(ya, yb), _mm512_unpackhi_epi16(ya, yb));
+        let acc = |s: &mut (__m512i, __m512i), lo: __m512i, hi: __m512i| {
+            let (lo, hi) = (_mm512_xor_si512(lo, k.flip), _mm512_xor_si512(hi, k.flip));
+            s.0 = _mm512_add_epi32(s.0, _mm512_madd_epi16(lo, c));
+            s.1 = _mm512_add_epi32(s.1, _mm512_madd_epi16(hi, c));
+        };
+        let (mlo, mhi) = (_mm512_mullo_epi16, _mm512_mulhi_epu16);
+        if !DIS_ONLY {
+            acc(&mut mu1, xl, xh);
+            acc(&mut xxl, mlo(xl, xl), mlo(xh, xh));
+            acc(&mut xxh, mhi(xl, xl), mhi(xh, xh));
+        }
+        acc(&mut mu2, yl, yh);
+        acc(&mut yyl, mlo(yl, yl), mlo(yh, yh));
+        acc(&mut yyh, mhi(yl, yl), mhi(yh, yh));
+        acc(&mut xyl, mlo(xl, yl), mlo(xh, yh));
+        acc(&mut xyh, mhi(xl, yl), mhi(xh, yh));
+    }
+    let mean = |v: __m512i| {
+        _mm512_and_si512(
+            _mm512_srl_epi32(_mm512_add_epi32(v, k.mu_round), k.mu_shift),
+            k.low16,
+        )
+    };
+    let sq = |lo: __m512i, hi: __m512i| {
+        _mm512_add_epi32(
+            _mm512_sll_epi32(hi, k.hi_shift),
+            _mm512_srl_epi32(_mm512_add_epi32(lo, k.sq_round), k.sq_shift),
+        )
+    };
+    let out = |dst: &mut Vec<u32>, v: [__m512i; 2]| {
+        store_u32x16(&mut dst[PAD + j..], v[0], n);
+        if n > 16 {
+            store_u32x16(&mut dst[PAD + j + 16..], v[1], n - 16);
+        }
+    };
+    let means = |(lo, hi): (__m512i, __m512i)| in_column_order(lo, hi).map(mean);
+    let squares = |l: (__m512i, __m512i), h: (__m512i, __m512i)| {
+        let (l, h) = (in_column_order(l.0, l.1), in_column_order(h.0, h.1));
+        [sq(l[0], h[0]), sq(l[1], h[1])]
+    };
+    if !DIS_ONLY {
+        out(&mut line.mu1, means(mu1));
+        out(&mut line.xx, squares(xxl, xxh));
+    }
+    out(&mut line.mu2, means(mu2));
+    out(&mut line.yy, squares(yyl, yyh));
+    out(&mut line.xy, squares(xyl, xyh));
 }
 
 // ---------------------------------------------------------------------------------------------
