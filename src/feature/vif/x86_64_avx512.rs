@@ -1528,8 +1528,8 @@ impl LogTerms<'_> {
 
     /// [`tables::log2_compact`]'s entries for the lanes in `m` (each index in `[2^15, 2^16)`);
     /// other lanes are garbage.
-    #[cold]
-    #[inline(never)]
+    // Inlined (no call): a call in the term loop makes LLVM spill the live vectors around it.
+    #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn gather_compact(
         &self,
