@@ -1240,9 +1240,14 @@ struct TermSums<'a> {
     /// Per-lane sums of the non-log terms (64-bit lanes) and their count.
     non_log: __m512i,
     non_log_count: i64,
-    /// Per-lane sums of the log terms (64-bit lanes).
+    /// Per-lane sums of the log terms (64-bit lanes), and the latest ones in 32-bit lanes
+    /// (`*_32`, moved into the 64-bit sums every [`TermSums::WIDEN_EVERY`] vectors).
     den_log: __m512i,
     num_log: __m512i,
+    den_log_32: __m512i,
+    num_log_32: __m512i,
+    /// Vectors added to the 32-bit lanes since they were last moved.
+    pending: u32,
 }
 
 impl<'a> TermSums<'a> {
@@ -1250,6 +1255,21 @@ impl<'a> TermSums<'a> {
     /// so its `double` is an integer-exact product truncated like the scalar's; libvmaf's option
     /// allows at most 100.
     const MAX_GAIN_LIMIT: f64 = 1024.0;
+
+    /// Vectors of log terms the 32-bit lane sums take before they move to the 64-bit ones: a
+    /// lane's `den_log` term is in `[0, 15 * 2048]` and its `num_log` term in `[0, 35 * 2048]`
+    /// (`log2` of values in `[2^17, 2^52)`), so 8192 of them stay below 2^31.
+    const WIDEN_EVERY: u32 = 8192;
+
+    /// Moves the 32-bit lane sums of the log terms into the 64-bit ones.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn widen(&mut self) {
+        let z = _mm512_setzero_si512();
+        self.den_log = _mm512_add_epi64(self.den_log, widen_sum_i32(self.den_log_32));
+        self.num_log = _mm512_add_epi64(self.num_log, widen_sum_i32(self.num_log_32));
+        (self.den_log_32, self.num_log_32, self.pending) = (z, z, 0);
+    }
 
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
@@ -1266,13 +1286,17 @@ impl<'a> TermSums<'a> {
             non_log_count: 0,
             den_log: z,
             num_log: z,
+            den_log_32: z,
+            num_log_32: z,
+            pending: 0,
         }
     }
 
     /// Adds the lane sums to `sums`.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn flush(&self, sums: &mut VifSums) {
+    fn flush(&mut self, sums: &mut VifSums) {
+        self.widen();
         sums.num_non_log += _mm512_reduce_add_epi64(self.non_log);
         sums.den_non_log += self.non_log_count;
         sums.den_log += _mm512_reduce_add_epi64(self.den_log);
@@ -1346,9 +1370,13 @@ impl<'a> TermSums<'a> {
                 & _mm512_mask_cmpgt_epi32_mask(log, s2, z);
             let (d, n) = t.terms(sigma1_sq, s2, sigma12, log, cond, den);
             if den {
-                self.den_log = _mm512_add_epi64(self.den_log, widen_sum_i32(d));
+                self.den_log_32 = _mm512_add_epi32(self.den_log_32, d);
             }
-            self.num_log = _mm512_add_epi64(self.num_log, widen_sum_i32(n));
+            self.num_log_32 = _mm512_add_epi32(self.num_log_32, n);
+            self.pending += 1;
+            if self.pending == Self::WIDEN_EVERY {
+                self.widen();
+            }
         } else {
             debug_assert!(den, "the split passes need the vector log path");
             let (mut s1, mut s2, mut s12) = ([0u32; 16], [0u32; 16], [0u32; 16]);
