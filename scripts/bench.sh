@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Benchmark: vmaf_rs against libvmaf (the oracle's FFmpeg) on the same 1080p input, in one run.
-# Prints fps for each and the ratio (ours / libvmaf) last. Not a test: numbers go to
-# docs/BENCHMARKS.md.
-#   scripts/bench.sh [--frames N] [--threads "1 2"] [--runs R] [--features "psnr|float_ssim"]
+# Prints fps for each and the ratio (ours / libvmaf) last: the commands run in alternated rounds
+# (libvmaf, CLI, filter, then again), each ratio the median of the rounds' own. Not a test:
+# numbers go to docs/BENCHMARKS.md.
+#   scripts/bench.sh [--frames N] [--noise N] [--threads "1 2"] [--runs R] [--features "psnr|float_ssim"]
 #                    [--model vmaf_v1.0.16_3d0h]
-# (--features: extra features for both sides, beside the model; --model: a built-in model version
+# (--noise N: textured content, testsrc2 with temporal grain of strength N (the issue's rows use
+#  20); --features: extra features for both sides, beside the model; --model: a built-in model version
 #  for both sides instead of vmaf_v0.6.1; VMAF_RS_BENCH_PREBUILT=1 with VMAF_RS_ORACLE, VMAF_RS_CLI
 #  and VMAF_RS_FFMPEG: use those binaries, build nothing)
 #
@@ -35,10 +37,11 @@ set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $(...) stops the script
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-frames=120; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""; nvdec=""; nvdec_stage=""; ladder=""
+frames=120; noise=0; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""; nvdec=""; nvdec_stage=""; ladder=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --frames) frames=$2; shift 2;;
+        --noise) noise=$2; shift 2;;
         --threads) threads=$2; shift 2;;
         --runs) runs=$2; runs_set=1; shift 2;;
         --cuda) cuda=1; shift;;
@@ -51,15 +54,23 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+# wall seconds of one run of a command
+time_once() {
+    local a b
+    a=$(date +%s.%N); "$@" >/dev/null 2>&1 || { echo "bench: command failed: $*" >&2; "$@" 2>&1 | tail -n 5 >&2; exit 1; }; b=$(date +%s.%N)
+    awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b - a}'
+}
+# the median of its arguments
+median() {
+    printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
 # median wall seconds of $runs runs of a command
 time_cmd() {
     local ts=()
     for _ in $(seq "$runs"); do
-        local a b
-        a=$(date +%s.%N); "$@" >/dev/null 2>&1 || { echo "bench: command failed: $*" >&2; "$@" 2>&1 | tail -n 5 >&2; exit 1; }; b=$(date +%s.%N)
-        ts+=("$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b - a}')")
+        ts+=("$(time_once "$@")")
     done
-    printf '%s\n' "${ts[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+    median "${ts[@]}"
 }
 
 if [ -n "$nvdec_stage" ]; then
@@ -192,13 +203,16 @@ else
 fi
 echo "bench: CPU $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), $(nproc) cores"
 w=build/bench; mkdir -p "$w"
-if [ ! -f "$w/ref-$frames.yuv" ]; then
-    echo "bench: generating 1920x1080 yuv420p, $frames frames" >&2
-    "$oracle" -hide_banner -loglevel error -y -f lavfi -i "testsrc2=s=1920x1080:r=25,trim=end_frame=$frames" \
-        -pix_fmt yuv420p -f rawvideo "$w/ref-$frames.yuv"
-    "$oracle" -hide_banner -loglevel error -y -f rawvideo -s 1920x1080 -pix_fmt yuv420p -i "$w/ref-$frames.yuv" \
-        -c:v libx264 -preset ultrafast -crf 32 "$w/dis.mkv"
-    "$oracle" -hide_banner -loglevel error -y -i "$w/dis.mkv" -pix_fmt yuv420p -f rawvideo "$w/dis-$frames.yuv"
+# The input: testsrc2, with --noise N grain (temporal noise of strength N) on the reference too.
+tag=$frames; grain=""
+if [ "$noise" != 0 ]; then tag="$frames-n$noise"; grain=",noise=alls=$noise:allf=t"; fi
+if [ ! -f "$w/ref-$tag.yuv" ]; then
+    echo "bench: generating 1920x1080 yuv420p, $frames frames${grain:+ (grain $noise)}" >&2
+    "$oracle" -hide_banner -loglevel error -y -f lavfi -i "testsrc2=s=1920x1080:r=25,trim=end_frame=$frames$grain" \
+        -pix_fmt yuv420p -f rawvideo "$w/ref-$tag.yuv"
+    "$oracle" -hide_banner -loglevel error -y -f rawvideo -s 1920x1080 -pix_fmt yuv420p -i "$w/ref-$tag.yuv" \
+        -c:v libx264 -preset ultrafast -crf 32 "$w/dis-$tag.mkv"
+    "$oracle" -hide_banner -loglevel error -y -i "$w/dis-$tag.mkv" -pix_fmt yuv420p -f rawvideo "$w/dis-$tag.yuv"
 fi
 raw="-f rawvideo -s 1920x1080 -pix_fmt yuv420p"
 
@@ -225,9 +239,9 @@ if [ -n "$ladder" ]; then
     separate() {
         for _ in $(seq "$2"); do
             if [ "$1" = ours ]; then
-                "$cli" -q -r "$w/ref-$frames.yuv" -d "$w/dis-$frames.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t"
+                "$cli" -q -r "$w/ref-$tag.yuv" -d "$w/dis-$tag.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t"
             else
-                "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$frames.yuv" $raw -i "$w/ref-$frames.yuv" \
+                "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$tag.yuv" $raw -i "$w/ref-$tag.yuv" \
                     -lavfi "libvmaf=n_threads=$t" -f null -
             fi
         done
@@ -235,8 +249,8 @@ if [ -n "$ladder" ]; then
     printf '%-40s %8s %14s\n' "what (1080p, $frames frames, threads $t)" "seconds" "s / rendition"
     summary=()
     for n in $ladder; do
-        ds=(); for _ in $(seq "$n"); do ds+=(-d "$w/dis-$frames.yuv"); done
-        lt=$(time_cmd "$cli" -q -r "$w/ref-$frames.yuv" "${ds[@]}" -w 1920 -h 1080 -p 420 -b 8 --threads "$t")
+        ds=(); for _ in $(seq "$n"); do ds+=(-d "$w/dis-$tag.yuv"); done
+        lt=$(time_cmd "$cli" -q -r "$w/ref-$tag.yuv" "${ds[@]}" -w 1920 -h 1080 -p 420 -b 8 --threads "$t")
         st=$(time_cmd separate ours "$n")
         vt=$(time_cmd separate libvmaf "$n")
         per() { awk -v a="$1" -v n="$n" 'BEGIN {printf "%.3f", a / n}'; }
@@ -252,20 +266,35 @@ fi
 
 printf '%-34s %8s %8s\n' "what (1080p, $frames frames)" "seconds" "fps"
 summary=()
+have_filter=0
+if [ -x "$ff" ] && "$ff" -hide_banner -filters 2>/dev/null | grep -q vmaf_rs; then have_filter=1; fi
 for t in $threads; do
-    lt=$(time_cmd "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$frames.yuv" $raw -i "$w/ref-$frames.yuv" \
-        -lavfi "libvmaf=n_threads=$t$fopt" -f null -)
-    ot=$(time_cmd "$cli" -q -r "$w/ref-$frames.yuv" -d "$w/dis-$frames.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t" "${cli_feat[@]}")
+    # Rounds of libvmaf, our CLI, our filter, one run each, so that a slow spell of a shared
+    # machine lands on all three; each ratio is the median of the rounds' own ratios.
+    lts=(); ots=(); fts=(); rcli=(); rfilter=()
+    for _ in $(seq "$runs"); do
+        l=$(time_once "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$tag.yuv" $raw -i "$w/ref-$tag.yuv" \
+            -lavfi "libvmaf=n_threads=$t$fopt" -f null -)
+        o=$(time_once "$cli" -q -r "$w/ref-$tag.yuv" -d "$w/dis-$tag.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t" "${cli_feat[@]}")
+        lts+=("$l"); ots+=("$o"); rcli+=("$(ratio "$l" "$o")")
+        if [ "$have_filter" = 1 ]; then
+            f=$(time_once "$ff" -nostdin -hide_banner $raw -i "$w/dis-$tag.yuv" $raw -i "$w/ref-$tag.yuv" \
+                -lavfi "vmaf_rs=n_threads=$t$fopt" -f null -)
+            fts+=("$f"); rfilter+=("$(ratio "$l" "$f")")
+        fi
+    done
+    lt=$(median "${lts[@]}"); ot=$(median "${ots[@]}")
     printf '%-34s %8.2f %8s\n' "libvmaf (ffmpeg) n_threads=$t" "$lt" "$(fps "$lt")"
     printf '%-34s %8.2f %8s\n' "vmaf-rs CLI --threads $t" "$ot" "$(fps "$ot")"
-    line="threads=$t: vmaf-rs CLI / libvmaf = $(ratio "$lt" "$ot")x"
-    if [ -x "$ff" ] && "$ff" -hide_banner -filters 2>/dev/null | grep -q vmaf_rs; then
-        ft=$(time_cmd "$ff" -nostdin -hide_banner $raw -i "$w/dis-$frames.yuv" $raw -i "$w/ref-$frames.yuv" \
-            -lavfi "vmaf_rs=n_threads=$t$fopt" -f null -)
+    line="threads=$t: vmaf-rs CLI / libvmaf = $(median "${rcli[@]}")x"
+    if [ "$have_filter" = 1 ]; then
+        ft=$(median "${fts[@]}")
         printf '%-34s %8.2f %8s\n' "vmaf_rs (ffmpeg) n_threads=$t" "$ft" "$(fps "$ft")"
-        line="$line; -lavfi vmaf_rs / libvmaf = $(ratio "$lt" "$ft")x"
+        line="$line; -lavfi vmaf_rs / libvmaf = $(median "${rfilter[@]}")x"
     fi
     summary+=("$line")
 done
 echo
-printf 'ratio (fps, higher is faster): %s\n' "${summary[@]}"
+for l in "${summary[@]}"; do
+    printf 'ratio (fps, higher is faster; the median of %s alternated rounds): %s\n' "$runs" "$l"
+done
