@@ -5,7 +5,8 @@
 //!   [`scalar::dwt_s0_horizontal`]);
 //! * the scale-1..3 DWT row kernels ([`scalar::dwt_s123_vertical`],
 //!   [`scalar::dwt_s123_horizontal`]);
-//! * [`scalar::decouple_s0`]: see [`decouple_s0`];
+//! * [`scalar::decouple_s0`] / [`scalar::decouple_s123`]: see [`decouple_s0`] /
+//!   [`decouple_s123`];
 //! * [`scalar::csf_s0`] / [`scalar::csf_s123`]: see [`csf_s0`] / [`csf_s123`];
 //! * [`scalar::cm_s0_interior`] (the scale-0 contrast masking, libvmaf `adm_cm`): see
 //!   [`cm_s0_interior`];
@@ -40,6 +41,7 @@ pub(super) fn install(k: &mut Kernels) {
     k.dwt_s123_vertical_i32 = dwt_s123_vertical_i32;
     k.dwt_s123_horizontal = dwt_s123_horizontal;
     k.decouple_s0 = decouple_s0;
+    k.decouple_s123 = decouple_s123;
     k.csf_s0 = csf_s0;
     k.csf_s123 = csf_s123;
     k.cm_s0_interior = cm_s0_interior;
@@ -1027,6 +1029,282 @@ fn csf_s123_avx2(
         };
         scalar::csf_s123(src_hvd, csf, flt, stride, tail, i_rfactor);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale-1..3 decoupling
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX2 [`scalar::decouple_s123`]: 4 samples per step, every `int64` of the scalar kernel a
+/// 64-bit lane. Steps whose six samples are all below 2^25 in magnitude (the bands of real
+/// pictures) run in vectors: the angle test's dot products (below 2^51) exact in `double` by the
+/// `1.5 * 2^52` bias, then rounded to `float` once (C's `(float)` of the `int64`); the 15
+/// leading bits of `|o|` from the exponent of its exact `double`, their `DIV_LOOKUP` reciprocal
+/// by [`div_q30`], the rounding constant `1 << (14 + shift)` as C's `int` (which wraps at
+/// `shift` 17), the arithmetic 64-bit shift emulated with the sign mask; the gain limit in
+/// `double` with `minpd`/`maxpd` and `cvttpd2dq`, as the AVX-512 peer. Other steps and a row's
+/// last `< 4` samples go to the scalar kernel.
+fn decouple_s123(
+    ref_hvd: [&[i32]; 3],
+    dis_hvd: [&[i32]; 3],
+    r_hvd: [&mut [i32]; 3],
+    a_hvd: [&mut [i32]; 3],
+    stride: usize,
+    reg: Region,
+    egl: f64,
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    unsafe { decouple_s123_avx2(ref_hvd, dis_hvd, r_hvd, a_hvd, stride, reg, egl) }
+}
+
+#[target_feature(enable = "avx2")]
+fn decouple_s123_avx2(
+    ref_hvd: [&[i32]; 3],
+    dis_hvd: [&[i32]; 3],
+    r_hvd: [&mut [i32]; 3],
+    a_hvd: [&mut [i32]; 3],
+    stride: usize,
+    reg: Region,
+    egl: f64,
+) {
+    if reg.bottom <= reg.top || reg.right <= reg.left {
+        return;
+    }
+    let [r_h, r_v, r_d] = r_hvd;
+    let [a_h, a_v, a_d] = a_hvd;
+    let mut out = [r_h, r_v, r_d, a_h, a_v, a_d];
+    // Every step reads and writes [i * stride + j, i * stride + j + 4) with j + 4 <= right.
+    let end = (reg.bottom - 1) * stride + reg.right;
+    assert!(ref_hvd.iter().chain(&dis_hvd).all(|b| b.len() >= end));
+    assert!(out.iter().all(|b| b.len() >= end));
+    let egl_v = _mm256_set1_pd(egl);
+    let n4 = (reg.right - reg.left) / 4 * 4;
+    for i in reg.top..reg.bottom {
+        for j in (reg.left..reg.left + n4).step_by(4) {
+            let p = i * stride + j;
+            // SAFETY: p + 4 <= i * stride + right <= end <= every band's length (checked above);
+            // the loads are unaligned.
+            let load = |b: &[i32]| unsafe { _mm_loadu_si128(b.as_ptr().add(p).cast()) };
+            let o = ref_hvd.map(load);
+            let t = dis_hvd.map(load);
+            let any = [o[0], o[1], o[2], t[0], t[1], t[2]]
+                .iter()
+                .fold(_mm_setzero_si128(), |m, &v| {
+                    _mm_or_si128(m, _mm_abs_epi32(v))
+                });
+            // |v| < 2^30 for all six (|INT32_MIN| keeps bit 31 set), and an angle test the
+            // vectors can decide.
+            let step = if _mm_testz_si128(any, _mm_set1_epi32(!((1 << 30) - 1))) == 0 {
+                None
+            } else {
+                decouple_s123_step(o, t, egl_v)
+            };
+            let Some((r, a)) = step else {
+                let one = Region {
+                    top: i,
+                    bottom: i + 1,
+                    left: j,
+                    right: j + 4,
+                };
+                let [r0, r1, r2, a0, a1, a2] = &mut out;
+                scalar::decouple_s123(
+                    ref_hvd,
+                    dis_hvd,
+                    [r0, r1, r2],
+                    [a0, a1, a2],
+                    stride,
+                    one,
+                    egl,
+                );
+                continue;
+            };
+            for b in 0..3 {
+                // SAFETY: as for the loads; the stores are unaligned.
+                unsafe {
+                    _mm_storeu_si128(out[b].as_mut_ptr().add(p).cast(), r[b]);
+                    _mm_storeu_si128(out[3 + b].as_mut_ptr().add(p).cast(), a[b]);
+                }
+            }
+        }
+        if n4 < reg.right - reg.left {
+            let tail = Region {
+                top: i,
+                bottom: i + 1,
+                left: reg.left + n4,
+                right: reg.right,
+            };
+            let [r0, r1, r2, a0, a1, a2] = &mut out;
+            scalar::decouple_s123(
+                ref_hvd,
+                dis_hvd,
+                [r0, r1, r2],
+                [a0, a1, a2],
+                stride,
+                tail,
+                egl,
+            );
+        }
+    }
+}
+
+/// The `double` of 4 `int64` lanes, rounded once: the exact `double`s of the signed high and
+/// unsigned low 32-bit halves, combined by one addition.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn i64_to_f64_approx(v: __m256i) -> __m256d {
+    let two52 = _mm256_set1_pd(4_503_599_627_370_496.0);
+    let lo = _mm256_sub_pd(
+        _mm256_castsi256_pd(_mm256_or_si256(
+            _mm256_and_si256(v, _mm256_set1_epi64x(0xffff_ffff)),
+            _mm256_castpd_si256(two52),
+        )),
+        two52,
+    );
+    let hi = _mm256_cvtepi32_pd(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        v,
+        _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7),
+    )));
+    _mm256_add_pd(_mm256_mul_pd(hi, _mm256_set1_pd(4_294_967_296.0)), lo)
+}
+
+/// The 4 `i32` in the low halves of the 64-bit lanes of `v`, in order.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn low_halves(v: __m256i) -> __m128i {
+    _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        v,
+        _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
+    ))
+}
+
+/// One step of [`decouple_s123_avx2`]: the restored and additive values of the three bands of 4
+/// samples whose values are all below 2^30 in magnitude, or `None` where an angle test is too
+/// close to call in `double` (the caller runs the scalar kernel).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn decouple_s123_step(
+    o32: [__m128i; 3],
+    t32: [__m128i; 3],
+    egl: __m256d,
+) -> Option<([__m128i; 3], [__m128i; 3])> {
+    let o = o32.map(|v| _mm256_cvtepi32_epi64(v));
+    let t = t32.map(|v| _mm256_cvtepi32_epi64(v));
+    // The angle flag, `ot >= 0 && ot^2 >= cos^2(1°) * om * tm` of the `(float)`s of the int64
+    // dot products (then `/ 4096` in `double`): the sign of `ot` from the exact int64; the
+    // comparison from `double` approximations (relative error below 2^-52) of the unrounded
+    // products, which decide it wherever the two sides differ by more than 2^-20 of the right
+    // side, more than the float roundings (2^-24 each) can move them. Nearer than that the
+    // step is undecided and goes to the scalar kernel (`None`).
+    let dot = |a0: __m256i, a1: __m256i, b0: __m256i, b1: __m256i| {
+        _mm256_add_epi64(_mm256_mul_epi32(a0, b0), _mm256_mul_epi32(a1, b1))
+    };
+    let ot = dot(o[0], o[1], t[0], t[1]);
+    let ot_d = i64_to_f64_approx(ot);
+    let (o0, o1) = (_mm256_cvtepi32_pd(o32[0]), _mm256_cvtepi32_pd(o32[1]));
+    let (t0, t1) = (_mm256_cvtepi32_pd(t32[0]), _mm256_cvtepi32_pd(t32[1]));
+    let om = _mm256_add_pd(_mm256_mul_pd(o0, o0), _mm256_mul_pd(o1, o1));
+    let tm = _mm256_add_pd(_mm256_mul_pd(t0, t0), _mm256_mul_pd(t1, t1));
+    let lhs = _mm256_mul_pd(ot_d, ot_d);
+    let rhs = _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(COS_1DEG_SQ as f64), om), tm);
+    let margin = 1.0 / (1 << 20) as f64;
+    let above = _mm256_cmp_pd::<_CMP_GE_OQ>(lhs, _mm256_mul_pd(rhs, _mm256_set1_pd(1.0 + margin)));
+    let below = _mm256_cmp_pd::<_CMP_LT_OQ>(lhs, _mm256_mul_pd(rhs, _mm256_set1_pd(1.0 - margin)));
+    let ot_neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), ot);
+    let undecided = _mm256_andnot_si256(
+        ot_neg,
+        _mm256_castpd_si256(_mm256_andnot_pd(
+            _mm256_or_pd(above, below),
+            _mm256_castsi256_pd(_mm256_cmpeq_epi64(ot, ot)),
+        )),
+    );
+    if _mm256_testz_si256(undecided, undecided) == 0 {
+        return None;
+    }
+    let flag = _mm256_andnot_si256(ot_neg, _mm256_castpd_si256(above));
+    let z = _mm256_setzero_si256();
+    let one = _mm256_set1_epi64x(1);
+    let k32768 = _mm256_set1_epi64x(32768);
+    let two52 = _mm256_set1_pd(4_503_599_627_370_496.0);
+    let mut r_out = [_mm_setzero_si128(); 3];
+    let mut a_out = [_mm_setzero_si128(); 3];
+    for b in 0..3 {
+        let (ob, tb) = (o[b], t[b]);
+        let zero = _mm256_cmpeq_epi64(ob, z);
+        let negative = _mm256_cmpgt_epi64(z, ob);
+        let abs = _mm256_sub_epi64(_mm256_xor_si256(ob, negative), negative);
+        // From 2^15 up, the 15 leading bits of |o|, rounded: (|o| + 2^(s-1)) >> s with s =
+        // floor(log2 |o|) - 14, the floor from the exponent of the exact double of |o| (< 2^25).
+        let big = _mm256_cmpgt_epi64(abs, _mm256_set1_epi64x(32767));
+        let exact = _mm256_sub_pd(
+            _mm256_castsi256_pd(_mm256_or_si256(abs, _mm256_castpd_si256(two52))),
+            two52,
+        );
+        let s = _mm256_sub_epi64(
+            _mm256_srli_epi64::<52>(_mm256_castpd_si256(exact)),
+            _mm256_set1_epi64x(1023 + 14),
+        );
+        let shift = _mm256_and_si256(big, s);
+        let half = _mm256_srli_epi64::<1>(_mm256_sllv_epi64(one, shift));
+        let msb = _mm256_srlv_epi64(_mm256_add_epi64(abs, half), shift);
+        // DIV_LOOKUP[msb + 32768] * t * sign, exact in int64; lanes with o = 0 (msb 0: the
+        // division gives garbage) take k = 32768 below. `msb` is exact in double (< 2^16).
+        let msb_d = _mm256_sub_pd(
+            _mm256_castsi256_pd(_mm256_or_si256(msb, _mm256_castpd_si256(two52))),
+            two52,
+        );
+        let div = div_q30(msb_d);
+        let num = _mm256_mul_epi32(_mm256_cvtepi32_epi64(div), tb);
+        let num = _mm256_blendv_epi8(num, _mm256_sub_epi64(z, num), negative);
+        // The rounding 1 << (14 + shift) as a C `int`: INT32_MIN at shift 17.
+        let round = _mm256_blendv_epi8(
+            _mm256_sllv_epi64(one, _mm256_add_epi64(shift, _mm256_set1_epi64x(14))),
+            _mm256_set1_epi64x(i32::MIN as i64),
+            _mm256_cmpeq_epi64(shift, _mm256_set1_epi64x(17)),
+        );
+        // Arithmetic shift right by 15 + shift (< 64): a logical one of the value with its sign
+        // folded away, the sign folded back.
+        let x = _mm256_add_epi64(num, round);
+        let sign = _mm256_cmpgt_epi64(z, x);
+        let q = _mm256_xor_si256(
+            _mm256_srlv_epi64(
+                _mm256_xor_si256(x, sign),
+                _mm256_add_epi64(shift, _mm256_set1_epi64x(15)),
+            ),
+            sign,
+        );
+        let q = _mm256_blendv_epi8(q, z, _mm256_cmpgt_epi64(z, q));
+        let q = _mm256_blendv_epi8(q, k32768, _mm256_cmpgt_epi64(q, k32768));
+        let k = _mm256_blendv_epi8(q, k32768, zero);
+        // r = (int32)((k * o + 16384) >> 15): bits 15..46 of the sum, which a logical shift
+        // gives as well as an arithmetic one.
+        let r = low_halves(_mm256_srli_epi64::<15>(_mm256_add_epi64(
+            _mm256_mul_epi32(k, ob),
+            _mm256_set1_epi64x(16384),
+        )));
+        // The gain limit where the angles agree and the restoration has a sign (k > 0, o != 0).
+        let apply = low_halves(_mm256_andnot_si256(
+            zero,
+            _mm256_and_si256(flag, _mm256_cmpgt_epi64(k, z)),
+        ));
+        let r = if _mm_testz_si128(apply, apply) == 0 {
+            let g = _mm256_mul_pd(_mm256_cvtepi32_pd(r), egl);
+            let tt = _mm256_cvtepi32_pd(t32[b]);
+            let lim_pos = _mm256_cvttpd_epi32(_mm256_min_pd(g, tt));
+            let lim_neg = _mm256_cvttpd_epi32(_mm256_max_pd(g, tt));
+            let lim = _mm_blendv_epi8(
+                lim_neg,
+                lim_pos,
+                _mm_cmpgt_epi32(o32[b], _mm_setzero_si128()),
+            );
+            _mm_blendv_epi8(r, lim, apply)
+        } else {
+            r
+        };
+        r_out[b] = r;
+        // a = t - r, wrapping in 32 bits.
+        a_out[b] = _mm_sub_epi32(t32[b], r);
+    }
+    Some((r_out, a_out))
 }
 
 /// `DIV_LOOKUP[32768 + v]` (libvmaf's reciprocal table, `2^30 / v` in C's truncating integer

@@ -323,6 +323,69 @@ fn decouple_s0_extreme_orientations_match_scalar_at_every_level() {
     }
 }
 
+/// Every SIMD level's scale-1..3 decoupling equals the scalar one where the angle test is on a
+/// knife's edge: distorted (h, v) vectors turned by one degree, give or take up to 2^-16 radian,
+/// from wide reference ones (magnitudes 2^10 to 2^29), so the `float` roundings of the dot
+/// products decide the test (a SIMD peer that decides it in another precision must hand these
+/// to the scalar kernel).
+#[test]
+fn decouple_s123_one_degree_edge_matches_scalar_at_every_level() {
+    let mut s = 0x0123_4567_89ab_cdefu64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let n = 4096;
+    let mut o: [Vec<i32>; 3] = Default::default();
+    let mut t: [Vec<i32>; 3] = Default::default();
+    let one_degree = std::f64::consts::PI / 180.0;
+    for i in 0..n {
+        let a = (rnd() % 6283) as f64 / 1000.0;
+        let eps = ((rnd() % 2001) as f64 - 1000.0) / 1000.0 / 65536.0;
+        let turn = if i % 2 == 0 { one_degree } else { -one_degree };
+        let (ro, rt) = (
+            (1u64 << (10 + rnd() % 20)) as f64 * (1.0 + (rnd() % 1000) as f64 / 1000.0),
+            (1u64 << (10 + rnd() % 20)) as f64 * (1.0 + (rnd() % 1000) as f64 / 1000.0),
+        );
+        let b = a + turn + eps;
+        o[0].push((ro * a.cos()).round().clamp(-1e9, 1e9) as i32);
+        o[1].push((ro * a.sin()).round().clamp(-1e9, 1e9) as i32);
+        t[0].push((rt * b.cos()).round().clamp(-1e9, 1e9) as i32);
+        t[1].push((rt * b.sin()).round().clamp(-1e9, 1e9) as i32);
+        o[2].push((rnd() as i32) >> 4);
+        t[2].push((rnd() as i32) >> 4);
+    }
+    let reg = scalar::Region {
+        top: 0,
+        bottom: 1,
+        left: 0,
+        right: n,
+    };
+    for egl in [1.0, 100.0] {
+        let run = |k: DecoupleS123| {
+            let (mut r, mut a) = (vec![vec![7i32; n]; 3], vec![vec![7i32; n]; 3]);
+            {
+                let [r0, r1, r2] = &mut r[..] else {
+                    unreachable!()
+                };
+                let [a0, a1, a2] = &mut a[..] else {
+                    unreachable!()
+                };
+                let (ob, tb) = ([&o[0][..], &o[1], &o[2]], [&t[0][..], &t[1], &t[2]]);
+                k(ob, tb, [r0, r1, r2], [a0, a1, a2], n, reg, egl);
+            }
+            (r, a)
+        };
+        let want = run(scalar::decouple_s123);
+        for level in sweep_levels("decouple_s123_one_degree_edge_matches_scalar_at_every_level") {
+            let got = run(Kernels::for_level(level).decouple_s123);
+            assert!(got == want, "{level:?} egl {egl}");
+        }
+    }
+}
+
 /// Every SIMD level's scale-1..3 decoupling equals the scalar one on random bands (wide `i32`
 /// values, values around 2^15 where the reciprocal switches to the 15 leading bits, near-parallel
 /// pairs that take the gain limit, extremes up to `INT32_MIN` where the rounding constant wraps)
