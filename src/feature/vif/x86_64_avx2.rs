@@ -11,7 +11,7 @@ use core::arch::x86_64::*;
 
 use super::scalar::SplitRow;
 use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES, NARROW_LINE};
-use super::tables::{EPS, FILTER_S0, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
+use super::tables::{self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
 use super::{madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels};
 
 /// Replaces the entries of `k` that have an AVX2 kernel, if this CPU has AVX2.
@@ -684,9 +684,17 @@ struct TermSums<'a> {
     /// Per-lane sums of the non-log terms (64-bit lanes) and their count.
     non_log: __m256i,
     non_log_count: i64,
-    /// Per-lane sums of the log terms (64-bit lanes).
+    /// Per-lane sums of the log terms (64-bit lanes), and the latest ones in 32-bit lanes
+    /// (`*_32`, moved into the 64-bit sums every [`TermSums::WIDEN_EVERY`] vectors).
     den_log: __m256i,
     num_log: __m256i,
+    den_log_32: __m256i,
+    num_log_32: __m256i,
+    /// Vectors added to the 32-bit lanes since they were last moved.
+    pending: u32,
+    /// The arithmetic `log2` of the standard table (`None` for another table: every look-up
+    /// then gathers).
+    fast: Option<FastLog2>,
 }
 
 impl<'a> TermSums<'a> {
@@ -702,13 +710,39 @@ impl<'a> TermSums<'a> {
             non_log_count: 0,
             den_log: z,
             num_log: z,
+            den_log_32: z,
+            num_log_32: z,
+            pending: 0,
+            fast: std::ptr::eq(log2, tables::log2_table()).then(|| FastLog2::new()),
         }
+    }
+
+    /// Vectors of log terms the 32-bit lane sums take before they move to the 64-bit ones: a
+    /// lane's `den_log` term is in `[0, 15 * 2048]` and its `num_log` term in `[0, 35 * 2048]`
+    /// (`log2` of values in `[2^17, 2^52)`), so 8192 of them stay below 2^31.
+    const WIDEN_EVERY: u32 = 8192;
+
+    /// Moves the 32-bit lane sums of the log terms into the 64-bit ones.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn widen(&mut self) {
+        let wide = |v: __m256i| {
+            _mm256_add_epi64(
+                _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)),
+                _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(v)),
+            )
+        };
+        self.den_log = _mm256_add_epi64(self.den_log, wide(self.den_log_32));
+        self.num_log = _mm256_add_epi64(self.num_log, wide(self.num_log_32));
+        let z = _mm256_setzero_si256();
+        (self.den_log_32, self.num_log_32, self.pending) = (z, z, 0);
     }
 
     /// Adds the lane sums to `sums`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn flush(&self, sums: &mut VifSums) {
+    fn flush(&mut self, sums: &mut VifSums) {
+        self.widen();
         sums.num_non_log += sum_i64x4(self.non_log);
         sums.den_non_log += self.non_log_count;
         sums.den_log += sum_i64x4(self.den_log);
@@ -777,6 +811,7 @@ impl<'a> TermSums<'a> {
         if self.vector_log {
             let t = LogTerms {
                 log2: self.log2,
+                fast: self.fast.as_ref(),
                 gain_limit: _mm256_set1_pd(self.gain_limit),
             };
             let log = _mm256_xor_si256(lin, _mm256_cmpeq_epi32(z, z));
@@ -785,24 +820,14 @@ impl<'a> TermSums<'a> {
                 log,
                 _mm256_and_si256(_mm256_cmpgt_epi32(sigma12, z), _mm256_cmpgt_epi32(s2, z)),
             );
-            let half = |v: __m256i, hi: bool| {
-                if hi {
-                    _mm256_extracti128_si256::<1>(v)
-                } else {
-                    _mm256_castsi256_si128(v)
-                }
-            };
-            for hi in [false, true] {
-                let (d, n) = t.terms(
-                    half(sigma1_sq, hi),
-                    half(s2, hi),
-                    half(sigma12, hi),
-                    half(log, hi),
-                    half(cond, hi),
-                    den,
-                );
-                self.den_log = _mm256_add_epi64(self.den_log, d);
-                self.num_log = _mm256_add_epi64(self.num_log, n);
+            let (d, n) = t.terms(sigma1_sq, s2, sigma12, log, cond, den);
+            if den {
+                self.den_log_32 = _mm256_add_epi32(self.den_log_32, d);
+            }
+            self.num_log_32 = _mm256_add_epi32(self.num_log_32, n);
+            self.pending += 1;
+            if self.pending == Self::WIDEN_EVERY {
+                self.widen();
             }
         } else {
             debug_assert!(den, "the split passes need the vector log path");
@@ -1124,11 +1149,12 @@ fn sum_i64x4(v: __m256i) -> i64 {
     l.iter().fold(0i64, |s, &x| s.wrapping_add(x))
 }
 
-/// The log branch of [`scalar::vif_term`] for 4 lanes, in the same `double` operations (division,
-/// products and difference in the scalar's order, no fused multiply-add), the same truncations
-/// and the same table look-ups.
+/// The log branch of [`scalar::vif_term`] for 8 lanes, in the same `double` operations (division,
+/// products and difference in the scalar's order, no fused multiply-add; 4 lanes at a time), the
+/// same truncations and the same table entries.
 struct LogTerms<'a> {
     log2: &'a [u16; LOG2_TABLE_LEN],
+    fast: Option<&'a FastLog2>,
     gain_limit: __m256d,
 }
 
@@ -1137,79 +1163,219 @@ impl LogTerms<'_> {
     /// where [`trunc_u52`] is exact; libvmaf's option allows at most 100.
     const MAX_GAIN_LIMIT: f64 = 1024.0;
 
-    /// `(den_log, num_log)` terms of the 4 lanes as `i64` lanes, zero where the lane is not in
-    /// the log branch (`log`) or has no numerator term (`cond`: log, `sigma12 > 0`,
-    /// `sigma2_sq > 0`). `s2` is `max(sigma2_sq, 0)`.
+    /// `(den_log, num_log)` terms of the 8 lanes as `i32` lanes, zero where the lane is not in
+    /// the log branch (`log`, all ones per lane) or has no numerator term (`cond`: log,
+    /// `sigma12 > 0`, `sigma2_sq > 0`); `den_log` zero without `den`. `s2` is
+    /// `max(sigma2_sq, 0)`. Lanes outside the masks compute garbage that reads no memory.
     #[inline]
     #[target_feature(enable = "avx2")]
     fn terms(
         &self,
-        s1: __m128i,
-        s2: __m128i,
-        s12: __m128i,
-        log: __m128i,
-        cond: __m128i,
+        s1: __m256i,
+        s2: __m256i,
+        s12: __m256i,
+        log: __m256i,
+        cond: __m256i,
         den: bool,
     ) -> (__m256i, __m256i) {
-        let nsq = _mm_set1_epi32(SIGMA_NSQ);
-        let (log64, cond64) = (_mm256_cvtepi32_epi64(log), _mm256_cvtepi32_epi64(cond));
-        // Any value in the table's domain, for lanes whose results are discarded.
-        let safe = _mm256_set1_epi64x(1 << 17);
+        let nsq = _mm256_set1_epi32(SIGMA_NSQ);
         // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17.
         let den_t = if den {
-            let d = _mm256_cvtepu32_epi64(_mm_add_epi32(s1, nsq));
-            let d = _mm256_blendv_epi8(safe, d, log64);
-            _mm256_sub_epi64(self.log2_u52(d), _mm256_set1_epi64x(2048 * 17))
+            let d = self.log2_u32(_mm256_add_epi32(s1, nsq), log);
+            _mm256_and_si256(_mm256_sub_epi32(d, _mm256_set1_epi32(2048 * 17)), log)
         } else {
             _mm256_setzero_si256()
         };
-        // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12), >= 0.
-        let (s1d, s2d, s12d) = (
-            _mm256_cvtepi32_pd(s1),
-            _mm256_cvtepi32_pd(s2),
-            _mm256_cvtepi32_pd(s12),
+        if _mm256_testz_si256(cond, cond) != 0 {
+            return (den_t, _mm256_setzero_si256());
+        }
+        let half = |v: __m256i, hi: bool| {
+            if hi {
+                _mm256_extracti128_si256::<1>(v)
+            } else {
+                _mm256_castsi256_si128(v)
+            }
+        };
+        // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12), >= 0;
+        // g' = min(g, limit) and (int64)(g' * g' * sigma1_sq), per 4 lanes.
+        let mut sv = [_mm_setzero_si128(); 2];
+        let mut ggs = [_mm256_setzero_si256(); 2];
+        for (h, hi) in [false, true].into_iter().enumerate() {
+            let (s1d, s2d, s12d) = (
+                _mm256_cvtepi32_pd(half(s1, hi)),
+                _mm256_cvtepi32_pd(half(s2, hi)),
+                _mm256_cvtepi32_pd(half(s12, hi)),
+            );
+            let g = _mm256_div_pd(s12d, _mm256_add_pd(s1d, _mm256_set1_pd(EPS)));
+            // cvttpd gives INT32_MIN out of range, like the scalar's saturation (only downwards).
+            sv[h] = _mm256_cvttpd_epi32(_mm256_sub_pd(s2d, _mm256_mul_pd(g, s12d)));
+            // g = g < limit ? g : limit (minpd returns its second operand unless first < second).
+            let g = _mm256_min_pd(g, self.gain_limit);
+            ggs[h] = trunc_u52(_mm256_mul_pd(_mm256_mul_pd(g, g), s1d));
+        }
+        let sv = _mm256_max_epi32(_mm256_set_m128i(sv[1], sv[0]), _mm256_setzero_si256());
+        let numer1 = _mm256_add_epi32(sv, nsq);
+        let numer1_tmp = [
+            _mm256_add_epi64(ggs[0], _mm256_cvtepu32_epi64(half(numer1, false))),
+            _mm256_add_epi64(ggs[1], _mm256_cvtepu32_epi64(half(numer1, true))),
+        ];
+        let num = _mm256_sub_epi32(
+            self.log2_u52x2(numer1_tmp, cond),
+            self.log2_u32(numer1, cond),
         );
-        let g = _mm256_div_pd(s12d, _mm256_add_pd(s1d, _mm256_set1_pd(EPS)));
-        let sv = _mm256_sub_pd(s2d, _mm256_mul_pd(g, s12d));
-        // cvttpd gives INT32_MIN out of range, like the scalar's saturation (only downwards).
-        let sv = _mm_max_epi32(_mm256_cvttpd_epi32(sv), _mm_setzero_si128());
-        // g = g < limit ? g : limit (minpd returns its second operand unless first < second).
-        let g = _mm256_min_pd(g, self.gain_limit);
-        let numer1 = _mm256_cvtepu32_epi64(_mm_add_epi32(sv, nsq));
-        let numer1_tmp =
-            _mm256_add_epi64(trunc_u52(_mm256_mul_pd(_mm256_mul_pd(g, g), s1d)), numer1);
-        let numer1 = _mm256_blendv_epi8(safe, numer1, cond64);
-        let numer1_tmp = _mm256_blendv_epi8(safe, numer1_tmp, cond64);
-        let num_t = _mm256_sub_epi64(self.log2_u52(numer1_tmp), self.log2_u52(numer1));
-        (
-            _mm256_and_si256(den_t, log64),
-            _mm256_and_si256(num_t, cond64),
+        (den_t, _mm256_and_si256(num, cond))
+    }
+
+    /// libvmaf's `log2_32` of the 8 `u32` lanes in `m` (each in `[2^15, 2^32)`):
+    /// `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`; other lanes are garbage.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn log2_u32(&self, v: __m256i, m: __m256i) -> __m256i {
+        // floor(log2(v)) is the exponent of (float)(v >> 1) plus one, or that less one where the
+        // float rounded up to a power of two (then v >> k falls below 2^15).
+        let f = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_srli_epi32::<1>(v)));
+        let k = _mm256_sub_epi32(_mm256_srli_epi32::<23>(f), _mm256_set1_epi32(127 - 1 + 15));
+        let over = _mm256_cmpgt_epi32(_mm256_set1_epi32(1 << 15), _mm256_srlv_epi32(v, k));
+        let k = _mm256_add_epi32(k, over);
+        let idx = _mm256_srlv_epi32(v, k);
+        _mm256_add_epi32(self.lookup(idx, m), _mm256_slli_epi32::<11>(k))
+    }
+
+    /// libvmaf's `log2_64` of 8 `u64` lanes (two vectors of 4, each in `[2^15, 2^52)`) in `m`:
+    /// `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`, the floor taken from the
+    /// exponent of the exact `double` of `v`, as `i32` lanes (lanes 0-3 from `v[0]`); other lanes
+    /// are garbage.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn log2_u52x2(&self, v: [__m256i; 2], m: __m256i) -> __m256i {
+        let two52 = _mm256_set1_pd(4_503_599_627_370_496.0);
+        let low32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        let mut k = [_mm_setzero_si128(); 2];
+        let mut idx = [_mm_setzero_si128(); 2];
+        for h in 0..2 {
+            let d = _mm256_sub_pd(
+                _mm256_castsi256_pd(_mm256_or_si256(v[h], _mm256_castpd_si256(two52))),
+                two52,
+            );
+            let kh = _mm256_sub_epi64(
+                _mm256_srli_epi64::<52>(_mm256_castpd_si256(d)),
+                _mm256_set1_epi64x(1023 + 15),
+            );
+            // v >> k is below 2^16 and k below 64: both narrow to 32 bits exactly.
+            let narrow = |x: __m256i| _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(x, low32));
+            idx[h] = narrow(_mm256_srlv_epi64(v[h], kh));
+            k[h] = narrow(kh);
+        }
+        let (idx, k) = (
+            _mm256_set_m128i(idx[1], idx[0]),
+            _mm256_set_m128i(k[1], k[0]),
+        );
+        _mm256_add_epi32(self.lookup(idx, m), _mm256_slli_epi32::<11>(k))
+    }
+
+    /// `table[idx]` for the lanes in `m` (each index in `[2^15, 2^16)`); other lanes are
+    /// garbage. By arithmetic ([`FastLog2`]) where the table is the standard one, gathered for
+    /// the lanes near a rounding boundary (about 16 in 10 000) and for every lane of another
+    /// table.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn lookup(&self, idx: __m256i, m: __m256i) -> __m256i {
+        let (value, near) = match self.fast {
+            Some(f) => {
+                let (v, near) = f.entry(idx);
+                (v, _mm256_and_si256(near, m))
+            }
+            None => (_mm256_setzero_si256(), m),
+        };
+        if _mm256_testz_si256(near, near) != 0 {
+            return value;
+        }
+        // Gather the 32 bits at entry idx - 1 and keep the high half (entry idx), so every read
+        // stays inside the table.
+        let at = _mm256_sub_epi32(idx, _mm256_set1_epi32(1));
+        // SAFETY: for the lanes in `near` (a subset of `m`), 32767 <= idx - 1 <= 65534, so each
+        // 4-byte read at byte 2 * (idx - 1) lies inside the 65536-entry (131072-byte) table;
+        // the other lanes are not read; gathers need no alignment.
+        let pair =
+            unsafe { _mm256_mask_i32gather_epi32::<2>(value, self.log2.as_ptr().cast(), at, near) };
+        _mm256_blendv_epi8(value, _mm256_srli_epi32::<16>(pair), near)
+    }
+}
+
+/// The `log2` table's entries by arithmetic, 8 lanes: the AVX-512 peer's method
+/// ([`tables::log2_fast_consts`]: per index `i` in `[2^15, 2^16)`, `y = L[j] + p(r)` in `f32`
+/// with `j` the five bits below the leading one, `r = (i mod 2^10) / (2^15 + 2^10 j)` and `p`
+/// the degree-4 polynomial of `2048 * log2(1 + r)`; the entry `15 * 2048 + round(y)` unless `y`
+/// lies near a rounding boundary, [`tables::LOG2_FAST_GUARD_BELOW`]), the 32-entry constants
+/// picked by four `vpermps` and three blends, the polynomial in separate multiplies and adds (no
+/// FMA at this level). The exhaustive unit test `fast_log2_every_index` checks every unflagged
+/// index against the table: its operations are IEEE `f32` ones, the same on every CPU.
+#[derive(Clone, Copy)]
+struct FastLog2 {
+    inv: [__m256; 4],
+    base: [__m256; 4],
+    poly: [__m256; 4],
+}
+
+impl FastLog2 {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn new() -> Self {
+        let (inv, base) = tables::log2_fast_consts();
+        let quarters = |t: &[f32; tables::LOG2_FAST_SEGMENTS]| {
+            // SAFETY: `t` holds 32 `f32`, four vectors' worth; the loads are unaligned.
+            std::array::from_fn(|q| unsafe { _mm256_loadu_ps(t.as_ptr().add(8 * q)) })
+        };
+        FastLog2 {
+            inv: quarters(inv),
+            base: quarters(base),
+            poly: tables::LOG2_FAST_POLY.map(|c| _mm256_set1_ps(c)),
+        }
+    }
+
+    /// Entry `j` (bits 0-4 of the lanes of `j`) of a 32-entry table in four vectors; `b3`, `b4`
+    /// hold bits 3 and 4 of `j` in their sign bits.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn pick(t: &[__m256; 4], j: __m256i, b3: __m256, b4: __m256) -> __m256 {
+        let p = |q: usize| _mm256_permutevar8x32_ps(t[q], j);
+        _mm256_blendv_ps(
+            _mm256_blendv_ps(p(0), p(1), b3),
+            _mm256_blendv_ps(p(2), p(3), b3),
+            b4,
         )
     }
 
-    /// libvmaf's `log2_32` / `log2_64` (which agree) of 4 `u64` lanes in `[2^15, 2^52)`:
-    /// `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`, the floor taken from the
-    /// exponent of the exact `double` of `v`.
+    /// `(entries, near)`: the table entries of the 8 indices (each in `[2^15, 2^16)`), correct
+    /// in every lane outside `near` (all ones where near a rounding boundary).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn log2_u52(&self, v: __m256i) -> __m256i {
-        let two52 = _mm256_set1_pd(4_503_599_627_370_496.0);
-        let d = _mm256_sub_pd(
-            _mm256_castsi256_pd(_mm256_or_si256(v, _mm256_castpd_si256(two52))),
-            two52,
+    fn entry(&self, idx: __m256i) -> (__m256i, __m256i) {
+        // idx >> 10 is 32 + j; vpermps reads its low three bits.
+        let j = _mm256_srli_epi32::<10>(idx);
+        let b3 = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(j));
+        let b4 = _mm256_castsi256_ps(_mm256_slli_epi32::<27>(j));
+        let inv = Self::pick(&self.inv, j, b3, b4);
+        let base = Self::pick(&self.base, j, b3, b4);
+        let low = _mm256_cvtepi32_ps(_mm256_and_si256(idx, _mm256_set1_epi32(1023)));
+        let r = _mm256_mul_ps(low, inv);
+        let mut p = self.poly[0];
+        p = _mm256_add_ps(_mm256_mul_ps(p, r), self.poly[1]);
+        p = _mm256_add_ps(_mm256_mul_ps(p, r), self.poly[2]);
+        p = _mm256_add_ps(_mm256_mul_ps(p, r), self.poly[3]);
+        let y = _mm256_add_ps(_mm256_mul_ps(p, r), base);
+        let c = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y);
+        // y - c is in [-1/2, 1/2]: near +1/2, y is just below a tie; near -1/2, just above.
+        let t = _mm256_sub_ps(y, c);
+        let near = _mm256_or_ps(
+            _mm256_cmp_ps::<_CMP_GT_OQ>(t, _mm256_set1_ps(0.5 - tables::LOG2_FAST_GUARD_BELOW)),
+            _mm256_cmp_ps::<_CMP_LT_OQ>(t, _mm256_set1_ps(tables::LOG2_FAST_GUARD_ABOVE - 0.5)),
         );
-        let k = _mm256_sub_epi64(
-            _mm256_srli_epi64::<52>(_mm256_castpd_si256(d)),
-            _mm256_set1_epi64x(1023 + 15),
+        let entry = _mm256_add_epi32(
+            _mm256_cvtps_epi32(c),
+            _mm256_set1_epi32(LOG2_COMPACT_BASE as i32),
         );
-        // v >> k is in [2^15, 2^16): gather the 32 bits at entry idx - 1 and keep the high half
-        // (entry idx), so every read stays inside the table.
-        let idx = _mm256_sub_epi64(_mm256_srlv_epi64(v, k), _mm256_set1_epi64x(1));
-        // SAFETY: 32767 <= idx <= 65534, so each 4-byte read at byte 2 * idx lies inside the
-        // 65536-entry (131072-byte) table; gathers need no alignment.
-        let pair = unsafe { _mm256_i64gather_epi32::<2>(self.log2.as_ptr().cast(), idx) };
-        let entry = _mm256_cvtepu32_epi64(_mm_srli_epi32::<16>(pair));
-        _mm256_add_epi64(entry, _mm256_slli_epi64::<11>(k))
+        (entry, _mm256_castps_si256(near))
     }
 }
 
@@ -1329,4 +1495,139 @@ fn subsample_horizontal_avx2(
         store_u16x8(&mut out_d[m..], fin(ad));
     }
     scalar::subsample_horizontal_cols(lr, ld, filt, n8..half, out_r, out_d);
+}
+
+#[cfg(test)]
+mod fast_log2_tests {
+    use super::*;
+
+    /// The arithmetic `log2` against the table at every index it can be given: the lanes it
+    /// trusts must hold the table's entry (which makes it exact: its operations are IEEE ones),
+    /// the look-up (arithmetic, or the table near a boundary) must give every entry, and the
+    /// table must be left to few enough lanes to be worth having.
+    #[test]
+    fn fast_log2_every_index() {
+        if !is_x86_feature_detected!("avx2") {
+            eprintln!("fast_log2_every_index (AVX2): this CPU has no AVX2: not run");
+            return;
+        }
+        // SAFETY: the CPU has AVX2 (checked just above).
+        let (trusted, near) = unsafe { check() };
+        eprintln!("fast_log2_every_index (AVX2): {trusted} by arithmetic, {near} near a boundary");
+        assert_eq!(trusted + near, 1 << 15);
+        assert!(
+            near < (1 << 15) / 100,
+            "{near} of 2^15 indices near a boundary"
+        );
+    }
+
+    /// `(trusted, near)` over every index of `[2^15, 2^16)`; panics at a wrong entry.
+    #[target_feature(enable = "avx2")]
+    fn check() -> (usize, usize) {
+        let table = tables::log2_table();
+        let fast = FastLog2::new();
+        let terms = LogTerms {
+            log2: table,
+            fast: Some(&fast),
+            gain_limit: _mm256_set1_pd(100.0),
+        };
+        let all = _mm256_set1_epi32(-1);
+        let (mut trusted, mut near_count) = (0, 0);
+        for i0 in ((1u32 << 15)..(1 << 16)).step_by(8) {
+            let idx: [u32; 8] = std::array::from_fn(|l| i0 + l as u32);
+            // SAFETY: `idx` holds 8 `u32`; the load is unaligned.
+            let v = unsafe { _mm256_loadu_si256(idx.as_ptr().cast()) };
+            let (entry, near) = fast.entry(v);
+            let looked_up = terms.lookup(v, all);
+            let (mut e, mut l, mut n) = ([0u32; 8], [0u32; 8], [0u32; 8]);
+            store_u32x8(&mut e, entry);
+            store_u32x8(&mut l, looked_up);
+            store_u32x8(&mut n, near);
+            for lane in 0..8 {
+                let want = table[idx[lane] as usize] as u32;
+                assert_eq!(l[lane], want, "lookup of index {}", idx[lane]);
+                if n[lane] == 0 {
+                    assert_eq!(e[lane], want, "arithmetic log2 of index {}", idx[lane]);
+                    trusted += 1;
+                } else {
+                    near_count += 1;
+                }
+            }
+        }
+        (trusted, near_count)
+    }
+
+    /// `log2_u32` (its exponent from a `float` that may round up) and `log2_u52x2` against the
+    /// scalar `log2_32` / `log2_64` at powers of two, their neighbours, and values whose top bits
+    /// are all ones (where the `float` rounds up), over the whole range.
+    #[test]
+    fn log2_wide_values_match_scalar() {
+        if !is_x86_feature_detected!("avx2") {
+            eprintln!("log2_wide_values_match_scalar (AVX2): this CPU has no AVX2: not run");
+            return;
+        }
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { check_wide() };
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn check_wide() {
+        let table = tables::log2_table();
+        let fast = FastLog2::new();
+        let all = _mm256_set1_epi32(-1);
+        let mut vals: Vec<u64> = Vec::new();
+        for b in 15..52u32 {
+            let p = 1u64 << b;
+            vals.extend([
+                p,
+                p + 1,
+                p - 1,
+                p + p / 2,
+                (p << 1) - 1,
+                (p << 1) - (p >> 9),
+            ]);
+        }
+        vals.retain(|&v| (1 << 15..1 << 52).contains(&v));
+        for t in [Some(&fast), None] {
+            let terms = LogTerms {
+                log2: table,
+                fast: t,
+                gain_limit: _mm256_set1_pd(100.0),
+            };
+            for c in vals.chunks(8) {
+                let v: [u64; 8] = std::array::from_fn(|l| c[l.min(c.len() - 1)]);
+                let load = |s: &[u64]| {
+                    // SAFETY: `s` holds 4 `u64` (32 bytes); the load is unaligned.
+                    unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
+                };
+                let mut got = [0u32; 8];
+                store_u32x8(
+                    &mut got,
+                    terms.log2_u52x2([load(&v[..4]), load(&v[4..])], all),
+                );
+                for l in 0..8 {
+                    assert_eq!(
+                        got[l] as i32,
+                        tables::log2_64(table, v[l]),
+                        "log2_64({})",
+                        v[l]
+                    );
+                }
+                if v.iter().all(|&x| x < 1 << 32) {
+                    let v32: [u32; 8] = v.map(|x| x as u32);
+                    // SAFETY: `v32` holds 8 `u32`; the load is unaligned.
+                    let x = unsafe { _mm256_loadu_si256(v32.as_ptr().cast()) };
+                    store_u32x8(&mut got, terms.log2_u32(x, all));
+                    for l in 0..8 {
+                        assert_eq!(
+                            got[l] as i32,
+                            tables::log2_32(table, v32[l]),
+                            "log2_32({})",
+                            v32[l]
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
