@@ -8,6 +8,8 @@
 //! * [`scalar::decouple_s0`] / [`scalar::decouple_s123`]: see [`decouple_s0`] /
 //!   [`decouple_s123`];
 //! * [`scalar::csf_s0`] / [`scalar::csf_s123`]: see [`csf_s0`] / [`csf_s123`];
+//! * [`scalar::csf_den_s0`] / [`scalar::csf_den_s123`] (the denominators' integer reductions):
+//!   see [`csf_den_s0`] / [`csf_den_s123`];
 //! * [`scalar::cm_s0_interior`] (the scale-0 contrast masking, libvmaf `adm_cm`): see
 //!   [`cm_s0_interior`];
 //! * [`scalar::cm_s123_interior`] (the scale-1..3 masking, libvmaf `i4_adm_cm`), the same
@@ -44,6 +46,8 @@ pub(super) fn install(k: &mut Kernels) {
     k.decouple_s123 = decouple_s123;
     k.csf_s0 = csf_s0;
     k.csf_s123 = csf_s123;
+    k.csf_den_s0 = csf_den_s0;
+    k.csf_den_s123 = csf_den_s123;
     k.cm_s0_interior = cm_s0_interior;
     k.cm_s123_interior = cm_s123_interior;
 }
@@ -1305,6 +1309,125 @@ fn decouple_s123_step(
         a_out[b] = _mm_sub_epi32(t32[b], r);
     }
     Some((r_out, a_out))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Denominators
+// ---------------------------------------------------------------------------------------------
+
+/// The AVX2 [`CsfDenS0`](super::CsfDenS0): 8 samples per step, `|x|` (2^15 for `i16::MIN`, as
+/// the scalar's `unsigned_abs`) squared in 32 bits (at most 2^30) and cubed in 64 as even/odd
+/// lane pairs (`_mm256_mul_epu32`), summed with the scalar's wrapping `u64` additions (their
+/// order does not change the sum); each row's sum rounded as the scalar does; a row's last
+/// `< 8` samples by the scalar kernel.
+fn csf_den_s0(ref_hvd: [&[i16]; 3], stride: usize, reg: Region, shift: u32) -> [u64; 3] {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    unsafe { csf_den_s0_avx2(ref_hvd, stride, reg, shift) }
+}
+
+#[target_feature(enable = "avx2")]
+fn csf_den_s0_avx2(ref_hvd: [&[i16]; 3], stride: usize, reg: Region, shift: u32) -> [u64; 3] {
+    let add: u64 = if shift > 0 { 1 << (shift - 1) } else { 0 };
+    let mut accum = [0u64; 3];
+    let n8 = (reg.right - reg.left) / 8 * 8;
+    for (b, src) in ref_hvd.into_iter().enumerate() {
+        for i in reg.top..reg.bottom {
+            let row = &src[i * stride + reg.left..i * stride + reg.right];
+            let (mut even, mut odd) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+            for j in (0..n8).step_by(8) {
+                // SAFETY: j + 8 <= n8 <= row.len().
+                let x = _mm256_abs_epi32(unsafe { load8(row.as_ptr().add(j)) });
+                let sq = _mm256_mullo_epi32(x, x);
+                even = _mm256_add_epi64(even, _mm256_mul_epu32(sq, x));
+                let (sq, x) = (_mm256_srli_epi64::<32>(sq), _mm256_srli_epi64::<32>(x));
+                odd = _mm256_add_epi64(odd, _mm256_mul_epu32(sq, x));
+            }
+            let mut inner = sum_u64x4(_mm256_add_epi64(even, odd));
+            for &x in &row[n8..] {
+                inner = inner.wrapping_add(scalar::den_s0_term(x));
+            }
+            accum[b] = accum[b].wrapping_add(inner.wrapping_add(add) >> shift);
+        }
+    }
+    accum
+}
+
+/// The AVX2 [`CsfDenS123`](super::CsfDenS123): 4 samples per step in 64-bit lanes, so every
+/// `u64` of the scalar kernel is a lane: `|x|` (2^31 for `i32::MIN`, as the scalar's
+/// `wrapping_abs() as u32`), its square exact (`_mm256_mul_epu32`), the wrapping 64-bit product
+/// of the rounded square and `|x|` from two 32 x 32-bit products (`|x| < 2^32`), the scalar's
+/// wrapping sums; each row's sum rounded as the scalar does; a row's last `< 4` samples by the
+/// scalar kernel.
+fn csf_den_s123(
+    ref_hvd: [&[i32]; 3],
+    stride: usize,
+    reg: Region,
+    scale: usize,
+    shift_cub: u32,
+    shift_accum: u32,
+) -> [u64; 3] {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    unsafe { csf_den_s123_avx2(ref_hvd, stride, reg, scale, shift_cub, shift_accum) }
+}
+
+#[target_feature(enable = "avx2")]
+fn csf_den_s123_avx2(
+    ref_hvd: [&[i32]; 3],
+    stride: usize,
+    reg: Region,
+    scale: usize,
+    shift_cub: u32,
+    shift_accum: u32,
+) -> [u64; 3] {
+    const SHIFT_SQ: [u32; 3] = [31, 30, 31];
+    let shift_sq = SHIFT_SQ[scale - 1];
+    let add_sq = _mm256_set1_epi64x(1i64 << shift_sq);
+    let sh_sq = _mm_cvtsi32_si128(shift_sq as i32);
+    let add_cub_s = half_pow2_u32(shift_cub) as u64;
+    let add_cub = _mm256_set1_epi64x(add_cub_s as i64);
+    let sh_cub = _mm_cvtsi32_si128((shift_cub & 63) as i32);
+    let add_accum = half_pow2_u32(shift_accum) as u64;
+    let (sc, sa) = (shift_cub & 63, shift_accum & 63);
+    let mut accum = [0u64; 3];
+    let n4 = (reg.right - reg.left) / 4 * 4;
+    for (b, src) in ref_hvd.into_iter().enumerate() {
+        for i in reg.top..reg.bottom {
+            let row = &src[i * stride + reg.left..i * stride + reg.right];
+            let mut acc = _mm256_setzero_si256();
+            for j in (0..n4).step_by(4) {
+                // SAFETY: j + 4 <= n4 <= row.len(); the load is unaligned.
+                let v = unsafe { _mm_loadu_si128(row.as_ptr().add(j).cast()) };
+                // |x| as u32 (INT32_MIN's abs is 2^31 read unsigned), zero-extended.
+                let x = _mm256_cvtepu32_epi64(_mm_abs_epi32(v));
+                let sq = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(x, x), add_sq), sh_sq);
+                // sq * x mod 2^64 = lo(sq) * x + (hi(sq) * x << 32) for x < 2^32.
+                let prod = _mm256_add_epi64(
+                    _mm256_mul_epu32(sq, x),
+                    _mm256_slli_epi64::<32>(_mm256_mul_epu32(_mm256_srli_epi64::<32>(sq), x)),
+                );
+                acc = _mm256_add_epi64(
+                    acc,
+                    _mm256_srl_epi64(_mm256_add_epi64(prod, add_cub), sh_cub),
+                );
+            }
+            let mut inner = sum_u64x4(acc);
+            for &x in &row[n4..] {
+                inner = inner.wrapping_add(scalar::den_s123_term(x, shift_sq, add_cub_s, sc));
+            }
+            accum[b] = accum[b].wrapping_add(inner.wrapping_add(add_accum) >> sa);
+        }
+    }
+    accum
+}
+
+/// The wrapping sum of the four `u64` lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn sum_u64x4(v: __m256i) -> u64 {
+    let mut l = [0u64; 4];
+    // SAFETY: `l` holds 4 `u64` (32 bytes); the store is unaligned.
+    unsafe { _mm256_storeu_si256(l.as_mut_ptr().cast(), v) };
+    l.iter().fold(0u64, |s, &x| s.wrapping_add(x))
 }
 
 /// `DIV_LOOKUP[32768 + v]` (libvmaf's reciprocal table, `2^30 / v` in C's truncating integer

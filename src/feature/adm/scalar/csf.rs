@@ -57,6 +57,22 @@ pub fn csf_s123(
     }
 }
 
+/// One sample's term of [`csf_den_s0`]: `|x|^3` (`|i16::MIN|` is 2^15).
+#[inline]
+pub fn den_s0_term(x: i16) -> u64 {
+    let x = (x as i32).unsigned_abs() as u16 as u64;
+    x * x * x
+}
+
+/// One sample's term of [`csf_den_s123`]: `((|x|^2 + 2^shift_sq) >> shift_sq) * |x|`, rounded
+/// by `add_cub` and `sc` (`|i32::MIN|` is 2^31; products wrapping in 64 bits).
+#[inline]
+pub fn den_s123_term(x: i32, shift_sq: u32, add_cub: u64, sc: u32) -> u64 {
+    let x = x.wrapping_abs() as u32 as u64;
+    let sq = x.wrapping_mul(x).wrapping_add(1u64 << shift_sq) >> shift_sq;
+    sq.wrapping_mul(x).wrapping_add(add_cub) >> sc
+}
+
 /// Integer part of the scale-0 denominator (libvmaf `adm_csf_den_scale`): per band, the sum over
 /// `reg` of `|ref|^3`, each row's sum rounded down by `shift` bits (see
 /// [`den_s0_shift`](super::den_s0_shift)).
@@ -68,8 +84,7 @@ pub fn csf_den_s0(ref_hvd: [&[i16]; 3], stride: usize, reg: Region, shift: u32) 
             let row = &src[i * stride + reg.left..i * stride + reg.right];
             let mut inner = 0u64;
             for &x in row {
-                let x = (x as i32).unsigned_abs() as u16 as u64;
-                inner = inner.wrapping_add(x * x * x);
+                inner = inner.wrapping_add(den_s0_term(x));
             }
             accum[b] = accum[b].wrapping_add(inner.wrapping_add(add) >> shift);
         }
@@ -89,7 +104,6 @@ pub fn csf_den_s123(
 ) -> [u64; 3] {
     const SHIFT_SQ: [u32; 3] = [31, 30, 31];
     let shift_sq = SHIFT_SQ[scale - 1];
-    let add_sq = 1u64 << shift_sq;
     let add_cub = half_pow2_u32(shift_cub) as u64;
     let add_accum = half_pow2_u32(shift_accum) as u64;
     let (sc, sa) = (shift_cub & 63, shift_accum & 63);
@@ -99,10 +113,7 @@ pub fn csf_den_s123(
             let row = &src[i * stride + reg.left..i * stride + reg.right];
             let mut inner = 0u64;
             for &x in row {
-                let x = x.wrapping_abs() as u32 as u64;
-                let sq = x.wrapping_mul(x).wrapping_add(add_sq) >> shift_sq;
-                let val = sq.wrapping_mul(x).wrapping_add(add_cub) >> sc;
-                inner = inner.wrapping_add(val);
+                inner = inner.wrapping_add(den_s123_term(x, shift_sq, add_cub, sc));
             }
             accum[b] = accum[b].wrapping_add(inner.wrapping_add(add_accum) >> sa);
         }
