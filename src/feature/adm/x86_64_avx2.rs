@@ -1083,6 +1083,25 @@ fn decouple_s123_avx2(
     assert!(out.iter().all(|b| b.len() >= end));
     let egl_v = _mm256_set1_pd(egl);
     let n4 = (reg.right - reg.left) / 4 * 4;
+    // Columns `cols` of row `i` by the scalar kernel.
+    let scalar_cols = |out: &mut [&mut [i32]; 6], i: usize, cols: Range<usize>| {
+        let one = Region {
+            top: i,
+            bottom: i + 1,
+            left: cols.start,
+            right: cols.end,
+        };
+        let [r0, r1, r2, a0, a1, a2] = out;
+        scalar::decouple_s123(
+            ref_hvd,
+            dis_hvd,
+            [r0, r1, r2],
+            [a0, a1, a2],
+            stride,
+            one,
+            egl,
+        );
+    };
     for i in reg.top..reg.bottom {
         for j in (reg.left..reg.left + n4).step_by(4) {
             let p = i * stride + j;
@@ -1104,22 +1123,7 @@ fn decouple_s123_avx2(
                 decouple_s123_step(o, t, egl_v)
             };
             let Some((r, a)) = step else {
-                let one = Region {
-                    top: i,
-                    bottom: i + 1,
-                    left: j,
-                    right: j + 4,
-                };
-                let [r0, r1, r2, a0, a1, a2] = &mut out;
-                scalar::decouple_s123(
-                    ref_hvd,
-                    dis_hvd,
-                    [r0, r1, r2],
-                    [a0, a1, a2],
-                    stride,
-                    one,
-                    egl,
-                );
+                scalar_cols(&mut out, i, j..j + 4);
                 continue;
             };
             for b in 0..3 {
@@ -1131,22 +1135,7 @@ fn decouple_s123_avx2(
             }
         }
         if n4 < reg.right - reg.left {
-            let tail = Region {
-                top: i,
-                bottom: i + 1,
-                left: reg.left + n4,
-                right: reg.right,
-            };
-            let [r0, r1, r2, a0, a1, a2] = &mut out;
-            scalar::decouple_s123(
-                ref_hvd,
-                dis_hvd,
-                [r0, r1, r2],
-                [a0, a1, a2],
-                stride,
-                tail,
-                egl,
-            );
+            scalar_cols(&mut out, i, reg.left + n4..reg.right);
         }
     }
 }

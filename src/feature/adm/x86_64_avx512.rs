@@ -7,7 +7,7 @@
 //!   [`super::scalar::dwt_s123_horizontal`]);
 //! * [`super::scalar::csf_s0`] / [`super::scalar::csf_s123`]: see [`csf_s0`] / [`csf_s123`];
 //! * [`super::scalar::csf_den_s0`] / [`super::scalar::csf_den_s123`] (the denominators' integer
-//!   reductions, scalar at the AVX2 level): see [`csf_den_s0`] / [`csf_den_s123`];
+//!   reductions): see [`csf_den_s0`] / [`csf_den_s123`];
 //! * [`super::scalar::cm_s0_interior`]: see [`cm_s0_interior`];
 //! * [`super::scalar::cm_s123_interior`]: see [`cm_s123_interior`];
 //! * [`super::scalar::decouple_s0`]: see [`decouple_s0`];

@@ -278,20 +278,10 @@ fn stat_vertical_u8_avx2<const DIS_ONLY: bool>(
     assert!(r.len() == TAPS && d.len() == TAPS);
     assert!(r.iter().chain(d).all(|row| row.len() >= w));
     let w16 = w / 16 * 16;
-    let pairs: [__m256i; PAIRS] = std::array::from_fn(|i| {
-        let lo = FILTER_S0[2 * i] as i32;
-        let hi = FILTER_S0.get(2 * i + 1).map_or(0, |&f| f as i32);
-        _mm256_set1_epi32(hi << 16 | lo)
-    });
+    let pairs: [__m256i; PAIRS] = tap_pairs(&FILTER_S0);
     // Row indices of each pair (the last tap pairs with itself, times a zero tap).
     let rows = |i: usize| (2 * i, (2 * i + 1).min(TAPS - 1));
-    let offset = _mm256_set1_epi32(
-        FILTER_S0
-            .iter()
-            .map(|&f| f as u32)
-            .sum::<u32>()
-            .wrapping_mul(1 << 15) as i32,
-    );
+    let offset = madd_offset(&FILTER_S0);
     let flip = _mm256_set1_epi16(i16::MIN);
     let round = _mm256_set1_epi32(128);
     for j in (0..w16).step_by(16) {
@@ -354,6 +344,31 @@ fn stat_vertical_u8_avx2<const DIS_ONLY: bool>(
         }
     }
     scalar::stat_vertical_u8_cols(r, d, w16..w, line);
+}
+
+/// Tap pairs `(f[2i], f[2i + 1])` as `i16` pairs in each 32-bit lane, the last odd tap paired
+/// with 0 (the `madd` weights of two rows or columns).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn tap_pairs<const PAIRS: usize>(filt: &[u16]) -> [__m256i; PAIRS] {
+    debug_assert_eq!(filt.len().div_ceil(2), PAIRS);
+    std::array::from_fn(|i| {
+        let lo = filt[2 * i] as i32;
+        let hi = filt.get(2 * i + 1).map_or(0, |&f| f as i32);
+        _mm256_set1_epi32(hi << 16 | lo)
+    })
+}
+
+/// `2^15 * sum(filt)` (wrapping): what the -2^15 offset of every `madd` operand takes away.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn madd_offset(filt: &[u16]) -> __m256i {
+    _mm256_set1_epi32(
+        filt.iter()
+            .map(|&f| f as u32)
+            .sum::<u32>()
+            .wrapping_mul(1 << 15) as i32,
+    )
 }
 
 /// 16 `u8` widened to `u16` lanes.
@@ -455,19 +470,10 @@ fn stat_vertical_u16_madd<const PAIRS: usize, const DIS_ONLY: bool>(
     acc: &mut WideAcc,
 ) {
     let taps = filt.len();
-    let pairs: [__m256i; PAIRS] = std::array::from_fn(|i| {
-        let lo = filt[2 * i] as i32;
-        let hi = filt.get(2 * i + 1).map_or(0, |&f| f as i32);
-        _mm256_set1_epi32(hi << 16 | lo)
-    });
+    let pairs: [__m256i; PAIRS] = tap_pairs(filt);
     // Row indices of each pair (an odd last tap pairs with itself, times a zero tap).
     let rows = |i: usize| (2 * i, (2 * i + 1).min(taps - 1));
-    let offset = _mm256_set1_epi32(
-        filt.iter()
-            .map(|&f| f as u32)
-            .sum::<u32>()
-            .wrapping_mul(1 << 15) as i32,
-    );
+    let offset = madd_offset(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
     let mu_round = _mm256_set1_epi32(sh.mu_round as i32);
     let mu_shift = _mm_cvtsi32_si128(sh.mu_shift as i32);
@@ -980,21 +986,9 @@ fn stat_horizontal_madd<const PAIRS: usize>(
     // The copies read line values start .. start + w16 + taps - 1.
     let bufs = [&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy];
     assert!(taps <= 2 * PAD + 1 && bufs.iter().all(|b| b.len() >= start + w16 + taps - 1));
-    // Tap pairs (f[k], f[k + 1]) as i16 pairs in each 32-bit lane; the last odd tap pairs with 0.
     assert_eq!(taps.div_ceil(2), PAIRS);
-    let mut pairs = [_mm256_setzero_si256(); PAIRS];
-    for (i, p) in pairs.iter_mut().enumerate() {
-        let lo = filt[2 * i] as i32;
-        let hi = filt.get(2 * i + 1).map_or(0, |&f| f as i32);
-        *p = _mm256_set1_epi32(hi << 16 | lo);
-    }
-    let offset = _mm256_set1_epi32(
-        (filt
-            .iter()
-            .map(|&f| f as u32)
-            .sum::<u32>()
-            .wrapping_mul(1 << 15)) as i32,
-    );
+    let pairs: [__m256i; PAIRS] = tap_pairs(filt);
+    let offset = madd_offset(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
     let low16 = _mm256_set1_epi32(0xffff);
     let r15 = _mm256_set1_epi32(1 << 15);
