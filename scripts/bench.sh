@@ -50,7 +50,7 @@ while [ $# -gt 0 ]; do
         --features) features=$2; shift 2;;
         --model) model=$2; shift 2;;
         --ladder) ladder=$2; shift 2;;
-        *) echo "usage: $0 [--frames N] [--threads \"1 2\"] [--runs R] [--features F] [--model V] | --cuda [--runs R]" >&2; exit 2;;
+        *) echo "usage: $0 [--frames N] [--noise N] [--threads \"1 2\"] [--runs R] [--features F] [--model V] | --cuda [--runs R]" >&2; exit 2;;
     esac
 done
 
