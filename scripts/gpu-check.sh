@@ -19,6 +19,12 @@
 #                                           # build/gpu-carry/gpu.tar.xz first
 #   GPU_CHECK_PART=main | floats            # in two device calls: all but the float kernels'
 #                                           # sanitizer runs, then only those (each fits 600 s)
+#   GPU_CHECK_PART=each                     # the float/new kernel tests one by one under each
+#                                           # sanitizer tool, small cases, a step (and a limit,
+#                                           # GPU_CHECK_STEP s, default 60) per test and tool, so
+#                                           # one slow test cannot starve the others;
+#                                           # GPU_CHECK_TESTS / GPU_CHECK_TOOLS narrow the set
+#                                           # (e.g. "speed psnr_hvs ciede", "racecheck initcheck")
 #   VMAF_RS_REDUCER_OPTS=…                  # cuda_reducer's vmaf_rs options (the reducer-v1 step)
 #
 # Runs, in this order (each step under a timeout; the whole fits one 10-minute device call):
@@ -145,7 +151,33 @@ left() { echo $((budget - SECONDS)); }
 # GPU_CHECK_PART: all (default), main (everything but the float kernels' sanitizer runs) or
 # floats (only those): with every kernel the whole check no longer fits one 600 s device call.
 part="${GPU_CHECK_PART:-all}"
-if [ "$part" != floats ]; then
+# The float/new kernels' tests (shared-memory tiles, one-thread sums).
+floats=(gpu::float_ssim_kernel_every_depth_and_option gpu::float_ms_ssim_kernel_every_depth_and_option
+        gpu::float_motion_kernel_every_depth_and_option gpu::float_moment_kernel_every_depth_and_layout
+        gpu::float_vif_kernel_every_depth_and_option
+        gpu::cambi_kernel_every_depth_and_option
+        gpu::float_ansnr_kernel_every_depth_and_option gpu::psnr_hvs_kernel_every_depth_and_option
+        gpu::ciede_kernel_every_depth_and_layout
+        gpu::float_adm_kernel_every_depth_and_option
+        gpu::speed_kernel_every_depth_and_option)
+if [ "$part" = each ]; then
+    limit="${GPU_CHECK_STEP:-60}"
+    for test in "${floats[@]}"; do
+        short="${test#gpu::}"; short="${short%%_kernel_*}"
+        if [ -n "${GPU_CHECK_TESTS:-}" ] && [[ " $GPU_CHECK_TESTS " != *" $short "* ]]; then
+            continue
+        fi
+        for tool in ${GPU_CHECK_TOOLS:-memcheck racecheck initcheck}; do
+            if [ "$(left)" -lt $((limit + 10)) ]; then
+                names+=("$tool:$short"); results+=("not run: no time left")
+                continue
+            fi
+            VMAF_RS_GPU_SMALL_CASES=1 step "$tool:$short" "$limit" "$logs/$tool-$short-check.log" \
+                "$SAN" --tool "$tool" --error-exitcode 9 "$T" --test-threads=1 "$test"
+        done
+    done
+fi
+if [ "$part" != floats ] && [ "$part" != each ]; then
     step ffmpeg-cuda 240 "$logs/ffmpeg-cuda.log" "$F" --test-threads=3 --nocapture --skip throughput
     step throughput 60 "$logs/throughput.log" "$F" --test-threads=1 --nocapture throughput
     if [ "$quick" != 1 ]; then
@@ -185,16 +217,7 @@ if [ "$part" != floats ]; then
             "$T" --test-threads=1 gpu::bit_identical_8bit_padded
     fi
 fi
-if [ "$quick" != 1 ] && [ "$part" != main ]; then
-    # The float kernels (shared-memory tiles, one-thread sums): every case of their tests.
-    floats=(gpu::float_ssim_kernel_every_depth_and_option gpu::float_ms_ssim_kernel_every_depth_and_option
-            gpu::float_motion_kernel_every_depth_and_option gpu::float_moment_kernel_every_depth_and_layout
-            gpu::float_vif_kernel_every_depth_and_option
-            gpu::cambi_kernel_every_depth_and_option
-            gpu::float_ansnr_kernel_every_depth_and_option gpu::psnr_hvs_kernel_every_depth_and_option
-            gpu::ciede_kernel_every_depth_and_layout
-            gpu::float_adm_kernel_every_depth_and_option
-            gpu::speed_kernel_every_depth_and_option)
+if [ "$quick" != 1 ] && [ "$part" != main ] && [ "$part" != each ]; then
     # memcheck on the small pictures too when the part has its own call (VMAF_RS_GPU_SMALL_CASES).
     [ "$(left)" -gt 60 ] && VMAF_RS_GPU_SMALL_CASES=1 step new-memcheck 240 "$logs/new-memcheck.log" "$SAN" --tool memcheck --error-exitcode 9 \
         "$T" --test-threads=1 "${floats[@]}"
