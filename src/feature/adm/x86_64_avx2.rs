@@ -177,12 +177,8 @@ fn cm_s0_interior_avx2(
             }
         }
     }
-    let mut inner = acc.map(|a| {
-        let mut l = [0i64; 4];
-        // SAFETY: `l` holds 4 `i64` (32 bytes); the store is unaligned.
-        unsafe { _mm256_storeu_si256(l.as_mut_ptr().cast(), a) };
-        l.iter().fold(0i64, |s, &v| s.wrapping_add(v))
-    });
+    // The lanes' wrapping sum (the same bits as signed or unsigned).
+    let mut inner = acc.map(|a| sum_u64x4(a) as i64);
     let tail = scalar::cm_s0_interior(
         x_hvd,
         csf_hvd,
@@ -505,12 +501,8 @@ fn cm_s123_interior_avx2(
             }
         }
     }
-    let mut inner = acc.map(|a| {
-        let mut l = [0i64; 4];
-        // SAFETY: `l` holds 4 `i64` (32 bytes); the store is unaligned.
-        unsafe { _mm256_storeu_si256(l.as_mut_ptr().cast(), a) };
-        l.iter().fold(0i64, |s, &v| s.wrapping_add(v))
-    });
+    // The lanes' wrapping sum (the same bits as signed or unsigned).
+    let mut inner = acc.map(|a| sum_u64x4(a) as i64);
     let tail = scalar::cm_s123_interior(
         x_hvd,
         csf_hvd,
@@ -1040,14 +1032,14 @@ fn csf_s123_avx2(
 // ---------------------------------------------------------------------------------------------
 
 /// The AVX2 [`scalar::decouple_s123`]: 4 samples per step, every `int64` of the scalar kernel a
-/// 64-bit lane. Steps whose six samples are all below 2^25 in magnitude (the bands of real
-/// pictures) run in vectors: the angle test's dot products (below 2^51) exact in `double` by the
-/// `1.5 * 2^52` bias, then rounded to `float` once (C's `(float)` of the `int64`); the 15
-/// leading bits of `|o|` from the exponent of its exact `double`, their `DIV_LOOKUP` reciprocal
-/// by [`div_q30`], the rounding constant `1 << (14 + shift)` as C's `int` (which wraps at
-/// `shift` 17), the arithmetic 64-bit shift emulated with the sign mask; the gain limit in
-/// `double` with `minpd`/`maxpd` and `cvttpd2dq`, as the AVX-512 peer. Other steps and a row's
-/// last `< 4` samples go to the scalar kernel.
+/// 64-bit lane. Steps whose six samples are all below 2^30 in magnitude run in vectors: the
+/// angle test decided from `double` approximations of its dot products (AVX2 has no `(float)`
+/// of an `int64`; see [`decouple_s123_step`]); the 15 leading bits of `|o|` from the exponent of
+/// its exact `double`, their `DIV_LOOKUP` reciprocal by [`div_q30`], the rounding constant
+/// `1 << (14 + shift)` (at most 2^29 here, so C's `int` does not wrap), the arithmetic 64-bit
+/// shift emulated with the sign mask; the gain limit in `double` with `minpd`/`maxpd` and
+/// `cvttpd2dq`, as the AVX-512 peer. Other steps (wider samples, an angle test too close to
+/// call) and a row's last `< 4` samples go to the scalar kernel.
 fn decouple_s123(
     ref_hvd: [&[i32]; 3],
     dis_hvd: [&[i32]; 3],
@@ -1226,7 +1218,8 @@ fn decouple_s123_step(
         let negative = _mm256_cmpgt_epi64(z, ob);
         let abs = _mm256_sub_epi64(_mm256_xor_si256(ob, negative), negative);
         // From 2^15 up, the 15 leading bits of |o|, rounded: (|o| + 2^(s-1)) >> s with s =
-        // floor(log2 |o|) - 14, the floor from the exponent of the exact double of |o| (< 2^25).
+        // floor(log2 |o|) - 14 (at most 15), the floor from the exponent of the exact double of
+        // |o| (< 2^30).
         let big = _mm256_cmpgt_epi64(abs, _mm256_set1_epi64x(32767));
         let exact = _mm256_sub_pd(
             _mm256_castsi256_pd(_mm256_or_si256(abs, _mm256_castpd_si256(two52))),
@@ -1248,12 +1241,9 @@ fn decouple_s123_step(
         let div = div_q30(msb_d);
         let num = _mm256_mul_epi32(_mm256_cvtepi32_epi64(div), tb);
         let num = _mm256_blendv_epi8(num, _mm256_sub_epi64(z, num), negative);
-        // The rounding 1 << (14 + shift) as a C `int`: INT32_MIN at shift 17.
-        let round = _mm256_blendv_epi8(
-            _mm256_sllv_epi64(one, _mm256_add_epi64(shift, _mm256_set1_epi64x(14))),
-            _mm256_set1_epi64x(i32::MIN as i64),
-            _mm256_cmpeq_epi64(shift, _mm256_set1_epi64x(17)),
-        );
+        // The rounding 1 << (14 + shift), at most 2^29 (the scalar's `int` wraps only at shift
+        // 17, which needs |o| of 2^31).
+        let round = _mm256_sllv_epi64(one, _mm256_add_epi64(shift, _mm256_set1_epi64x(14)));
         // Arithmetic shift right by 15 + shift (< 64): a logical one of the value with its sign
         // folded away, the sign folded back.
         let x = _mm256_add_epi64(num, round);
