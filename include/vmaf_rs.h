@@ -145,6 +145,16 @@ int vmaf_rs_send(struct VmafRsContext *ctx,
 // `ctx` from [`vmaf_rs_new`]; `out` valid for writes.
 int vmaf_rs_receive(struct VmafRsContext *ctx, struct VmafRsFrameScores *out);
 
+// Whether the pair sent as frame `index` (0-based, counting every pair sent, as
+// `VmafRsFrameScores.index` does) will get scores: 1 if so, 0 if not (a frame `n_subsample`
+// skips, or any frame of a segment), negative on error (not configured). A caller that holds
+// each frame until its scores arrive releases the others at once, so that a large
+// `n_subsample` holds no more frames than scoring every frame.
+//
+// # Safety
+// `ctx` from [`vmaf_rs_new`].
+int vmaf_rs_frame_scored(struct VmafRsContext *ctx, uint64_t index);
+
 // Ladder scoring (option `renditions` above 1): scores one reference frame against the same
 // frame of each of the `n` renditions (`distorted[r]`, `n` = `renditions`); host pictures only,
 // borrowed for this call.

@@ -792,6 +792,12 @@ impl Engine {
         self.next_index
     }
 
+    /// Whether the pair sent as frame `index` gets scores (`n_subsample` keeps every n-th);
+    /// callers holding frames for their scores release the others at once.
+    pub fn scores_frame(&self, index: u64) -> bool {
+        index.is_multiple_of(self.cfg.n_subsample as u64)
+    }
+
     /// Frames scored so far (subsampled frames only).
     pub fn frames_scored(&self) -> u64 {
         self.history_index.len() as u64
@@ -1045,7 +1051,7 @@ impl Engine {
         if self.segment.as_ref().is_some_and(|s| s.indices.is_empty()) {
             self.check_context(index)?;
         }
-        let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
+        let scored = self.scores_frame(index);
         let every_frame = self.plan.every_frame();
         let rt = self.cpu_runtime()?;
         let (nref, ndist) = (rt.refs.len(), rt.dists.len());
@@ -1090,7 +1096,7 @@ impl Engine {
         self.shared_refs = Some(false);
         let t0 = Instant::now();
         let index = self.next_index;
-        let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
+        let scored = self.scores_frame(index);
         let rt = self.cpu_runtime()?;
         let (r, d) = rt.ring_pair(index as usize);
         if !fill(r, d)? {
@@ -1283,7 +1289,7 @@ impl Engine {
             ));
         }
         let index = self.next_index;
-        let scored = index.is_multiple_of(self.cfg.n_subsample as u64);
+        let scored = self.scores_frame(index);
         self.next_index += 1;
         self.accept_row(index, scored, row);
         self.complete_ready();

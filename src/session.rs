@@ -456,6 +456,18 @@ impl Session {
         }
     }
 
+    /// Whether the pair sent as frame `index` (0-based, counting every pair sent; a ladder's
+    /// reference frames likewise) will get scores from a receive call: not for frames
+    /// `n_subsample` skips, nor in a segment session. A caller holding frames until their scores
+    /// arrive lets the others go at once, so that it holds at most a few frames whatever
+    /// `n_subsample` is.
+    pub fn frame_scored(&self, index: u64) -> Result<bool> {
+        let engine = self
+            .engine_ref()
+            .ok_or_else(|| Error::State("frame_scored before configure".into()))?;
+        Ok(self.segment.is_none() && engine.scores_frame(index))
+    }
+
     /// The next frame's scores, reusing `out`'s buffers.
     /// A segment session has none (its values go to the partial log).
     pub fn receive_into(&mut self, out: &mut FrameScores) -> Result<bool> {

@@ -321,6 +321,82 @@ fn metadata_reaches_ffprobe() {
     }
 }
 
+/// Frames `n_subsample` skips get no scores, so the filter passes them on at once instead of
+/// holding them until the next scored frame's scores: with a large `n_subsample` it used to hold
+/// every frame of the stream (1.9 GB for 200 1080p frames; with NVDEC input its frame pool ran
+/// dry and the pipeline stalled). Peak RSS (`-benchmark`) with one scored frame in 150 stays
+/// near that of scoring every frame, every frame still comes out, in order, and the scored
+/// ones carry their metadata.
+#[test]
+fn subsampled_frames_are_not_held() {
+    let src = "testsrc2=s=1280x720:r=25:d=6";
+    let run = |n_subsample: u32| {
+        let o = command_on(OracleCpu::Native, &ours())
+            .args([
+                "-hide_banner",
+                "-nostdin",
+                "-nostats",
+                "-benchmark",
+                "-f",
+                "lavfi",
+                "-i",
+            ])
+            .arg(format!("{src},noise=alls=12:allf=t"))
+            .args(["-f", "lavfi", "-i", src, "-lavfi"])
+            .arg(format!(
+                "[0:v][1:v]vmaf_rs=n_subsample={n_subsample},metadata=print:file=-,showinfo"
+            ))
+            .args(["-f", "null", "-"])
+            .output()
+            .expect("run ffmpeg");
+        let err = ok(&o);
+        let rss: u64 = err
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("bench: maxrss=")?
+                    .strip_suffix("KiB")?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no maxrss line in:\n{err}"));
+        // showinfo: "[Parsed_showinfo_2 @ 0x…] n:  12 pts: …" for every frame that leaves.
+        let frames: Vec<u64> = err
+            .lines()
+            .filter(|l| l.contains("Parsed_showinfo"))
+            .filter_map(|l| {
+                l.split_once(" n:")?
+                    .1
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        let scored = out
+            .lines()
+            .filter(|l| l.starts_with("lavfi.vmaf_rs.vmaf="))
+            .count();
+        (rss, frames, scored)
+    };
+    let (every, frames, scored) = run(1);
+    assert_eq!(frames.len(), 150, "every frame comes out");
+    assert_eq!(scored, 150);
+    let (sparse, frames, scored) = run(150);
+    assert_eq!(
+        frames,
+        (0..150).collect::<Vec<u64>>(),
+        "every frame, in order"
+    );
+    assert_eq!(scored, 1, "only frame 0 is scored");
+    // 150 held 1280x720 frames would be 200 MiB more.
+    assert!(
+        sparse < every + 48 * 1024,
+        "n_subsample=150 peaked at {sparse} KiB, scoring every frame at {every} KiB"
+    );
+    eprintln!("peak RSS: n_subsample=1 {every} KiB, n_subsample=150 {sparse} KiB");
+}
+
 #[test]
 fn zero_frame_graph_writes_nothing() {
     // Inputs without frames: the graph is configured, sees nothing, and must stay silent.

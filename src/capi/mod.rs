@@ -627,6 +627,19 @@ pub unsafe extern "C" fn vmaf_rs_receive(
     })
 }
 
+/// Whether the pair sent as frame `index` (0-based, counting every pair sent, as
+/// `VmafRsFrameScores.index` does) will get scores: 1 if so, 0 if not (a frame `n_subsample`
+/// skips, or any frame of a segment), negative on error (not configured). A caller that holds
+/// each frame until its scores arrive releases the others at once, so that a large
+/// `n_subsample` holds no more frames than scoring every frame.
+///
+/// # Safety
+/// `ctx` from [`vmaf_rs_new`].
+#[no_mangle]
+pub unsafe extern "C" fn vmaf_rs_frame_scored(ctx: *mut VmafRsContext, index: u64) -> c_int {
+    boundary(ctx, |c| Ok(c_int::from(c.session.frame_scored(index)?)))
+}
+
 /// The receive calls' body: `take` fills the context's score buffer from the session, then
 /// `*out` describes it (0), or nothing is ready (`-EAGAIN`, or [`VMAF_RS_EOF`] after flush).
 fn receive_with(

@@ -120,6 +120,8 @@ int main(int argc, char **argv)
         CHECK(vmaf_rs_send(ctx, &r, &d) < 0, "send before configure");
         CHECK(vmaf_rs_receive(ctx, &s) < 0, "receive before configure");
         CHECK(vmaf_rs_flush(ctx) < 0, "flush before configure");
+        CHECK(vmaf_rs_frame_scored(ctx, 0) < 0, "frame_scored before configure");
+        CHECK(vmaf_rs_set_option(ctx, "n_subsample", "3") == 0, "n_subsample");
         CHECK(vmaf_rs_pooled_score(ctx, 0, &score) < 0, "pooled score before configure");
         CHECK(vmaf_rs_set_option(ctx, NULL, "1") < 0 && vmaf_rs_set_option(ctx, "pool", NULL) < 0,
               "NULL key or value");
@@ -129,6 +131,8 @@ int main(int argc, char **argv)
         CHECK(vmaf_rs_configure(ctx, W, H, 4000000000u, VMAF_RS_LAYOUT_GRAY) < 0, "bpc 4e9");
         CHECK(vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) == 0, "configure: %s", vmaf_rs_last_error(ctx));
         CHECK(vmaf_rs_set_option(ctx, "pool", "min") < 0, "option after configure");
+        CHECK(vmaf_rs_frame_scored(ctx, 0) == 1 && vmaf_rs_frame_scored(ctx, 4) == 0 &&
+              vmaf_rs_frame_scored(ctx, 6) == 1, "n_subsample=3 scores frames 0, 3, 6...");
         CHECK(vmaf_rs_send(ctx, NULL, NULL) < 0, "send(NULL, NULL)");
         CHECK(vmaf_rs_receive(ctx, NULL) < 0, "receive into NULL");
         CHECK(vmaf_rs_pooled_score(ctx, 0, NULL) < 0, "pooled score into NULL");
@@ -150,7 +154,8 @@ int main(int argc, char **argv)
         free(buf);
     }
     CHECK(vmaf_rs_last_error(NULL) != NULL && vmaf_rs_frames_scored(NULL) == 0, "NULL getters");
-    CHECK(vmaf_rs_flush(NULL) < 0 && vmaf_rs_finish(NULL) < 0, "NULL context");
+    CHECK(vmaf_rs_flush(NULL) < 0 && vmaf_rs_finish(NULL) < 0 && vmaf_rs_frame_scored(NULL, 0) < 0,
+          "NULL context");
     vmaf_rs_free(&ctx);
 
     /* a zero-frame context (FFmpeg's probe graph) does nothing at finish */
