@@ -19,14 +19,15 @@
 #                                           (VMAF_RS_FFMPEG=<ffmpeg>, default build/ffmpeg/bin/ffmpeg)
 #
 # --nvdec DIR (on the GPU machine): the decoder pipeline, both 1080p H.264 inputs decoded by NVDEC
-# (DIR/ref.mkv, DIR/dis.mkv, 600 frames, made here by --nvdec-stage DIR with the oracle's x264):
-# decode alone against decode + vmaf_rs (fps by the same two-length difference, of each mode's
-# minimum over alternated runs), 4 such
+# (DIR/ref.mkv, DIR/dis.mkv, 600 frames, made here by --nvdec-stage DIR with the oracle's x264,
+# looped with -stream_loop to --nvdec-frames N, default 1200, so that the process's start-up noise
+# is small beside the run): decode alone against decode + vmaf_rs (fps by the difference of a
+# 100-frame and an N-frame run, of each mode's minimum over alternated runs), 4 such
 # pipelines at once against 4 decode-only ones (wall time of the 4), and on a 48-frame clip the
 # time to the first score (a 1-frame run) and the total, NVDEC + CUDA against software decoding +
 # the CPU path (n_threads = all cores). Control rows locate a difference: both decoders through a
 # filtergraph without sync, vmaf_rs scoring only frame 0, each decoder alone.
-#   scripts/bench.sh --nvdec-stage DIR ; scripts/bench.sh --nvdec DIR [--runs R]
+#   scripts/bench.sh --nvdec-stage DIR ; scripts/bench.sh --nvdec DIR [--runs R] [--nvdec-frames N]
 #
 # --ladder "1 3 6": ladder scoring, one reference against N renditions (the same distorted file N
 # times) in one `vmaf-rs -d ... -d ...` run, against N separate vmaf-rs runs and N separate libvmaf
@@ -37,7 +38,7 @@ set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $(...) stops the script
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-frames=120; noise=0; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""; nvdec=""; nvdec_stage=""; ladder=""
+frames=120; noise=0; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""; nvdec=""; nvdec_stage=""; ladder=""; nvdec_frames=1200
 while [ $# -gt 0 ]; do
     case "$1" in
         --frames) frames=$2; shift 2;;
@@ -47,6 +48,7 @@ while [ $# -gt 0 ]; do
         --cuda) cuda=1; shift;;
         --nvdec) nvdec=$2; shift 2;;
         --nvdec-stage) nvdec_stage=$2; shift 2;;
+        --nvdec-frames) nvdec_frames=$2; shift 2;;
         --features) features=$2; shift 2;;
         --model) model=$2; shift 2;;
         --ladder) ladder=$2; shift 2;;
@@ -91,7 +93,10 @@ if [ -n "$nvdec" ]; then
     [ -x "$ff" ] || { echo "bench: $ff is missing (scripts/ffmpeg-build.sh)" >&2; exit 1; }
     export LD_LIBRARY_PATH="/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}"
     cores=$(nproc)
-    hw=(-hwaccel cuda -hwaccel_output_format cuda)
+    hw=(-hwaccel cuda -hwaccel_output_format cuda -stream_loop -1)
+    # VMAF_RS_BENCH_SOFTWARE=1: software decoding and the CPU path (a dry run without a GPU)
+    [ -n "${VMAF_RS_BENCH_SOFTWARE:-}" ] && hw=(-stream_loop -1)
+    long=$nvdec_frames
     # pipe MODE N: MODE decode (both streams to the null muxer), vmaf (both into vmaf_rs), or the
     # controls that say where a difference comes from: graph (both through a filtergraph, no
     # sync: [0:v]null and [1:v]null), sync (vmaf_rs scoring only frame 0: framesync and the
@@ -109,7 +114,7 @@ if [ -n "$nvdec" ]; then
     }
     # Whole-process times of these pipelines are bimodal on the H200 (some runs of every mode,
     # plain decoding included, take ≈ 0.25 s longer), so each mode's time is the minimum of its
-    # runs, the modes alternated round by round: fps = 500 / (min t(600) - min t(100)).
+    # runs, the modes alternated round by round: fps = (N - 100) / (min t(N) - min t(100)).
     declare -A best
     tmin() {  # KEY CMD...: one timed run of CMD, the minimum so far kept in best[KEY]
         local key=$1 a b t
@@ -118,22 +123,25 @@ if [ -n "$nvdec" ]; then
         t=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b - a}')
         best[$key]=$(awk -v t="$t" -v o="${best[$key]:-1e9}" 'BEGIN {print (t < o) ? t : o}')
     }
-    four() { pipe "$1" 600 & pipe "$1" 600 & pipe "$1" 600 & pipe "$1" 600 & wait; }
+    four() { pipe "$1" "$2" & pipe "$1" "$2" & pipe "$1" "$2" & pipe "$1" "$2" & wait; }
     modes=(decode vmaf graph sync ref dis)
-    for _ in $(seq "$runs"); do
-        for m in "${modes[@]}"; do tmin "$m,100" pipe "$m" 100; tmin "$m,600" pipe "$m" 600; done
-        tmin four-decode four decode; tmin four-vmaf four vmaf
+    for r in $(seq "$runs"); do
+        for m in "${modes[@]}"; do tmin "$m,100" pipe "$m" 100; tmin "$m,$long" pipe "$m" "$long"; done
+        for m in decode vmaf; do tmin "four-$m,100" four "$m" 100; tmin "four-$m,$long" four "$m" "$long"; done
+        echo "bench: nvdec round $r done: minimums so far: $(for k in "${!best[@]}"; do printf '%s=%s ' "$k" "${best[$k]}"; done)" >&2
     done
-    pfps() { awk -v a="${best[$1,100]}" -v b="${best[$1,600]}" 'BEGIN {printf "%.1f", 500 / (b - a)}'; }
+    pfps() { awk -v a="${best[$1,100]}" -v b="${best[$1,$long]}" -v n=$((long - 100)) 'BEGIN {printf "%.1f", n / (b - a)}'; }
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 || true)
     echo "bench --nvdec: 1080p H.264 pair, NVDEC; GPU: ${gpu:-?}; CPU: $cores cores; minimum of $runs alternated runs"
     for m in "${modes[@]}"; do
-        echo "bench: nvdec $m: 100 frames ${best[$m,100]} s, 600 frames ${best[$m,600]} s, $(pfps "$m") fps"
+        echo "bench: nvdec $m: 100 frames ${best[$m,100]} s, $long frames ${best[$m,$long]} s, $(pfps "$m") fps"
     done
     d=$(pfps decode); v=$(pfps vmaf)
     echo "bench: nvdec decode only ${d} fps, decode + vmaf_rs ${v} fps, ratio $(awk -v a="$v" -v b="$d" 'BEGIN {printf "%.3f", a / b}')"
-    t4d=${best[four-decode]}; t4v=${best[four-vmaf]}
-    echo "bench: 4 concurrent pipelines x 600 frames: decode only ${t4d} s, decode + vmaf_rs ${t4v} s, ratio $(awk -v a="$t4d" -v b="$t4v" 'BEGIN {printf "%.3f", a / b}')"
+    t4d=${best[four-decode,$long]}; t4v=${best[four-vmaf,$long]}
+    echo "bench: 4 concurrent pipelines x $long frames: decode only ${t4d} s, decode + vmaf_rs ${t4v} s, ratio $(awk -v a="$t4d" -v b="$t4v" 'BEGIN {printf "%.3f", a / b}') (whole processes)"
+    d=$(pfps four-decode); v=$(pfps four-vmaf)
+    echo "bench: 4 concurrent pipelines by difference (100 and $long frames): decode only $d fps each, decode + vmaf_rs $v fps each, ratio $(awk -v a="$v" -v b="$d" 'BEGIN {printf "%.3f", a / b}')"
     clip() {  # MODE N: the first N frames scored, NVDEC + CUDA (cuda) or software + CPU (cpu)
         if [ "$1" = cuda ]; then
             "$ff" -nostdin -hide_banner -loglevel error "${hw[@]}" -i "$nvdec/dis.mkv" "${hw[@]}" -i "$nvdec/ref.mkv" \
