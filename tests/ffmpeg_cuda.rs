@@ -453,10 +453,9 @@ fn hwupload_yuv444p16_two_models() {
     );
 }
 
-/// The eight v1.0.16 models (cambi, speed_chroma, adm3, motion3 with the HFR options), then a
-/// whole request (a v1 model, v0.6.1, psnr and float_ssim), entirely on CUDA (nothing on the CPU
-/// fallback) and CUDA == CPU: hwupload 4:2:0 nv12 and an odd-size 4:4:4, NVDEC H.264 and HEVC
-/// 10-bit.
+/// The eight v1.0.16 models (cambi, speed_chroma, adm3, motion3 with the HFR options) entirely
+/// on CUDA (nothing on the CPU fallback) and CUDA == CPU: hwupload 4:2:0 nv12 and an odd-size
+/// 4:4:4, then with v0.6.1, psnr and float_ssim in the same pass on NVDEC H.264 and HEVC 10-bit.
 #[test]
 fn v1_models_and_a_whole_request_entirely_on_cuda() {
     if skip() {
@@ -514,8 +513,11 @@ fn v1_models_and_a_whole_request_entirely_on_cuda() {
         );
         on_gpu_only(case, &line);
     }
-    let request = "model='version=vmaf_v1.0.16_3d0h\\:name=v1|version=vmaf_v0.6.1\\:name=vmaf':\
-                   feature='name=psnr|name=float_ssim'";
+    // On NVDEC frames (pitched, 1088 coded rows; p010 MSB-aligned): the eight models again, with
+    // v0.6.1, psnr and float_ssim in the same pass.
+    let request = format!(
+        "model='{all}|version=vmaf_v0.6.1\\:name=v061':feature='name=psnr|name=float_ssim'"
+    );
     for (case, dis, reference, sw) in [
         (
             "v1-request-nvdec-h264-1080p",
@@ -530,7 +532,7 @@ fn v1_models_and_a_whole_request_entirely_on_cuda() {
             "p010le",
         ),
     ] {
-        let (_, line) = cuda_vs_cpu_placed(case, &Input::Files { dis, reference }, sw, request);
+        let (_, line) = cuda_vs_cpu_placed(case, &Input::Files { dis, reference }, sw, &request);
         on_gpu_only(case, &line);
     }
 }
