@@ -156,8 +156,10 @@ int vmaf_rs_receive(struct VmafRsContext *ctx, struct VmafRsFrameScores *out);
 int vmaf_rs_frame_scored(struct VmafRsContext *ctx, uint64_t index);
 
 // Ladder scoring (option `renditions` above 1): scores one reference frame against the same
-// frame of each of the `n` renditions (`distorted[r]`, `n` = `renditions`); host pictures only,
-// borrowed for this call.
+// frame of each of the `n` renditions (`distorted[r]`, `n` = `renditions`). Host pictures are
+// borrowed for this call; CUDA pictures (all of them CUDA, as for [`vmaf_rs_send`]) are read
+// asynchronously by every rendition's scorer, the reference's release running once, after the
+// last. Every picture's release runs exactly once, also on error.
 //
 // # Safety
 // `ctx` from [`vmaf_rs_new`]; `reference` a valid descriptor; `distorted` an array of `n`

@@ -19,6 +19,12 @@
 //!   frame into the instance's [`crate::feature::SharedReference`], which every rendition's
 //!   instance reads.
 //!
+//! On CUDA frames ([`Ladder::send_cuda`]: the filter's inputs from NVDEC or hwupload) each
+//! rendition's engine has its own scorer, and what the renditions share is the reference frame:
+//! decoded (or uploaded) once by the caller, read in place by every rendition's kernels, released
+//! when the last of them is done. The reference-side statistics are computed per rendition
+//! there: the GPU kernels compute both sides in one fused pass over the two planes.
+//!
 //! The worker threads are divided between the engines, so a ladder uses the threads one run
 //! would; with fewer threads than renditions (but more than one) each engine still computes on
 //! a thread of its own, so the renditions run at the same time. VIF's shared reference side
@@ -28,6 +34,8 @@
 
 use std::sync::Arc;
 
+use crate::backend::{Backend, CudaTarget};
+use crate::cuda::CudaFrame;
 use crate::engine::{Engine, EngineConfig, FrameScores, ReferenceValues};
 use crate::error::{Error, Result};
 use crate::picture::{OwnedPicture, Picture};
@@ -67,13 +75,6 @@ impl Ladder {
                 "a ladder scores 1 to {MAX_RENDITIONS} renditions, not {renditions}"
             )));
         }
-        if cfg.backend == crate::backend::Backend::Cuda {
-            return Err(Error::Unsupported(
-                "ladder scoring (several distorted inputs) runs on the CPU backend only so far; \
-                 score each rendition in its own run with the CUDA backend"
-                    .into(),
-            ));
-        }
         let engines = (0..renditions)
             .map(|r| {
                 let mut c = cfg.clone();
@@ -112,6 +113,13 @@ impl Ladder {
     /// Scores one reference frame against the same frame of every rendition (`distorted[r]`
     /// for rendition `r`). Pictures are only borrowed for the call.
     pub fn send(&mut self, reference: &Picture<'_>, distorted: &[Picture<'_>]) -> Result<()> {
+        if self.engines[0].config().backend == Backend::Cuda {
+            return Err(Error::Unsupported(
+                "a ladder on backend=cuda scores CUDA frames (NVDEC, hwupload); for host \
+                 pictures use backend=cpu (or auto)"
+                    .into(),
+            ));
+        }
         if distorted.len() != self.engines.len() {
             return Err(Error::Mismatch(format!(
                 "{} distorted pictures for a ladder of {} renditions",
@@ -136,6 +144,59 @@ impl Ladder {
                 .map_err(|e| in_rendition(r, e))?;
         }
         Ok(())
+    }
+
+    /// Scores one reference CUDA frame against the same frame of every rendition, as
+    /// [`Engine::send_cuda`] does for one pair: each rendition's scorer reads the one reference
+    /// (decoded once by the caller), whose release runs once, when every scorer is done with it;
+    /// each distorted frame's release runs when its scorer is done. Every frame is released
+    /// exactly once, also on error.
+    pub fn send_cuda(
+        &mut self,
+        target: CudaTarget,
+        reference: CudaFrame,
+        distorted: Vec<CudaFrame>,
+    ) -> Result<()> {
+        if distorted.len() != self.engines.len() {
+            return Err(Error::Mismatch(format!(
+                "{} distorted CUDA frames for a ladder of {} renditions",
+                distorted.len(),
+                self.engines.len()
+            )));
+        }
+        let references = reference.into_shared(self.engines.len());
+        for (r, ((e, f), d)) in self
+            .engines
+            .iter_mut()
+            .zip(references)
+            .zip(distorted)
+            .enumerate()
+        {
+            e.send_cuda(target, f, d).map_err(|e| in_rendition(r, e))?;
+        }
+        Ok(())
+    }
+
+    /// Once, after the first CUDA frames: where each feature runs (the first rendition's line;
+    /// the others' are the same and are taken with it).
+    pub fn take_placement(&mut self) -> Option<String> {
+        let line = self.engines[0].take_placement();
+        for e in &mut self.engines[1..] {
+            e.take_placement();
+        }
+        line
+    }
+
+    /// Releases every rendition's GPU side (see [`Engine::release_gpu`]).
+    pub fn release_gpu(&mut self) -> Result<()> {
+        let mut first = Ok(());
+        for (r, e) in self.engines.iter_mut().enumerate() {
+            let done = e.release_gpu().map_err(|e| in_rendition(r, e));
+            if first.is_ok() {
+                first = done;
+            }
+        }
+        first
     }
 
     /// Pool entries holding `reference` and no values yet: ones no engine keeps, else new ones.
@@ -229,6 +290,60 @@ mod tests {
         assert_eq!(split, [3, 3, 2]);
         // More renditions than threads: one each.
         assert_eq!(threads_of(2, 6, 5), 1);
+    }
+
+    /// CUDA frames a ladder refuses (a count that does not match, `backend=cpu`, host pictures
+    /// on `backend=cuda`) are errors, and every frame is still released exactly once; the
+    /// reference's handles release it once, after the last. Needs no GPU: each refusal comes
+    /// before any device work.
+    #[test]
+    fn refused_cuda_frames_are_released_once() {
+        use crate::picture::{ChromaLayout, PictureFormat, Plane};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let f = PictureFormat {
+            width: 64,
+            height: 48,
+            bpc: 8,
+            layout: ChromaLayout::Gray,
+        };
+        let released = Arc::new(AtomicUsize::new(0));
+        let frame = || {
+            let n = Arc::clone(&released);
+            CudaFrame::with_release(0x1000, 64, move || {
+                n.fetch_add(1, Ordering::SeqCst);
+            })
+        };
+        let target = CudaTarget {
+            ctx: std::ptr::null_mut(),
+            stream: std::ptr::null_mut(),
+            shift: 0,
+        };
+        let mut cfg = EngineConfig::new(f);
+        cfg.backend = Backend::Cpu;
+        let mut l = Ladder::new(cfg.clone(), 3).unwrap();
+        let e = l.send_cuda(target, frame(), vec![frame()]).unwrap_err();
+        assert!(e.to_string().contains("1 distorted CUDA frames"), "{e}");
+        assert_eq!(released.load(Ordering::SeqCst), 2);
+        let e = l
+            .send_cuda(target, frame(), vec![frame(), frame(), frame()])
+            .unwrap_err();
+        assert!(e.to_string().contains("backend=cpu"), "{e}");
+        assert_eq!(released.load(Ordering::SeqCst), 6);
+        // The shared reference: released when its last handle goes, not before.
+        let mut handles = frame().into_shared(3);
+        let last = handles.pop().expect("three handles");
+        drop(handles);
+        assert_eq!(released.load(Ordering::SeqCst), 6, "one handle is left");
+        drop(last);
+        assert_eq!(released.load(Ordering::SeqCst), 7);
+        drop(frame().into_shared(0));
+        assert_eq!(released.load(Ordering::SeqCst), 8);
+        cfg.backend = Backend::Cuda;
+        let mut l = Ladder::new(cfg, 2).unwrap();
+        let px = vec![128u8; 64 * 48];
+        let pic = || Picture::new(f, Plane::new_u8(&px, 64, 48, 64).unwrap()).unwrap();
+        let e = l.send(&pic(), &[pic(), pic()]).unwrap_err();
+        assert!(e.to_string().contains("CUDA frames"), "{e}");
     }
 
     #[test]

@@ -374,13 +374,6 @@ impl Session {
                     .into(),
             ));
         }
-        if self.opts.renditions > 1 {
-            return Err(Error::Unsupported(
-                "ladder scoring (several distorted inputs) runs on the CPU so far: download \
-                 the inputs first (e.g. hwdownload,format=nv12)"
-                    .into(),
-            ));
-        }
         if self.opts.backend == Backend::Cpu {
             return Err(Error::InvalidOption(
                 "backend=cpu but the inputs are CUDA frames: use backend=auto (or cuda), or \
@@ -388,7 +381,7 @@ impl Session {
                     .into(),
             ));
         }
-        if self.engine.as_ref().is_some_and(|e| e.frames_sent() > 0) {
+        if self.engine_ref().is_some_and(|e| e.frames_sent() > 0) {
             return Err(Error::State(
                 "CUDA context changed after the first CUDA frame".into(),
             ));
@@ -410,9 +403,33 @@ impl Session {
         reference: CudaFrame,
         distorted: CudaFrame,
     ) -> Result<()> {
+        let target = self.cuda_target(format, shift)?;
+        match self.engine.as_mut() {
+            Some(engine) => engine.send_cuda(target, reference, distorted),
+            None => Err(Error::State(
+                "renditions above 1: CUDA frames go through send_ladder_cuda".into(),
+            )),
+        }
+    }
+
+    /// Ladder scoring on CUDA frames: one reference frame against the same frame of each
+    /// rendition (see [`Ladder::send_cuda`]); releases as in [`Session::send_cuda`].
+    pub fn send_ladder_cuda(
+        &mut self,
+        format: PictureFormat,
+        shift: u8,
+        reference: CudaFrame,
+        distorted: Vec<CudaFrame>,
+    ) -> Result<()> {
+        let target = self.cuda_target(format, shift)?;
+        self.ladder_mut()?.send_cuda(target, reference, distorted)
+    }
+
+    /// Where CUDA frames of `format` are scored: the context and stream given by
+    /// [`Session::set_cuda`] (none needed for `backend=cpu`, which then refuses the frames).
+    fn cuda_target(&self, format: PictureFormat, shift: u8) -> Result<CudaTarget> {
         let engine = self
-            .engine
-            .as_mut()
+            .engine_ref()
             .ok_or_else(|| Error::State("not configured".into()))?;
         if format != engine.config().format {
             return Err(Error::Mismatch(format!(
@@ -429,12 +446,11 @@ impl Session {
                 ))
             }
         };
-        let target = CudaTarget {
+        Ok(CudaTarget {
             ctx: cuda.ctx as *mut std::ffi::c_void,
             stream: cuda.stream as *mut std::ffi::c_void,
             shift,
-        };
-        engine.send_cuda(target, reference, distorted)
+        })
     }
 
     /// Scores one pair.
@@ -491,6 +507,9 @@ impl Session {
     /// Releases the GPU side (drains, frees device and pinned memory, unloads kernels, releases
     /// held frames). Idempotent; the session stays usable for its CPU-side results.
     pub fn release_cuda(&mut self) -> Result<()> {
+        if let Some(l) = self.ladder.as_mut() {
+            return l.release_gpu();
+        }
         match self.engine.as_mut() {
             Some(e) => e.release_gpu(),
             None => Ok(()),
@@ -500,7 +519,11 @@ impl Session {
     /// Once, after the first CUDA frame: which features run on CUDA and which on the CPU
     /// fallback (for the verbose log).
     pub fn take_placement(&mut self) -> Option<String> {
-        self.engine.as_mut().and_then(Engine::take_placement)
+        match self.ladder.as_mut() {
+            // Every rendition has the same configuration, so the same placement.
+            Some(l) => l.take_placement(),
+            None => self.engine.as_mut().and_then(Engine::take_placement),
+        }
     }
 
     /// Flushes and, if at least one frame was scored, hands each model's "VMAF score" line to
@@ -512,11 +535,11 @@ impl Session {
             return Ok(());
         }
         self.finished = true;
+        // CUDA frames reach the engine only when the GPU side drains; no-op without one.
+        self.release_cuda()?;
         if self.ladder.is_some() {
             return self.finish_ladder(on_score);
         }
-        // CUDA frames reach the engine only when the GPU side drains; no-op without one.
-        self.release_cuda()?;
         let Some(engine) = self.engine.as_mut() else {
             return Ok(());
         };

@@ -680,6 +680,123 @@ mod gpu {
         );
     }
 
+    /// Ladder scoring on CUDA frames: one reference against three renditions, the reference
+    /// frame shared by the three scorers, equals three CPU runs bit for bit (so three separate
+    /// CUDA runs), and each frame is released exactly once: the reference once, not once per
+    /// rendition, and only after every rendition's kernels read it.
+    #[test]
+    fn ladder_on_cuda_frames_equals_separate_runs() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(gpu) = Gpu::new(false) else { return };
+        let l = Layout {
+            w: 320,
+            h: 180,
+            bpc: 8,
+            shift: 0,
+            stride: 384,
+            rows: 192,
+        };
+        let (renditions, frames) = (3usize, 7u32);
+        let mut c = case("ladder", l, frames);
+        c.models = "version=vmaf_v0.6.1:name=a|version=vmaf_v0.6.1neg:name=b";
+        let cfg = config(&c);
+        let fmt = cfg.format;
+        let mut ladder = vmaf_rs::Ladder::new(cfg.clone(), renditions).unwrap();
+        let mut cpu: Vec<Engine> = (0..renditions)
+            .map(|_| Engine::new(cfg.clone()).unwrap())
+            .collect();
+        let target = vmaf_rs::backend::CudaTarget {
+            ctx: gpu.ctx as *mut c_void,
+            stream: gpu.stream as *mut c_void,
+            shift: 0,
+        };
+        let (ref_released, dis_released) =
+            (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let mk = |p: &DevPlane, n: &Arc<AtomicUsize>| {
+            let n = n.clone();
+            CudaFrame::with_release(p.ptr, l.stride, move || {
+                n.fetch_add(1, Ordering::SeqCst);
+            })
+        };
+        let mut planes = Vec::new();
+        for t in 0..frames {
+            let r = host_plane(&l, &picture(l.w, l.h, t, l.bpc, false));
+            let rw = words(&r);
+            gpu.current();
+            let dr = DevPlane::upload(&r);
+            let mut dists = Vec::new();
+            for (k, e) in cpu.iter_mut().enumerate() {
+                // Each rendition its own distortion of the same reference.
+                let d = host_plane(&l, &picture(l.w, l.h, t + 1000 * k as u32, l.bpc, true));
+                let dw = words(&d);
+                e.send(
+                    &cpu_picture(&l, fmt, &r, &rw),
+                    &cpu_picture(&l, fmt, &d, &dw),
+                )
+                .unwrap();
+                gpu.current();
+                dists.push(DevPlane::upload(&d));
+            }
+            let frames_d = dists.iter().map(|d| mk(d, &dis_released)).collect();
+            ladder
+                .send_cuda(target, mk(&dr, &ref_released), frames_d)
+                .unwrap();
+            planes.push((dr, dists));
+        }
+        ladder.flush().unwrap();
+        ladder.release_gpu().unwrap();
+        assert_eq!(
+            ref_released.load(Ordering::SeqCst),
+            frames as usize,
+            "each reference frame released once"
+        );
+        assert_eq!(
+            dis_released.load(Ordering::SeqCst),
+            renditions * frames as usize
+        );
+        let mut got = vmaf_rs::FrameScores::default();
+        for (k, e) in cpu.iter_mut().enumerate() {
+            e.flush().unwrap();
+            assert_eq!(e.columns(), ladder.engine(k).columns());
+            let mut n = 0;
+            while let Some(want) = e.receive() {
+                assert!(
+                    ladder.receive_into(k, &mut got),
+                    "rendition {k}: frame {n} missing"
+                );
+                assert_eq!(want.index, got.index);
+                for ((x, y), name) in want.values.iter().zip(&got.values).zip(e.columns()) {
+                    assert_eq!(
+                        x.to_bits(),
+                        y.to_bits(),
+                        "rendition {k} frame {} {name}: CPU {x} vs ladder on CUDA {y}",
+                        want.index
+                    );
+                }
+                n += 1;
+            }
+            assert_eq!(n, frames as usize);
+            assert!(!ladder.receive_into(k, &mut got));
+        }
+        // A frame count that does not match the ladder is refused, every frame still released.
+        let before = (
+            ref_released.load(Ordering::SeqCst),
+            dis_released.load(Ordering::SeqCst),
+        );
+        let dr = DevPlane::upload(&host_plane(&l, &picture(l.w, l.h, 0, l.bpc, false)));
+        let err = ladder
+            .send_cuda(target, mk(&dr, &ref_released), vec![mk(&dr, &dis_released)])
+            .unwrap_err();
+        assert!(err.to_string().contains("1 distorted CUDA frames"), "{err}");
+        assert_eq!(ref_released.load(Ordering::SeqCst), before.0 + 1);
+        assert_eq!(dis_released.load(Ordering::SeqCst), before.1 + 1);
+        drop(planes);
+        eprintln!(
+            "ladder on CUDA: {renditions} renditions x {frames} frames bit-identical to separate \
+             CPU runs; the shared reference released once a frame"
+        );
+    }
+
     /// Scores `frames` frames of `l` on a fresh scorer and drops it; returns device bytes it held.
     fn cycle(
         gpu: &Gpu,

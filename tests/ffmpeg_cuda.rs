@@ -806,35 +806,77 @@ fn error_mixed_memory_and_formats() {
     );
 }
 
-/// Ladder scoring (`inputs=N`, N > 2) runs on the CPU so far: CUDA inputs are refused by name,
-/// with the download that makes them work, not scored wrongly or crashed on.
+/// Ladder scoring on CUDA frames (`inputs=4`: three renditions and the reference, uploaded by
+/// one device): every rendition scored on CUDA, reading the one reference frame, and each
+/// rendition's log identical to the CPU ladder's (which tests/ffmpeg.rs holds equal to separate
+/// filters); inputs that are not all CUDA frames are refused by name, with the fix.
 #[test]
-fn error_ladder_with_cuda_frames() {
+fn ladder_on_cuda_frames_equals_the_cpu_ladder() {
     if skip() {
         return;
     }
+    let dir = workdir("cuda-ladder");
+    let src = "testsrc2=s=321x241:r=25:d=0.4";
+    let inputs = |up: &str| {
+        let mut g = String::new();
+        for (k, pad) in ["a", "b", "c"].iter().enumerate() {
+            g += &format!(
+                "{src},noise=alls={}:allf=t,format=nv12{up}[{pad}];",
+                7 * (k + 1)
+            );
+        }
+        g + &format!("{src},format=nv12{up}[r];[a][b][c][r]")
+    };
+    let opts = "inputs=4:log_fmt=json:feature=name=psnr|name=float_ssim|name=ciede";
+    let log = |tag: &str| dir.join(format!("{tag}_%v.json"));
     let dev = ["-init_hw_device", "cuda=cu", "-filter_hw_device", "cu"];
-    for (what, g) in [
-        (
-            "every input on the GPU",
-            format!(
-                "{SMALL},format=nv12,hwupload[a];{SMALL},format=nv12,hwupload[b];\
-                 {SMALL},format=nv12,hwupload[r];[a][b][r]vmaf_rs=inputs=3"
-            ),
-        ),
+    let cuda_graph = format!(
+        "{}vmaf_rs=backend=cuda:{opts}:log_path={}",
+        inputs(",hwupload"),
+        log("cuda").display()
+    );
+    let mut a = dev.to_vec();
+    a.extend(["-filter_complex", &cuda_graph, "-f", "null", "-"]);
+    let cuda = ok(&ffmpeg(&a), "ladder on CUDA");
+    assert!(
+        cuda.contains("vmaf_rs: on CUDA:") && !cuda.contains("on the CPU from"),
+        "every feature on CUDA:\n{cuda}"
+    );
+    let cpu_graph = format!(
+        "{}vmaf_rs=backend=cpu:{opts}:log_path={}",
+        inputs(""),
+        log("cpu").display()
+    );
+    ok(
+        &ffmpeg(&["-filter_complex", &cpu_graph, "-f", "null", "-"]),
+        "ladder on the CPU",
+    );
+    for r in 0..3 {
+        let read = |tag: &str| read_json(&dir.join(format!("{tag}_{r}.json")));
+        let (g, c) = (read("cuda"), read("cpu"));
+        assert_eq!(g["frames"], c["frames"], "rendition {r}: per-frame values");
+        assert_eq!(
+            g["pooled_metrics"], c["pooled_metrics"],
+            "rendition {r}: pooled"
+        );
+        assert_eq!(g["frames"].as_array().map_or(0, Vec::len), 10);
+    }
+    println!("bit-identical: ladder on CUDA frames, 3 renditions x 10 frames");
+    for (what, g, needle) in [
         (
             "only the reference on the GPU",
-            format!(
-                "{SMALL},format=nv12[a];{SMALL},format=nv12[b];\
-                 {SMALL},format=nv12,hwupload[r];[a][b][r]vmaf_rs=inputs=3"
-            ),
+            format!("{SMALL},format=nv12[a];{SMALL},format=nv12[b];{SMALL},format=nv12,hwupload[r];[a][b][r]vmaf_rs=inputs=3"),
+            "main1 is nv12, reference is cuda(nv12): every input must be CUDA frames",
+        ),
+        (
+            "a rendition in another format",
+            format!("{SMALL},format=nv12,hwupload[a];{SMALL},format=p010le,hwupload[b];{SMALL},format=nv12,hwupload[r];[a][b][r]vmaf_rs=inputs=3"),
+            "inputs differ: main1 320x240 cuda(p010le), reference 320x240 cuda(nv12)",
         ),
     ] {
         let mut a = dev.to_vec();
         a.extend(["-filter_complex", &g, "-f", "null", "-"]);
-        let o = ffmpeg(&a);
-        fails_with(&o, "inputs=3 (ladder scoring) runs on the CPU so far", what);
-        fails_with(&o, "hwdownload,format=nv12", what);
+        fails_with(&ffmpeg(&a), needle, what);
     }
 }
 

@@ -5,6 +5,7 @@
 //! [`vmaf_rs_last_error`]. No FFmpeg symbol is referenced: logging goes through a C callback and
 //! pictures arrive as plain plane descriptors.
 
+use crate::cuda::CudaFrame;
 use crate::engine::FrameScores;
 use crate::error::{Error, Result};
 use crate::picture::{Chroma, ChromaLayout, Picture, PictureFormat, Plane};
@@ -363,6 +364,62 @@ unsafe fn picture_kind(p: *const VmafRsPicture) -> Result<Memory> {
     Memory::try_from(p.memory)
 }
 
+/// Checks a CUDA picture against the reference (`what` names it in errors): device planes, the
+/// same size, depth and layout.
+fn check_cuda_picture(r: &VmafRsPicture, p: &VmafRsPicture, what: &str) -> Result<()> {
+    if Memory::try_from(p.memory)? != Memory::Cuda {
+        return Err(Error::Mismatch(format!(
+            "reference is a CUDA frame, {what} is in host memory; give every input the same \
+             kind of frames"
+        )));
+    }
+    if p.data[0].is_null() || p.pitch[0] <= 0 {
+        return Err(Error::InvalidOption(format!(
+            "{what}: CUDA luma plane pointer is NULL or its pitch is not positive"
+        )));
+    }
+    layout_of(p.layout)?;
+    if (p.width, p.height, p.bpc, p.shift, p.layout)
+        != (r.width, r.height, r.bpc, r.shift, r.layout)
+    {
+        return Err(Error::Mismatch(format!(
+            "reference {}x{} {}-bit, {what} {}x{} {}-bit",
+            r.width, r.height, r.bpc, p.width, p.height, p.bpc
+        )));
+    }
+    Ok(())
+}
+
+/// The format of a checked CUDA picture.
+fn cuda_format(p: &VmafRsPicture) -> Result<PictureFormat> {
+    Ok(PictureFormat {
+        width: p.width as usize,
+        height: p.height as usize,
+        bpc: p.bpc.min(255) as u8,
+        layout: layout_of(p.layout)?,
+    })
+}
+
+/// A checked CUDA picture as a frame for the scorer; its release moves into the frame.
+fn cuda_frame(p: &VmafRsPicture, layout: ChromaLayout, rel: Option<Release>) -> CudaFrame {
+    let f = match rel {
+        Some(rel) => {
+            CudaFrame::with_release(p.data[0] as u64, p.pitch[0] as usize, move || drop(rel))
+        }
+        None => CudaFrame::new(p.data[0] as u64, p.pitch[0] as usize),
+    };
+    if layout == ChromaLayout::Gray {
+        return f;
+    }
+    // Negative pitches become 0: the scorer refuses to download such a plane.
+    let pitch = |i: usize| usize::try_from(p.pitch[i]).unwrap_or(0);
+    f.with_chroma(
+        [p.data[1] as u64, p.data[2] as u64],
+        [pitch(1), pitch(2)],
+        p.interleaved_chroma != 0,
+    )
+}
+
 /// Hands a CUDA pair to the session; the releases move into the frames.
 fn send_cuda(
     c: &mut VmafRsContext,
@@ -370,58 +427,42 @@ fn send_cuda(
     d: &VmafRsPicture,
     releases: (Option<Release>, Option<Release>),
 ) -> Result<c_int> {
-    if Memory::try_from(d.memory)? != Memory::Cuda {
-        return Err(Error::Mismatch(
-            "reference is a CUDA frame, distorted is in host memory; give both inputs the same \
-             kind of frames"
-                .into(),
-        ));
-    }
-    for (p, what) in [(r, "reference"), (d, "distorted")] {
-        if p.data[0].is_null() || p.pitch[0] <= 0 {
-            return Err(Error::InvalidOption(format!(
-                "{what}: CUDA luma plane pointer is NULL or its pitch is not positive"
-            )));
-        }
-        layout_of(p.layout)?;
-        if (p.width, p.height, p.bpc, p.shift, p.layout)
-            != (r.width, r.height, r.bpc, r.shift, r.layout)
-        {
-            return Err(Error::Mismatch(format!(
-                "reference {}x{} {}-bit, distorted {}x{} {}-bit",
-                r.width, r.height, r.bpc, d.width, d.height, d.bpc
-            )));
-        }
-    }
-    let format = PictureFormat {
-        width: r.width as usize,
-        height: r.height as usize,
-        bpc: r.bpc.min(255) as u8,
-        layout: layout_of(r.layout)?,
-    };
-    let frame = |p: &VmafRsPicture, rel: Option<Release>| {
-        let f = match rel {
-            Some(rel) => crate::cuda::CudaFrame::with_release(
-                p.data[0] as u64,
-                p.pitch[0] as usize,
-                move || drop(rel),
-            ),
-            None => crate::cuda::CudaFrame::new(p.data[0] as u64, p.pitch[0] as usize),
-        };
-        if format.layout == ChromaLayout::Gray {
-            return f;
-        }
-        // Negative pitches become 0: the scorer refuses to download such a plane.
-        let pitch = |i: usize| usize::try_from(p.pitch[i]).unwrap_or(0);
-        f.with_chroma(
-            [p.data[1] as u64, p.data[2] as u64],
-            [pitch(1), pitch(2)],
-            p.interleaved_chroma != 0,
-        )
-    };
+    check_cuda_picture(r, r, "reference")?;
+    check_cuda_picture(r, d, "distorted")?;
+    let format = cuda_format(r)?;
     let (rr, dr) = releases;
-    let (rf, df) = (frame(r, rr), frame(d, dr));
+    let (rf, df) = (
+        cuda_frame(r, format.layout, rr),
+        cuda_frame(d, format.layout, dr),
+    );
     c.session.send_cuda(format, r.shift.min(16) as u8, rf, df)?;
+    if let Some(line) = c.session.take_placement() {
+        c.log(LogLevel::Verbose, &line);
+    }
+    Ok(0)
+}
+
+/// Hands a ladder of CUDA frames to the session; the releases move into the frames.
+fn send_ladder_cuda(
+    c: &mut VmafRsContext,
+    r: &VmafRsPicture,
+    ds: &[VmafRsPicture],
+    releases: (Option<Release>, SmallVec<[Option<Release>; 8]>),
+) -> Result<c_int> {
+    check_cuda_picture(r, r, "reference")?;
+    for (i, d) in ds.iter().enumerate() {
+        check_cuda_picture(r, d, &format!("rendition {i}"))?;
+    }
+    let format = cuda_format(r)?;
+    let (rr, drs) = releases;
+    let frames = ds
+        .iter()
+        .zip(drs)
+        .map(|(d, rel)| cuda_frame(d, format.layout, rel))
+        .collect();
+    let rf = cuda_frame(r, format.layout, rr);
+    c.session
+        .send_ladder_cuda(format, r.shift.min(16) as u8, rf, frames)?;
     if let Some(line) = c.session.take_placement() {
         c.log(LogLevel::Verbose, &line);
     }
@@ -663,8 +704,10 @@ fn receive_with(
 }
 
 /// Ladder scoring (option `renditions` above 1): scores one reference frame against the same
-/// frame of each of the `n` renditions (`distorted[r]`, `n` = `renditions`); host pictures only,
-/// borrowed for this call.
+/// frame of each of the `n` renditions (`distorted[r]`, `n` = `renditions`). Host pictures are
+/// borrowed for this call; CUDA pictures (all of them CUDA, as for [`vmaf_rs_send`]) are read
+/// asynchronously by every rendition's scorer, the reference's release running once, after the
+/// last. Every picture's release runs exactly once, also on error.
 ///
 /// # Safety
 /// `ctx` from [`vmaf_rs_new`]; `reference` a valid descriptor; `distorted` an array of `n`
@@ -676,14 +719,34 @@ pub unsafe extern "C" fn vmaf_rs_send_ladder(
     distorted: *const VmafRsPicture,
     n: u32,
 ) -> c_int {
-    boundary(ctx, |c| {
-        if distorted.is_null() || n == 0 {
+    let ds: &[VmafRsPicture] = if distorted.is_null() {
+        &[]
+    } else {
+        // SAFETY: the caller passes `n` valid descriptors at a non-NULL `distorted`.
+        unsafe { std::slice::from_raw_parts(distorted, n as usize) }
+    };
+    // Releases run exactly once whatever happens below, as in vmaf_rs_send: at the end of this
+    // call for host pictures, moved into the CUDA frames otherwise.
+    // SAFETY: a non-NULL reference descriptor is valid for the call per the contract.
+    let releases = (
+        unsafe { reference.as_ref() }.map(Release::of),
+        // On the stack for ladders of up to 8 renditions: nothing allocated per host frame.
+        ds.iter()
+            .map(|d| Some(Release::of(d)))
+            .collect::<SmallVec<[_; 8]>>(),
+    );
+    boundary(ctx, move |c| {
+        if ds.is_empty() {
             return Err(Error::InvalidOption(
                 "send_ladder: no distorted pictures".into(),
             ));
         }
-        // SAFETY: the caller passes `n` valid descriptors at `distorted`.
-        let ds = unsafe { std::slice::from_raw_parts(distorted, n as usize) };
+        // SAFETY: NULL or valid for the call per the contract.
+        if unsafe { picture_kind(reference)? } == Memory::Cuda {
+            // SAFETY: checked non-NULL by picture_kind above.
+            let r = unsafe { &*reference };
+            return send_ladder_cuda(c, r, ds, releases);
+        }
         // SAFETY: descriptors valid for the call per the contract.
         let r = unsafe { picture(reference, "reference")? };
         // On the stack for ladders of up to 8 renditions: nothing allocated per frame.
@@ -694,6 +757,7 @@ pub unsafe extern "C" fn vmaf_rs_send_ladder(
             .map(|(i, d)| unsafe { picture(d, format_args!("rendition {i}")) })
             .collect::<Result<SmallVec<[_; 8]>>>()?;
         c.session.send_ladder(&r, &pics)?;
+        drop(releases);
         Ok(0)
     })
 }

@@ -85,6 +85,39 @@ impl CudaFrame {
     }
 }
 
+impl CudaFrame {
+    /// `n` handles on these planes (a ladder's reference, read by every rendition's scorer):
+    /// the frame's own release runs once, when the last handle is gone (at once for `n` = 0).
+    pub fn into_shared(mut self, n: usize) -> Vec<CudaFrame> {
+        let last = std::sync::Arc::new(ReleaseWhenLast(std::sync::Mutex::new(self.release.take())));
+        (0..n)
+            .map(|_| {
+                let hold = std::sync::Arc::clone(&last);
+                CudaFrame {
+                    luma: self.luma,
+                    pitch: self.pitch,
+                    chroma: self.chroma,
+                    chroma_pitch: self.chroma_pitch,
+                    interleaved: self.interleaved,
+                    release: Some(Box::new(move || drop(hold))),
+                }
+            })
+            .collect()
+    }
+}
+
+/// A shared frame's release, run when the last handle holding it drops.
+struct ReleaseWhenLast(std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>);
+
+impl Drop for ReleaseWhenLast {
+    fn drop(&mut self) {
+        let slot = self.0.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = slot.take() {
+            r();
+        }
+    }
+}
+
 impl std::fmt::Debug for CudaFrame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CudaFrame")
