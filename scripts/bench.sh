@@ -25,7 +25,8 @@
 # 100-frame and an N-frame run, of each mode's minimum over alternated runs), 4 such
 # pipelines at once against 4 decode-only ones (wall time of the 4), and on a 48-frame clip the
 # time to the first score (a 1-frame run) and the total, NVDEC + CUDA against software decoding +
-# the CPU path (n_threads = all cores). Control rows locate a difference: both decoders through a
+# the CPU path (n_threads = all cores), and a ladder of 3 renditions in one filter against 3
+# separate pipelines. Control rows locate a difference: both decoders through a
 # filtergraph without sync, vmaf_rs scoring only frame 0, each decoder alone.
 #   scripts/bench.sh --nvdec-stage DIR ; scripts/bench.sh --nvdec DIR [--runs R] [--nvdec-frames N]
 #
@@ -154,6 +155,16 @@ if [ -n "$nvdec" ]; then
     for m in cuda cpu; do
         echo "bench: 48-frame clip, $m: first score $(time_cmd clip $m 1) s, all 48 $(time_cmd clip $m 48) s"
     done
+    # A ladder on NVDEC frames: the distorted file as 3 renditions of the reference in one
+    # vmaf_rs=inputs=4 (the reference decoded once), against 3 separate pipelines one after another.
+    ladder3() {
+        "$ff" -nostdin -hide_banner -loglevel error "${hw[@]}" -i "$nvdec/dis.mkv" "${hw[@]}" -i "$nvdec/dis.mkv" \
+            "${hw[@]}" -i "$nvdec/dis.mkv" "${hw[@]}" -i "$nvdec/ref.mkv" \
+            -lavfi "[0:v][1:v][2:v][3:v]vmaf_rs=inputs=4" -frames:v "$long" -f null -
+    }
+    separate3() { pipe vmaf "$long"; pipe vmaf "$long"; pipe vmaf "$long"; }
+    tl=$(time_cmd ladder3); ts=$(time_cmd separate3)
+    echo "bench: ladder of 3 renditions on NVDEC x $long frames: one vmaf_rs=inputs=4 ${tl} s, 3 separate pipelines ${ts} s, speed-up $(awk -v a="$ts" -v b="$tl" 'BEGIN {printf "%.2f", a / b}')x ($(awk -v t="$tl" 'BEGIN {printf "%.3f", t / 3}') s per rendition)"
     exit 0
 fi
 
