@@ -15,7 +15,7 @@
 //! * the reference-side work of extractors that read both pictures and opt in
 //!   ([`crate::feature::ExtractorDef::shares_reference`]: integer ADM's reference DWT bands and
 //!   denominators; integer VIF's per-pixel reference statistics, filtered mean and variance, and
-//!   its denominator's sums, at CPU levels with its split kernels: AVX2, AVX-512) is done once per
+//!   its denominator's sums, with its split kernels at every CPU level) is done once per
 //!   frame into the instance's [`crate::feature::SharedReference`], which every rendition's
 //!   instance reads.
 //!
@@ -29,8 +29,7 @@
 //! would; with fewer threads than renditions (but more than one) each engine still computes on
 //! a thread of its own, so the renditions run at the same time. VIF's shared reference side
 //! includes its downsampled reference planes (the other renditions downsample their distorted
-//! plane alone). Not shared yet: VIF's reference side at the scalar level. A one-rendition
-//! ladder shares nothing (its extractors run as a plain run's).
+//! plane alone). A one-rendition ladder shares nothing (its extractors run as a plain run's).
 
 use std::sync::Arc;
 

@@ -212,7 +212,7 @@ impl Kernels {
         subsample_vertical_u8: scalar::subsample_vertical::<u8>,
         subsample_vertical_u16: scalar::subsample_vertical::<u16>,
         subsample_horizontal: scalar::subsample_horizontal,
-        split: None,
+        split: Some(scalar::SPLIT),
     };
 
     /// The best kernels at or below `level` that this machine runs.

@@ -328,7 +328,7 @@ pub fn stat_horizontal_cols(
     sums: &mut VifSums,
 ) {
     let n = cols.len();
-    filter_cols(line, filt, cols, acc);
+    filter_cols(line, filt, cols, acc, true);
     for j in 0..n {
         let (mu1, sigma1_sq) = reference_side(acc, j);
         let (sigma2_sq, sigma12) = distorted_side(acc, j, mu1);
@@ -363,28 +363,151 @@ pub fn stat_horizontal_cols_split(
 ) {
     let c0 = cols.start;
     let n = cols.len();
-    filter_cols(line, filt, cols, acc);
-    for j in 0..n {
-        let (mu1, sigma1_sq) = match row {
-            SplitRow::Store(r) => {
-                let (mu1, s1) = reference_side(acc, j);
-                (r.mu1[c0 + j], r.s1[c0 + j]) = (mu1, s1);
-                (mu1, s1)
+    filter_cols(line, filt, cols, acc, matches!(row, SplitRow::Store(_)));
+    // One loop per mode: no per-pixel branch on it.
+    match row {
+        SplitRow::Store(r) => {
+            for j in 0..n {
+                let (mu1, sigma1_sq) = reference_side(acc, j);
+                (r.mu1[c0 + j], r.s1[c0 + j]) = (mu1, sigma1_sq);
+                let (sigma2_sq, sigma12) = distorted_side(acc, j, mu1);
+                vif_term(sigma1_sq, sigma2_sq, sigma12, gain_limit, log2, sums);
             }
-            SplitRow::Load(r) => (r.mu1[c0 + j], r.s1[c0 + j]),
-        };
-        let (sigma2_sq, sigma12) = distorted_side(acc, j, mu1);
-        match row {
-            SplitRow::Store(_) => vif_term(sigma1_sq, sigma2_sq, sigma12, gain_limit, log2, sums),
-            SplitRow::Load(_) => {
-                vif_term_num(sigma1_sq, sigma2_sq, sigma12, gain_limit, log2, sums)
+        }
+        SplitRow::Load(r) => {
+            for j in 0..n {
+                let (mu1, sigma1_sq) = (r.mu1[c0 + j], r.s1[c0 + j]);
+                let (sigma2_sq, sigma12) = distorted_side(acc, j, mu1);
+                vif_term_num(sigma1_sq, sigma2_sq, sigma12, gain_limit, log2, sums);
             }
         }
     }
 }
 
-/// The horizontal filter of the five lines for the output columns `cols`, into `acc[..n]`.
-fn filter_cols(line: &StatLine, filt: &[u16], cols: Range<usize>, acc: &mut WideAcc) {
+/// Ladder scoring's split kernels at the scalar level ([`super::SplitKernels`]): the rows hold
+/// column `j` at `j`, and any gain limit and mean is taken.
+pub const SPLIT: super::SplitKernels = super::SplitKernels {
+    stat_vertical_u8_dis,
+    stat_vertical_u16_dis,
+    stat_horizontal_store,
+    stat_horizontal_dis,
+    max_gain_limit: f64::INFINITY,
+};
+
+/// [`stat_vertical_u8`] writing only the distorted side's lines (`mu2`, `yy`, `xy`): the other
+/// renditions of a ladder, whose reference side is read from the first one's rows.
+pub fn stat_vertical_u8_dis(
+    reference: &[&[u8]],
+    distorted: &[&[u8]],
+    w: usize,
+    line: &mut StatLine,
+) {
+    let out = PAD..PAD + w;
+    let mu2 = &mut line.mu2[out.clone()];
+    let yy = &mut line.yy[out.clone()];
+    let xy = &mut line.xy[out];
+    for (k, ((&f, r), d)) in FILTER_S0.iter().zip(reference).zip(distorted).enumerate() {
+        let f = f as u32;
+        let keep = if k == 0 { 0 } else { u32::MAX };
+        for j in 0..w {
+            let (x, y) = (r[j] as u32, d[j] as u32);
+            let (fx, fy) = (f * x, f * y);
+            mu2[j] = (mu2[j] & keep).wrapping_add(fy);
+            yy[j] = (yy[j] & keep).wrapping_add(fy.wrapping_mul(y));
+            xy[j] = (xy[j] & keep).wrapping_add(fx.wrapping_mul(y));
+        }
+    }
+    for v in mu2.iter_mut() {
+        *v = v.wrapping_add(128) >> 8;
+    }
+}
+
+/// [`stat_vertical_u16`] writing only the distorted side's lines (`mu2`, `yy`, `xy`).
+pub fn stat_vertical_u16_dis(
+    reference: &[&[u16]],
+    distorted: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    line: &mut StatLine,
+    acc: &mut WideAcc,
+) {
+    let out = PAD..PAD + w;
+    let mu2 = &mut line.mu2[out.clone()];
+    let (ayy, axy) = (&mut acc.yy[..w], &mut acc.xy[..w]);
+    for (k, ((&f, r), d)) in filt.iter().zip(reference).zip(distorted).enumerate() {
+        let f = f as u32;
+        let (keep32, keep64) = if k == 0 { (0, 0) } else { (u32::MAX, u64::MAX) };
+        for j in 0..w {
+            let (x, y) = (r[j] as u32, d[j] as u32);
+            let (fx, fy) = (f * x, f * y);
+            mu2[j] = (mu2[j] & keep32).wrapping_add(fy);
+            ayy[j] = (ayy[j] & keep64).wrapping_add(fy as u64 * y as u64);
+            axy[j] = (axy[j] & keep64).wrapping_add(fx as u64 * y as u64);
+        }
+    }
+    for v in mu2.iter_mut() {
+        *v = (v.wrapping_add(sh.mu_round) >> sh.mu_shift) as u16 as u32;
+    }
+    let sq = |a: u64| (a.wrapping_add(sh.sq_round) >> sh.sq_shift) as u32;
+    for (o, &a) in line.yy[out.clone()].iter_mut().zip(ayy.iter()) {
+        *o = sq(a);
+    }
+    for (o, &a) in line.xy[out].iter_mut().zip(axy.iter()) {
+        *o = sq(a);
+    }
+}
+
+/// [`super::StatHorizontalStore`] at the scalar level; `false` if the row is shorter than `w`.
+#[allow(clippy::too_many_arguments)]
+fn stat_horizontal_store(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+    row: super::RefRowMut<'_>,
+) -> bool {
+    if row.mu1.len() < w || row.s1.len() < w {
+        return false;
+    }
+    let mut row = SplitRow::Store(row);
+    stat_horizontal_cols_split(line, filt, 0..w, gain_limit, log2, acc, sums, &mut row);
+    true
+}
+
+/// [`super::StatHorizontalDis`] at the scalar level; `false` if the row is shorter than `w`.
+#[allow(clippy::too_many_arguments)]
+fn stat_horizontal_dis(
+    line: &StatLine,
+    filt: &[u16],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+    row: super::RefRow<'_>,
+) -> bool {
+    if row.mu1.len() < w || row.s1.len() < w {
+        return false;
+    }
+    let mut row = SplitRow::Load(row);
+    stat_horizontal_cols_split(line, filt, 0..w, gain_limit, log2, acc, sums, &mut row);
+    true
+}
+
+/// The horizontal filter of the five lines for the output columns `cols`, into `acc[..n]`
+/// (without `reference`, of the distorted side's three: a split pass that reads the reference
+/// side from its row, where the lines' `mu1` and `xx` were not computed).
+fn filter_cols(
+    line: &StatLine,
+    filt: &[u16],
+    cols: Range<usize>,
+    acc: &mut WideAcc,
+    reference: bool,
+) {
     let n = cols.len();
     let start = PAD - filt.len() / 2 + cols.start;
     let (amu1, amu2) = (&mut acc.mu1[..n], &mut acc.mu2[..n]);
@@ -396,10 +519,14 @@ fn filter_cols(line: &StatLine, filt: &[u16], cols: Range<usize>, acc: &mut Wide
         // The first tap initialises the accumulators, the others add to them.
         let (keep32, keep64) = if k == 0 { (0, 0) } else { (u32::MAX, u64::MAX) };
         let (f32_, f64_) = (f as u32, f as u64);
+        if reference {
+            for j in 0..n {
+                amu1[j] = (amu1[j] & keep32).wrapping_add(f32_.wrapping_mul(mu1[j]));
+                axx[j] = (axx[j] & keep64).wrapping_add(f64_ * xx[j] as u64);
+            }
+        }
         for j in 0..n {
-            amu1[j] = (amu1[j] & keep32).wrapping_add(f32_.wrapping_mul(mu1[j]));
             amu2[j] = (amu2[j] & keep32).wrapping_add(f32_.wrapping_mul(mu2[j]));
-            axx[j] = (axx[j] & keep64).wrapping_add(f64_ * xx[j] as u64);
             ayy[j] = (ayy[j] & keep64).wrapping_add(f64_ * yy[j] as u64);
             axy[j] = (axy[j] & keep64).wrapping_add(f64_ * xy[j] as u64);
         }
