@@ -83,9 +83,7 @@ impl CudaFrame {
         f.release = Some(Box::new(release));
         f
     }
-}
 
-impl CudaFrame {
     /// `n` handles on these planes (a ladder's reference, read by every rendition's scorer):
     /// the frame's own release runs once, when the last handle is gone (at once for `n` = 0).
     pub fn into_shared(mut self, n: usize) -> Vec<CudaFrame> {

@@ -168,11 +168,13 @@ impl VifSums {
 /// `reference`/`distorted` hold the 17 rows `i - 8 ..= i + 8` (each at least `w` long);
 /// columns `0..w` of `line` are written (at offset `PAD`).
 pub fn stat_vertical_u8(reference: &[&[u8]], distorted: &[&[u8]], w: usize, line: &mut StatLine) {
-    stat_vertical_u8_cols(reference, distorted, 0..w, line);
+    stat_vertical_u8_cols::<false>(reference, distorted, 0..w, line);
 }
 
-/// [`stat_vertical_u8`] for the columns `cols` only (the tail of a SIMD peer).
-pub fn stat_vertical_u8_cols(
+/// [`stat_vertical_u8`] for the columns `cols` only (the tail of a SIMD peer); with `DIS_ONLY`
+/// only the distorted side's lines (`mu2`, `yy`, `xy`), as ladder scoring's later renditions
+/// need (their reference side is read from the first one's rows).
+pub fn stat_vertical_u8_cols<const DIS_ONLY: bool>(
     reference: &[&[u8]],
     distorted: &[&[u8]],
     cols: Range<usize>,
@@ -190,26 +192,26 @@ pub fn stat_vertical_u8_cols(
     for (k, ((&f, r), d)) in FILTER_S0.iter().zip(reference).zip(distorted).enumerate() {
         let f = f as u32;
         let (r, d) = (&r[cols.clone()], &d[cols.clone()]);
+        // The first tap initialises the line, the others accumulate into it.
+        let keep = if k == 0 { 0 } else { u32::MAX };
         for j in 0..n {
             let (x, y) = (r[j] as u32, d[j] as u32);
             let (fx, fy) = (f * x, f * y);
-            let terms = [
-                fx,
-                fy,
-                fx.wrapping_mul(x),
-                fy.wrapping_mul(y),
-                fx.wrapping_mul(y),
-            ];
-            // The first tap initialises the line, the others accumulate into it.
-            let keep = if k == 0 { 0 } else { u32::MAX };
-            mu1[j] = (mu1[j] & keep).wrapping_add(terms[0]);
-            mu2[j] = (mu2[j] & keep).wrapping_add(terms[1]);
-            xx[j] = (xx[j] & keep).wrapping_add(terms[2]);
-            yy[j] = (yy[j] & keep).wrapping_add(terms[3]);
-            xy[j] = (xy[j] & keep).wrapping_add(terms[4]);
+            if !DIS_ONLY {
+                mu1[j] = (mu1[j] & keep).wrapping_add(fx);
+                xx[j] = (xx[j] & keep).wrapping_add(fx.wrapping_mul(x));
+            }
+            mu2[j] = (mu2[j] & keep).wrapping_add(fy);
+            yy[j] = (yy[j] & keep).wrapping_add(fy.wrapping_mul(y));
+            xy[j] = (xy[j] & keep).wrapping_add(fx.wrapping_mul(y));
         }
     }
-    for v in mu1.iter_mut().chain(mu2.iter_mut()) {
+    if !DIS_ONLY {
+        for v in mu1.iter_mut() {
+            *v = v.wrapping_add(128) >> 8;
+        }
+    }
+    for v in mu2.iter_mut() {
         *v = v.wrapping_add(128) >> 8;
     }
 }
@@ -229,11 +231,12 @@ pub fn stat_vertical_u16(
     line: &mut StatLine,
     acc: &mut WideAcc,
 ) {
-    stat_vertical_u16_cols(reference, distorted, filt, sh, 0..w, line, acc);
+    stat_vertical_u16_cols::<false>(reference, distorted, filt, sh, 0..w, line, acc);
 }
 
-/// [`stat_vertical_u16`] for the columns `cols` only (the tail of a SIMD peer).
-pub fn stat_vertical_u16_cols(
+/// [`stat_vertical_u16`] for the columns `cols` only (the tail of a SIMD peer); with `DIS_ONLY`
+/// only the distorted side's lines (`mu2`, `yy`, `xy`), as in [`stat_vertical_u8_cols`].
+pub fn stat_vertical_u16_cols<const DIS_ONLY: bool>(
     reference: &[&[u16]],
     distorted: &[&[u16]],
     filt: &[u16],
@@ -257,20 +260,26 @@ pub fn stat_vertical_u16_cols(
         for j in 0..n {
             let (x, y) = (r[j] as u32, d[j] as u32);
             let (fx, fy) = (f * x, f * y);
-            mu1[j] = (mu1[j] & keep32).wrapping_add(fx);
+            if !DIS_ONLY {
+                mu1[j] = (mu1[j] & keep32).wrapping_add(fx);
+                axx[j] = (axx[j] & keep64).wrapping_add(fx as u64 * x as u64);
+            }
             mu2[j] = (mu2[j] & keep32).wrapping_add(fy);
-            axx[j] = (axx[j] & keep64).wrapping_add(fx as u64 * x as u64);
             ayy[j] = (ayy[j] & keep64).wrapping_add(fy as u64 * y as u64);
             axy[j] = (axy[j] & keep64).wrapping_add(fx as u64 * y as u64);
         }
     }
-    for v in mu1.iter_mut().chain(mu2.iter_mut()) {
-        *v = (v.wrapping_add(sh.mu_round) >> sh.mu_shift) as u16 as u32;
+    let mean = |v: &mut u32| *v = (v.wrapping_add(sh.mu_round) >> sh.mu_shift) as u16 as u32;
+    if !DIS_ONLY {
+        mu1.iter_mut().for_each(mean);
     }
+    mu2.iter_mut().for_each(mean);
     let sq = |a: u64| (a.wrapping_add(sh.sq_round) >> sh.sq_shift) as u32;
     let out = PAD + cols.start..PAD + cols.end;
-    for (o, &a) in line.xx[out.clone()].iter_mut().zip(axx.iter()) {
-        *o = sq(a);
+    if !DIS_ONLY {
+        for (o, &a) in line.xx[out.clone()].iter_mut().zip(axx.iter()) {
+            *o = sq(a);
+        }
     }
     for (o, &a) in line.yy[out.clone()].iter_mut().zip(ayy.iter()) {
         *o = sq(a);
@@ -328,7 +337,7 @@ pub fn stat_horizontal_cols(
     sums: &mut VifSums,
 ) {
     let n = cols.len();
-    filter_cols(line, filt, cols, acc, true);
+    filter_cols::<true>(line, filt, cols, acc);
     for j in 0..n {
         let (mu1, sigma1_sq) = reference_side(acc, j);
         let (sigma2_sq, sigma12) = distorted_side(acc, j, mu1);
@@ -363,10 +372,10 @@ pub fn stat_horizontal_cols_split(
 ) {
     let c0 = cols.start;
     let n = cols.len();
-    filter_cols(line, filt, cols, acc, matches!(row, SplitRow::Store(_)));
     // One loop per mode: no per-pixel branch on it.
     match row {
         SplitRow::Store(r) => {
+            filter_cols::<true>(line, filt, cols, acc);
             for j in 0..n {
                 let (mu1, sigma1_sq) = reference_side(acc, j);
                 (r.mu1[c0 + j], r.s1[c0 + j]) = (mu1, sigma1_sq);
@@ -375,6 +384,7 @@ pub fn stat_horizontal_cols_split(
             }
         }
         SplitRow::Load(r) => {
+            filter_cols::<false>(line, filt, cols, acc);
             for j in 0..n {
                 let (mu1, sigma1_sq) = (r.mu1[c0 + j], r.s1[c0 + j]);
                 let (sigma2_sq, sigma12) = distorted_side(acc, j, mu1);
@@ -394,36 +404,13 @@ pub const SPLIT: super::SplitKernels = super::SplitKernels {
     max_gain_limit: f64::INFINITY,
 };
 
-/// [`stat_vertical_u8`] writing only the distorted side's lines (`mu2`, `yy`, `xy`): the other
-/// renditions of a ladder, whose reference side is read from the first one's rows.
-pub fn stat_vertical_u8_dis(
-    reference: &[&[u8]],
-    distorted: &[&[u8]],
-    w: usize,
-    line: &mut StatLine,
-) {
-    let out = PAD..PAD + w;
-    let mu2 = &mut line.mu2[out.clone()];
-    let yy = &mut line.yy[out.clone()];
-    let xy = &mut line.xy[out];
-    for (k, ((&f, r), d)) in FILTER_S0.iter().zip(reference).zip(distorted).enumerate() {
-        let f = f as u32;
-        let keep = if k == 0 { 0 } else { u32::MAX };
-        for j in 0..w {
-            let (x, y) = (r[j] as u32, d[j] as u32);
-            let (fx, fy) = (f * x, f * y);
-            mu2[j] = (mu2[j] & keep).wrapping_add(fy);
-            yy[j] = (yy[j] & keep).wrapping_add(fy.wrapping_mul(y));
-            xy[j] = (xy[j] & keep).wrapping_add(fx.wrapping_mul(y));
-        }
-    }
-    for v in mu2.iter_mut() {
-        *v = v.wrapping_add(128) >> 8;
-    }
+/// [`stat_vertical_u8`] writing only the distorted side's lines (see [`stat_vertical_u8_cols`]).
+fn stat_vertical_u8_dis(reference: &[&[u8]], distorted: &[&[u8]], w: usize, line: &mut StatLine) {
+    stat_vertical_u8_cols::<true>(reference, distorted, 0..w, line);
 }
 
-/// [`stat_vertical_u16`] writing only the distorted side's lines (`mu2`, `yy`, `xy`).
-pub fn stat_vertical_u16_dis(
+/// [`stat_vertical_u16`] writing only the distorted side's lines (see [`stat_vertical_u16_cols`]).
+fn stat_vertical_u16_dis(
     reference: &[&[u16]],
     distorted: &[&[u16]],
     filt: &[u16],
@@ -432,30 +419,7 @@ pub fn stat_vertical_u16_dis(
     line: &mut StatLine,
     acc: &mut WideAcc,
 ) {
-    let out = PAD..PAD + w;
-    let mu2 = &mut line.mu2[out.clone()];
-    let (ayy, axy) = (&mut acc.yy[..w], &mut acc.xy[..w]);
-    for (k, ((&f, r), d)) in filt.iter().zip(reference).zip(distorted).enumerate() {
-        let f = f as u32;
-        let (keep32, keep64) = if k == 0 { (0, 0) } else { (u32::MAX, u64::MAX) };
-        for j in 0..w {
-            let (x, y) = (r[j] as u32, d[j] as u32);
-            let (fx, fy) = (f * x, f * y);
-            mu2[j] = (mu2[j] & keep32).wrapping_add(fy);
-            ayy[j] = (ayy[j] & keep64).wrapping_add(fy as u64 * y as u64);
-            axy[j] = (axy[j] & keep64).wrapping_add(fx as u64 * y as u64);
-        }
-    }
-    for v in mu2.iter_mut() {
-        *v = (v.wrapping_add(sh.mu_round) >> sh.mu_shift) as u16 as u32;
-    }
-    let sq = |a: u64| (a.wrapping_add(sh.sq_round) >> sh.sq_shift) as u32;
-    for (o, &a) in line.yy[out.clone()].iter_mut().zip(ayy.iter()) {
-        *o = sq(a);
-    }
-    for (o, &a) in line.xy[out].iter_mut().zip(axy.iter()) {
-        *o = sq(a);
-    }
+    stat_vertical_u16_cols::<true>(reference, distorted, filt, sh, 0..w, line, acc);
 }
 
 /// [`super::StatHorizontalStore`] at the scalar level; `false` if the row is shorter than `w`.
@@ -499,14 +463,13 @@ fn stat_horizontal_dis(
 }
 
 /// The horizontal filter of the five lines for the output columns `cols`, into `acc[..n]`
-/// (without `reference`, of the distorted side's three: a split pass that reads the reference
+/// (without `REFERENCE`, of the distorted side's three: a split pass that reads the reference
 /// side from its row, where the lines' `mu1` and `xx` were not computed).
-fn filter_cols(
+fn filter_cols<const REFERENCE: bool>(
     line: &StatLine,
     filt: &[u16],
     cols: Range<usize>,
     acc: &mut WideAcc,
-    reference: bool,
 ) {
     let n = cols.len();
     let start = PAD - filt.len() / 2 + cols.start;
@@ -519,13 +482,11 @@ fn filter_cols(
         // The first tap initialises the accumulators, the others add to them.
         let (keep32, keep64) = if k == 0 { (0, 0) } else { (u32::MAX, u64::MAX) };
         let (f32_, f64_) = (f as u32, f as u64);
-        if reference {
-            for j in 0..n {
+        for j in 0..n {
+            if REFERENCE {
                 amu1[j] = (amu1[j] & keep32).wrapping_add(f32_.wrapping_mul(mu1[j]));
                 axx[j] = (axx[j] & keep64).wrapping_add(f64_ * xx[j] as u64);
             }
-        }
-        for j in 0..n {
             amu2[j] = (amu2[j] & keep32).wrapping_add(f32_.wrapping_mul(mu2[j]));
             ayy[j] = (ayy[j] & keep64).wrapping_add(f64_ * yy[j] as u64);
             axy[j] = (axy[j] & keep64).wrapping_add(f64_ * xy[j] as u64);

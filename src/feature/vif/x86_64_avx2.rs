@@ -343,7 +343,7 @@ fn stat_vertical_u8_avx2<const DIS_ONLY: bool>(
             store_u32x8(&mut dst[o + 8..], v[1]);
         }
     }
-    scalar::stat_vertical_u8_cols(r, d, w16..w, line);
+    scalar::stat_vertical_u8_cols::<DIS_ONLY>(r, d, w16..w, line);
 }
 
 /// Tap pairs `(f[2i], f[2i + 1])` as `i16` pairs in each 32-bit lane, the last odd tap paired
@@ -447,7 +447,7 @@ fn stat_vertical_u16_avx2<const DIS_ONLY: bool>(
         store_u32x8(&mut line.yy[o..], sq(yy));
         store_u32x8(&mut line.xy[o..], sq(xy));
     }
-    scalar::stat_vertical_u16_cols(r, d, filt, sh, w8..w, line, acc);
+    scalar::stat_vertical_u16_cols::<DIS_ONLY>(r, d, filt, sh, w8..w, line, acc);
 }
 
 /// The 16-bit vertical pass in 16-bit `madd` lanes, 16 columns per step, two rows per `madd`
@@ -557,7 +557,7 @@ fn stat_vertical_u16_madd<const PAIRS: usize, const DIS_ONLY: bool>(
         out(&mut line.yy, squares(yyl, yyh));
         out(&mut line.xy, squares(xyl, xyh));
     }
-    scalar::stat_vertical_u16_cols(r, d, filt, sh, w16..w, line, acc);
+    scalar::stat_vertical_u16_cols::<DIS_ONLY>(r, d, filt, sh, w16..w, line, acc);
 }
 
 /// What a horizontal pass does with the reference side of its pixels (ladder scoring,
