@@ -35,11 +35,15 @@
 # runs (libvmaf scores one pair per run), each at --threads T (the first of --threads); prints the
 # seconds per rendition and the speed-up of the ladder over N separate runs.
 #   scripts/bench.sh --ladder "1 3 6" [--threads 1] [--frames N] [--runs R]
+#
+# --all: every row above in one run, the ratios repeated together last (see below).
+#   scripts/bench.sh --all [--frames N] [--noise N] [--threads "1 2"] [--runs R]
 set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $(...) stops the script
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 frames=120; noise=0; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""; nvdec=""; nvdec_stage=""; ladder=""; nvdec_frames=1200
+all=0; args=("$@")
 while [ $# -gt 0 ]; do
     case "$1" in
         --frames) frames=$2; shift 2;;
@@ -53,9 +57,30 @@ while [ $# -gt 0 ]; do
         --features) features=$2; shift 2;;
         --model) model=$2; shift 2;;
         --ladder) ladder=$2; shift 2;;
-        *) echo "usage: $0 [--frames N] [--noise N] [--threads \"1 2\"] [--runs R] [--features F] [--model V] | --cuda [--runs R]" >&2; exit 2;;
+        --all) all=1; shift;;
+        *) echo "usage: $0 [--frames N] [--noise N] [--threads \"1 2\"] [--runs R] [--features F] [--model V] [--all] | --cuda [--runs R] | --nvdec DIR | --ladder \"1 3 6\"" >&2; exit 2;;
     esac
 done
+
+# --all: every row in one run (the single pair at each --threads, the ladder at N = 1, 3, 6, and,
+# where a GPU answers, --cuda and --nvdec on VMAF_RS_BENCH_NVDEC_DIR, default
+# build/gpu-carry/pipe), their ratio lines repeated together at the end.
+if [ "$all" = 1 ]; then
+    rest=(); for a in "${args[@]}"; do [ "$a" = --all ] || rest+=("$a"); done
+    log=$(mktemp); trap 'rm -f "$log"' EXIT
+    "$0" "${rest[@]}" | tee -a "$log"
+    "$0" "${rest[@]}" --ladder "1 3 6" | tee -a "$log"
+    if nvidia-smi -L >/dev/null 2>&1; then
+        "$0" --cuda | tee -a "$log"
+        dir=${VMAF_RS_BENCH_NVDEC_DIR:-build/gpu-carry/pipe}
+        if [ -f "$dir/ref.mkv" ]; then "$0" --nvdec "$dir" | tee -a "$log"; fi
+    else
+        echo "bench --all: no GPU answers (nvidia-smi): the --cuda and --nvdec rows are left out"
+    fi
+    echo; echo "=== bench --all: every ratio"
+    grep -E '^(ratio|speed-up|bench: (nvdec decode only|4 concurrent|ladder of|[0-9]+x[0-9]+ cuda|CPU ))' "$log"
+    exit 0
+fi
 
 # wall seconds of one run of a command
 time_once() {
@@ -126,6 +151,9 @@ if [ -n "$nvdec" ]; then
     }
     four() { pipe "$1" "$2" & pipe "$1" "$2" & pipe "$1" "$2" & pipe "$1" "$2" & wait; }
     modes=(decode vmaf graph sync ref dis)
+    # VMAF_RS_BENCH_FOUR_ONLY=1: only the 4 concurrent pipelines (e.g. again under CUDA MPS)
+    four_only=${VMAF_RS_BENCH_FOUR_ONLY:-}
+    [ -n "$four_only" ] && modes=()
     for r in $(seq "$runs"); do
         for m in "${modes[@]}"; do tmin "$m,100" pipe "$m" 100; tmin "$m,$long" pipe "$m" "$long"; done
         for m in decode vmaf; do tmin "four-$m,100" four "$m" 100; tmin "four-$m,$long" four "$m" "$long"; done
@@ -137,12 +165,15 @@ if [ -n "$nvdec" ]; then
     for m in "${modes[@]}"; do
         echo "bench: nvdec $m: 100 frames ${best[$m,100]} s, $long frames ${best[$m,$long]} s, $(pfps "$m") fps"
     done
-    d=$(pfps decode); v=$(pfps vmaf)
-    echo "bench: nvdec decode only ${d} fps, decode + vmaf_rs ${v} fps, ratio $(awk -v a="$v" -v b="$d" 'BEGIN {printf "%.3f", a / b}')"
+    if [ -z "$four_only" ]; then
+        d=$(pfps decode); v=$(pfps vmaf)
+        echo "bench: nvdec decode only ${d} fps, decode + vmaf_rs ${v} fps, ratio $(awk -v a="$v" -v b="$d" 'BEGIN {printf "%.3f", a / b}')"
+    fi
     t4d=${best[four-decode,$long]}; t4v=${best[four-vmaf,$long]}
     echo "bench: 4 concurrent pipelines x $long frames: decode only ${t4d} s, decode + vmaf_rs ${t4v} s, ratio $(awk -v a="$t4d" -v b="$t4v" 'BEGIN {printf "%.3f", a / b}') (whole processes)"
     d=$(pfps four-decode); v=$(pfps four-vmaf)
     echo "bench: 4 concurrent pipelines by difference (100 and $long frames): decode only $d fps each, decode + vmaf_rs $v fps each, ratio $(awk -v a="$v" -v b="$d" 'BEGIN {printf "%.3f", a / b}')"
+    [ -n "$four_only" ] && exit 0
     clip() {  # MODE N: the first N frames scored, NVDEC + CUDA (cuda) or software + CPU (cpu)
         if [ "$1" = cuda ]; then
             "$ff" -nostdin -hide_banner -loglevel error "${hw[@]}" -i "$nvdec/dis.mkv" "${hw[@]}" -i "$nvdec/ref.mkv" \
