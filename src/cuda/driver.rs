@@ -358,6 +358,13 @@ impl Stream {
         Ok(Stream(s))
     }
 
+    /// Blocks until the work queued on this stream is done.
+    pub(crate) fn synchronize(&self) -> Result<()> {
+        // SAFETY: valid stream of the current context.
+        let r = unsafe { sys::cuStreamSynchronize(self.0) };
+        check(r, "cuStreamSynchronize")
+    }
+
     /// Makes work queued on this stream from now on wait for `event`'s last record.
     pub(crate) fn wait_event(&self, event: &Event) -> Result<()> {
         // SAFETY: valid stream and event of the current context.

@@ -34,9 +34,17 @@ struct Runtime {
     results: DevBuf,
     slots: Vec<Slot>,
     free_slots: Vec<usize>,
-    /// Where all our work runs: ordered after the producer's stream by each frame's `input`
-    /// event, never serialised with the producer's later work (the decoder's next frames).
+    /// Where each frame's work starts and ends: ordered after the producer's stream by each
+    /// frame's `input` event, never serialised with the producer's later work (the decoder's
+    /// next frames).
     stream: Stream,
+    /// Side streams that run some plan kinds' kernels beside the others' (see
+    /// [`StreamPlan`]): each waits for `fork`, recorded on `stream` when a frame starts, and
+    /// `stream` waits for each one's `joins` event before the frame's results are downloaded,
+    /// so the frame's `event` still covers all of its work.
+    side: Vec<Stream>,
+    fork: Event,
+    joins: Vec<Event>,
     kernels: Kernels,
     _module: Module,
 }
@@ -49,6 +57,78 @@ struct Slot {
     input: Event,
     /// Recorded on our stream after the frame's last operation.
     event: Event,
+}
+
+/// Streams a frame's kernels may spread over when `VMAF_RS_CUDA_STREAMS` does not say.
+const DEFAULT_STREAMS: usize = 4;
+/// The most streams `VMAF_RS_CUDA_STREAMS` may ask for.
+const MAX_STREAMS: usize = 8;
+
+/// Which stream runs each plan (0: the main one, `n`: side stream `n - 1`). Plan kinds are dealt
+/// round-robin over up to `VMAF_RS_CUDA_STREAMS` streams (default [`DEFAULT_STREAMS`]) so that
+/// independent kinds' kernels (VIF, ADM, motion, …) overlap on the GPU and a frame holds it for
+/// less time: what lets other processes' work in between when the GPU time-slices between
+/// CUDA contexts. A kind's instances share its scratch, so they all stay on one stream, in
+/// order; no two kinds share writable memory but the result block, where each writes its own
+/// slots. The values cannot change: every kernel runs as before, only beside other kinds'.
+struct StreamPlan {
+    of_plan: Vec<usize>,
+    count: usize,
+}
+
+impl StreamPlan {
+    fn new(plans: &[Box<dyn GpuPlan>]) -> Result<Self> {
+        let most = match std::env::var("VMAF_RS_CUDA_STREAMS") {
+            Ok(v) => v
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_STREAMS).contains(n))
+                .ok_or_else(|| {
+                    Error::InvalidOption(format!(
+                        "VMAF_RS_CUDA_STREAMS={v}: expected a number of streams from 1 to {MAX_STREAMS}"
+                    ))
+                })?,
+            Err(_) => DEFAULT_STREAMS,
+        };
+        let mut kinds: Vec<&str> = Vec::new();
+        let of_plan = plans
+            .iter()
+            .map(|p| {
+                let k = kinds
+                    .iter()
+                    .position(|&n| n == p.name())
+                    .unwrap_or_else(|| {
+                        kinds.push(p.name());
+                        kinds.len() - 1
+                    });
+                k % most
+            })
+            .collect();
+        Ok(StreamPlan {
+            of_plan,
+            count: kinds.len().clamp(1, most),
+        })
+    }
+
+    /// The stream of plan `i`.
+    fn of(&self, i: usize) -> usize {
+        self.of_plan[i]
+    }
+
+    /// Streams used (the main one included).
+    fn count(&self) -> usize {
+        self.count
+    }
+}
+
+/// Makes `main` wait for the work queued so far on each side stream (`joins`: one event each).
+fn join_side_streams(main: &Stream, side: &[Stream], joins: &[Event]) -> Result<()> {
+    for (st, ev) in side.iter().zip(joins) {
+        ev.record(st.0)?;
+        main.wait_event(ev)?;
+    }
+    Ok(())
 }
 
 struct InFlight {
@@ -177,6 +257,8 @@ pub struct CudaScorer {
     n_subsample: u64,
     lag: u64,
     depth: usize,
+    /// Which of our streams runs each plan.
+    streams: StreamPlan,
     results_len: usize,
     rt: Option<Runtime>,
     /// How long the first frame's start-up took: (kernel module, device and pinned buffers).
@@ -299,6 +381,7 @@ impl CudaScorer {
                 .min(POOL_SLOTS_BYTES / (results_len * 8))
                 .max(1)
         };
+        let streams = StreamPlan::new(&plans)?;
         let (pool_tx, pool_rx) = mpsc::channel();
         Ok(CudaScorer {
             ctx: ctx as sys::CUcontext,
@@ -311,6 +394,7 @@ impl CudaScorer {
             n_subsample: n_subsample as u64,
             lag,
             depth: DEFAULT_DEPTH,
+            streams,
             results_len,
             rt: None,
             startup: None,
@@ -384,6 +468,9 @@ impl CudaScorer {
                 module.as_secs_f64() * 1e3,
                 buffers.as_secs_f64() * 1e3
             ));
+        }
+        if self.streams.count() > 1 {
+            s.push_str(&format!("; {} streams", self.streams.count()));
         }
         s
     }
@@ -493,6 +580,13 @@ impl CudaScorer {
             let kernels = Kernels::resolve(&module)?;
             let t1 = std::time::Instant::now();
             let stream = Stream::new()?;
+            let side = (1..self.streams.count())
+                .map(|_| Stream::new())
+                .collect::<Result<Vec<_>>>()?;
+            let joins = side
+                .iter()
+                .map(|_| Event::new())
+                .collect::<Result<Vec<_>>>()?;
             let scratch = Scratch::alloc(&self.plans, self.geom, stream.0)?;
             let results = DevBuf::new(self.results_len * 8, "per-frame results")?;
             let n_slots = self.depth + self.pool_depth;
@@ -522,6 +616,9 @@ impl CudaScorer {
                 free_slots: (0..n_slots).rev().collect(),
                 slots,
                 stream,
+                side,
+                fork: Event::new()?,
+                joins,
                 kernels,
                 _module: module,
             });
@@ -572,14 +669,9 @@ impl CudaScorer {
         let rt = self.rt.as_mut().expect("runtime");
         let slot = rt.free_slots.pop().expect("a slot is free below depth");
         let stream = rt.stream.0;
-        let ctx = Ctx {
-            k: &rt.kernels,
-            stream,
-            results: rt.results.ptr,
-            scratch: &rt.scratch,
-            geom: self.geom,
-        };
         let fallback = &mut self.fallback;
+        let plans = &self.plans;
+        let streams = &self.streams;
         let queued = (|| -> Result<()> {
             let s = &mut rt.slots[slot];
             // Our stream starts on this frame once the producer's work queued so far (the
@@ -587,9 +679,29 @@ impl CudaScorer {
             s.input.record(self.stream)?;
             rt.stream.wait_event(&s.input)?;
             rt.results.zero_async(self.results_len * 8, stream)?;
-            for p in &self.plans {
-                p.enqueue(&io, &ctx)?;
+            if !rt.side.is_empty() {
+                rt.fork.record(stream)?;
+                for side in &rt.side {
+                    side.wait_event(&rt.fork)?;
+                }
             }
+            let enqueued = plans.iter().enumerate().try_for_each(|(i, p)| {
+                let ctx = Ctx {
+                    k: &rt.kernels,
+                    stream: match streams.of(i) {
+                        0 => stream,
+                        n => rt.side[n - 1].0,
+                    },
+                    results: rt.results.ptr,
+                    scratch: &rt.scratch,
+                    geom: self.geom,
+                };
+                p.enqueue(&io, &ctx)
+            });
+            // Joined even when a plan failed, so that the frame's event below covers whatever
+            // was queued on the side streams before the frames are released.
+            join_side_streams(&rt.stream, &rt.side, &rt.joins)?;
+            enqueued?;
             if let (Some(fb), Some(staging)) = (fallback.as_mut(), s.staging.as_mut()) {
                 if fb.needed(scored) {
                     fb.enqueue(staging, [&reference, &distorted], stream)?;
@@ -599,7 +711,11 @@ impl CudaScorer {
             s.event.record(stream)
         })();
         if let Err(e) = queued {
-            // Some kernels may be queued on these frames: wait for them before releasing.
+            // Some kernels may be queued on these frames: wait for them before releasing (the
+            // side streams directly, in case their join is what failed).
+            for side in &rt.side {
+                let _ = side.synchronize();
+            }
             let s = &rt.slots[slot];
             if s.event.record(stream).is_ok() {
                 let _ = s.event.wait();
