@@ -146,6 +146,7 @@ mod kernels;
 mod plans;
 #[cfg(feature = "cuda")]
 mod scorer;
+mod streams;
 #[cfg(feature = "cuda")]
 mod upload;
 #[cfg(feature = "cuda")]

@@ -7,6 +7,7 @@ use super::driver::{
 use super::fallback::Fallback;
 use super::kernels::{Kernels, SrcPlane};
 use super::plans::{self, ChromaIo, Ctx, FrameIo, FrameMeta, Geometry, GpuPlan, HostPool, Scratch};
+use super::streams::{parse_streams, StreamPlan};
 use super::CudaFrame;
 use crate::engine::{Engine, InstanceInfo};
 use crate::error::{Error, Result};
@@ -57,69 +58,6 @@ struct Slot {
     input: Event,
     /// Recorded on our stream after the frame's last operation.
     event: Event,
-}
-
-/// Streams a frame's kernels may spread over when `VMAF_RS_CUDA_STREAMS` does not say.
-const DEFAULT_STREAMS: usize = 4;
-/// The most streams `VMAF_RS_CUDA_STREAMS` may ask for.
-const MAX_STREAMS: usize = 8;
-
-/// Which stream runs each plan (0: the main one, `n`: side stream `n - 1`). Plan kinds are dealt
-/// round-robin over up to `VMAF_RS_CUDA_STREAMS` streams (default [`DEFAULT_STREAMS`]) so that
-/// independent kinds' kernels (VIF, ADM, motion, …) overlap on the GPU and a frame holds it for
-/// less time: what lets other processes' work in between when the GPU time-slices between
-/// CUDA contexts. A kind's instances share its scratch, so they all stay on one stream, in
-/// order; no two kinds share writable memory but the result block, where each writes its own
-/// slots. The values cannot change: every kernel runs as before, only beside other kinds'.
-struct StreamPlan {
-    of_plan: Vec<usize>,
-    count: usize,
-}
-
-impl StreamPlan {
-    fn new(plans: &[Box<dyn GpuPlan>]) -> Result<Self> {
-        let most = match std::env::var("VMAF_RS_CUDA_STREAMS") {
-            Ok(v) => v
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|n| (1..=MAX_STREAMS).contains(n))
-                .ok_or_else(|| {
-                    Error::InvalidOption(format!(
-                        "VMAF_RS_CUDA_STREAMS={v}: expected a number of streams from 1 to {MAX_STREAMS}"
-                    ))
-                })?,
-            Err(_) => DEFAULT_STREAMS,
-        };
-        let mut kinds: Vec<&str> = Vec::new();
-        let of_plan = plans
-            .iter()
-            .map(|p| {
-                let k = kinds
-                    .iter()
-                    .position(|&n| n == p.name())
-                    .unwrap_or_else(|| {
-                        kinds.push(p.name());
-                        kinds.len() - 1
-                    });
-                k % most
-            })
-            .collect();
-        Ok(StreamPlan {
-            of_plan,
-            count: kinds.len().clamp(1, most),
-        })
-    }
-
-    /// The stream of plan `i`.
-    fn of(&self, i: usize) -> usize {
-        self.of_plan[i]
-    }
-
-    /// Streams used (the main one included).
-    fn count(&self) -> usize {
-        self.count
-    }
 }
 
 /// Makes `main` wait for the work queued so far on each side stream (`joins`: one event each).
@@ -381,7 +319,9 @@ impl CudaScorer {
                 .min(POOL_SLOTS_BYTES / (results_len * 8))
                 .max(1)
         };
-        let streams = StreamPlan::new(&plans)?;
+        // Which stream runs each plan (`VMAF_RS_CUDA_STREAMS`: how many at most).
+        let most = parse_streams(std::env::var("VMAF_RS_CUDA_STREAMS").ok().as_deref())?;
+        let streams = StreamPlan::deal(plans.iter().map(|p| p.name()), most);
         let (pool_tx, pool_rx) = mpsc::channel();
         Ok(CudaScorer {
             ctx: ctx as sys::CUcontext,
