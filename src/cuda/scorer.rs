@@ -1,5 +1,6 @@
 //! The CUDA scorer: a bounded pipeline of frames in flight in a borrowed context, on its own
-//! stream ordered after the producer's.
+//! streams (a main one and side streams it forks to and joins back each frame) ordered after the
+//! producer's.
 
 use super::driver::{
     ensure_driver, CtxGuard, DevBuf, Event, Module, PinnedBytes, PinnedU64, Stream,
