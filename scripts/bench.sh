@@ -150,10 +150,13 @@ if [ -n "$nvdec" ]; then
         best[$key]=$(awk -v t="$t" -v o="${best[$key]:-1e9}" 'BEGIN {print (t < o) ? t : o}')
     }
     four() { pipe "$1" "$2" & pipe "$1" "$2" & pipe "$1" "$2" & pipe "$1" "$2" & wait; }
-    modes=(decode vmaf graph sync ref dis)
-    # VMAF_RS_BENCH_FOUR_ONLY=1: only the 4 concurrent pipelines (e.g. again under CUDA MPS)
+    # VMAF_RS_BENCH_NVDEC_MODES="decode vmaf": only these one-pipeline modes, then the 4
+    # concurrent pipelines, nothing after; VMAF_RS_BENCH_FOUR_ONLY=1: only the 4 concurrent
+    # pipelines (e.g. again under CUDA MPS)
+    read -ra modes <<<"${VMAF_RS_BENCH_NVDEC_MODES:-decode vmaf graph sync ref dis}"
     four_only=${VMAF_RS_BENCH_FOUR_ONLY:-}
     [ -n "$four_only" ] && modes=()
+    short=${four_only}${VMAF_RS_BENCH_NVDEC_MODES:-}
     for r in $(seq "$runs"); do
         for m in "${modes[@]}"; do tmin "$m,100" pipe "$m" 100; tmin "$m,$long" pipe "$m" "$long"; done
         for m in decode vmaf; do tmin "four-$m,100" four "$m" 100; tmin "four-$m,$long" four "$m" "$long"; done
@@ -165,7 +168,7 @@ if [ -n "$nvdec" ]; then
     for m in "${modes[@]}"; do
         echo "bench: nvdec $m: 100 frames ${best[$m,100]} s, $long frames ${best[$m,$long]} s, $(pfps "$m") fps"
     done
-    if [ -z "$four_only" ]; then
+    if [ -n "${best[decode,100]:-}" ] && [ -n "${best[vmaf,100]:-}" ]; then
         d=$(pfps decode); v=$(pfps vmaf)
         echo "bench: nvdec decode only ${d} fps, decode + vmaf_rs ${v} fps, ratio $(awk -v a="$v" -v b="$d" 'BEGIN {printf "%.3f", a / b}')"
     fi
@@ -173,7 +176,7 @@ if [ -n "$nvdec" ]; then
     echo "bench: 4 concurrent pipelines x $long frames: decode only ${t4d} s, decode + vmaf_rs ${t4v} s, ratio $(awk -v a="$t4d" -v b="$t4v" 'BEGIN {printf "%.3f", a / b}') (whole processes)"
     d=$(pfps four-decode); v=$(pfps four-vmaf)
     echo "bench: 4 concurrent pipelines by difference (100 and $long frames): decode only $d fps each, decode + vmaf_rs $v fps each, ratio $(awk -v a="$v" -v b="$d" 'BEGIN {printf "%.3f", a / b}')"
-    [ -n "$four_only" ] && exit 0
+    [ -n "$short" ] && exit 0
     clip() {  # MODE N: the first N frames scored, NVDEC + CUDA (cuda) or software + CPU (cpu)
         if [ "$1" = cuda ]; then
             "$ff" -nostdin -hide_banner -loglevel error "${hw[@]}" -i "$nvdec/dis.mkv" "${hw[@]}" -i "$nvdec/ref.mkv" \
