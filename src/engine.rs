@@ -967,6 +967,46 @@ impl Engine {
         values: Option<&Arc<ReferenceValues>>,
         distorted: &Picture<'_>,
     ) -> Result<()> {
+        self.check_shared(reference, values)?;
+        self.send_with(RefSource::Shared(reference, values), distorted)
+    }
+
+    /// Like [`Engine::send_shared`], with the distorted picture written by `fill` straight into
+    /// the engine's own buffer (made by `OwnedPicture::new` with this engine's format), which
+    /// saves the copy: the CLI reads a ladder's renditions into them. `fill`'s error is
+    /// returned as is and nothing is sent.
+    pub fn send_shared_filled(
+        &mut self,
+        reference: &Arc<OwnedPicture>,
+        values: Option<&Arc<ReferenceValues>>,
+        fill: impl FnOnce(&mut OwnedPicture) -> Result<()>,
+    ) -> Result<()> {
+        self.check_shared(reference, values)?;
+        self.check_shared_send()?;
+        if self.gpu.is_some() {
+            return Err(Error::State(
+                "software frames after CUDA frames in one stream".into(),
+            ));
+        }
+        self.shared_refs = Some(true);
+        let t0 = Instant::now();
+        let index = self.next_index;
+        let scored = self.scores_frame(index);
+        let rt = self.cpu_runtime()?;
+        let (nref, ndist) = (rt.refs.len(), rt.dists.len());
+        // Filled first: on its error nothing of this frame is in the rings.
+        fill(rt.ring_entry(true, index as usize % ndist))?;
+        // Jobs still reading the entry's old picture keep their own handle on it.
+        rt.refs[index as usize % nref] = Arc::clone(reference);
+        self.dispatch(index, scored, values.cloned(), t0)
+    }
+
+    /// Checks a shared reference picture (and shared values) against this engine's layout.
+    fn check_shared(
+        &self,
+        reference: &OwnedPicture,
+        values: Option<&Arc<ReferenceValues>>,
+    ) -> Result<()> {
         if values.is_some_and(|v| v.slots.len() != self.plan.instances.len()) {
             return Err(Error::Mismatch(
                 "shared reference values of an engine with other features".into(),
@@ -992,7 +1032,28 @@ impl Engine {
                 if want_chroma { " with chroma" } else { "" }
             )));
         }
-        self.send_with(RefSource::Shared(reference, values), distorted)
+        Ok(())
+    }
+
+    /// Whether a frame with a shared reference may be sent now: the engine has taken none with
+    /// its own reference, runs on the CPU outside segments, and is not flushed.
+    fn check_shared_send(&self) -> Result<()> {
+        if self.shared_refs == Some(false) {
+            return Err(Error::State(
+                "an engine takes shared references (send_shared) or borrowed ones (send), not both"
+                    .into(),
+            ));
+        }
+        if self.cfg.backend == Backend::Cuda || self.segment.is_some() {
+            return Err(Error::Unsupported(
+                "shared references (ladder scoring) run on the CPU backend, without segments"
+                    .into(),
+            ));
+        }
+        if self.flushed {
+            return Err(Error::State("frame sent after flush".into()));
+        }
+        Ok(())
     }
 
     /// The format and whether chroma planes are kept of the reference pictures this engine
@@ -1004,19 +1065,14 @@ impl Engine {
 
     fn send_with(&mut self, reference: RefSource<'_, '_>, distorted: &Picture<'_>) -> Result<()> {
         let shared = matches!(reference, RefSource::Shared(..));
-        if self.shared_refs.is_some_and(|s| s != shared) {
+        if shared {
+            self.check_shared_send()?;
+        } else if self.shared_refs == Some(true) {
             return Err(Error::State(
                 "an engine takes shared references (send_shared) or borrowed ones (send), not both"
                     .into(),
             ));
-        }
-        if shared && (self.cfg.backend == Backend::Cuda || self.segment.is_some()) {
-            return Err(Error::Unsupported(
-                "shared references (ladder scoring) run on the CPU backend, without segments"
-                    .into(),
-            ));
-        }
-        if self.flushed {
+        } else if self.flushed {
             return Err(Error::State("frame sent after flush".into()));
         }
         self.shared_refs = Some(shared);

@@ -7,7 +7,9 @@
 //!
 //! * the reference is read and copied once per frame into an [`OwnedPicture`] every engine keeps
 //!   a handle on ([`Engine::send_shared`]), instead of once per rendition (the callers, the CLI
-//!   and the filter, read or decode it once too);
+//!   and the filter, read or decode it once too); [`Ladder::send_filled`] lets a caller read it,
+//!   and each rendition's picture, straight into those buffers, with no copy at all (the CLI
+//!   does after the first frame);
 //! * the extractors whose values depend on the reference only
 //!   ([`crate::feature::ExtractorDef::reference_only`]: motion, float_motion) run once per frame:
 //!   the first engine's job to reach one computes it into the frame's [`ReferenceValues`], the
@@ -112,13 +114,7 @@ impl Ladder {
     /// Scores one reference frame against the same frame of every rendition (`distorted[r]`
     /// for rendition `r`). Pictures are only borrowed for the call.
     pub fn send(&mut self, reference: &Picture<'_>, distorted: &[Picture<'_>]) -> Result<()> {
-        if self.engines[0].config().backend == Backend::Cuda {
-            return Err(Error::Unsupported(
-                "a ladder on backend=cuda scores CUDA frames (NVDEC, hwupload); for host \
-                 pictures use backend=cpu (or auto)"
-                    .into(),
-            ));
-        }
+        self.host_pictures()?;
         if distorted.len() != self.engines.len() {
             return Err(Error::Mismatch(format!(
                 "{} distorted pictures for a ladder of {} renditions",
@@ -143,6 +139,38 @@ impl Ladder {
                 .map_err(|e| in_rendition(r, e))?;
         }
         Ok(())
+    }
+
+    /// Like [`Ladder::send`], with the pictures read straight into the buffers the engines keep
+    /// (which saves a copy of every picture: the CLI reads its files into them): `reference`
+    /// fills a pooled reference picture and returns `false` when there is no frame (then
+    /// nothing is sent, and `Ok(false)` returned), then `distorted(r, picture)` fills rendition
+    /// `r`'s. The pictures are made by `OwnedPicture::new` with the engines'
+    /// [`Engine::reference_layout`]. The closures' errors are returned as they are.
+    pub fn send_filled(
+        &mut self,
+        reference: impl FnOnce(&mut OwnedPicture) -> Result<bool>,
+        mut distorted: impl FnMut(usize, &mut OwnedPicture) -> Result<()>,
+    ) -> Result<bool> {
+        self.host_pictures()?;
+        let Some((pic, values)) = self.reference_entry(reference)? else {
+            return Ok(false);
+        };
+        let values = (self.engines.len() > 1).then_some(&values);
+        for (r, e) in self.engines.iter_mut().enumerate() {
+            let mut fill_err = None;
+            // The caller's error comes back as it is; the engine's own are named by rendition.
+            let sent = e.send_shared_filled(&pic, values, |d| {
+                distorted(r, d).map_err(|err| {
+                    fill_err = Some(err);
+                    Error::Internal("rendition picture not filled".into())
+                })
+            });
+            if let Err(err) = sent {
+                return Err(fill_err.unwrap_or_else(|| in_rendition(r, err)));
+            }
+        }
+        Ok(true)
     }
 
     /// Scores one reference CUDA frame against the same frame of every rendition, as
@@ -198,29 +226,52 @@ impl Ladder {
         first
     }
 
+    /// Host pictures go to a ladder on the CPU backend (`auto` or `cpu`).
+    fn host_pictures(&self) -> Result<()> {
+        if self.engines[0].config().backend == Backend::Cuda {
+            return Err(Error::Unsupported(
+                "a ladder on backend=cuda scores CUDA frames (NVDEC, hwupload); for host \
+                 pictures use backend=cpu (or auto)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Pool entries holding `reference` and no values yet: ones no engine keeps, else new ones.
     fn reference_copy(
         &mut self,
         reference: &Picture<'_>,
     ) -> Result<(Arc<OwnedPicture>, Arc<ReferenceValues>)> {
-        let (format, chroma) = self.engines[0].reference_layout();
+        let format = self.engines[0].reference_layout().0;
         if reference.format != format {
             return Err(Error::Mismatch(format!(
                 "reference picture is {}, the ladder was configured as {format}",
                 reference.format
             )));
         }
+        let entry = self.reference_entry(|p| p.copy_from(reference).map(|()| true))?;
+        Ok(entry.expect("a copy always gives a picture"))
+    }
+
+    /// Pool entries with the picture `fill` writes (`None` if it says there is none) and no
+    /// values yet: ones no engine keeps, else new ones.
+    fn reference_entry(
+        &mut self,
+        fill: impl FnOnce(&mut OwnedPicture) -> Result<bool>,
+    ) -> Result<Option<(Arc<OwnedPicture>, Arc<ReferenceValues>)>> {
+        let (format, chroma) = self.engines[0].reference_layout();
         let p = free_entry(&mut self.pictures, || OwnedPicture::new(format, chroma));
-        Arc::get_mut(p)
-            .expect("no other handle (free_entry)")
-            .copy_from(reference)?;
+        if !fill(Arc::get_mut(p).expect("no other handle (free_entry)"))? {
+            return Ok(None);
+        }
         let pic = Arc::clone(p);
         let engine = &self.engines[0];
         let v = free_entry(&mut self.values, || ReferenceValues::new(engine));
         Arc::get_mut(v)
             .expect("no other handle (free_entry)")
             .clear();
-        Ok((pic, Arc::clone(v)))
+        Ok(Some((pic, Arc::clone(v))))
     }
 
     /// Rendition `r`'s next frame's scores, in order, reusing `out`'s buffer, if ready.
@@ -343,6 +394,89 @@ mod tests {
         let pic = || Picture::new(f, Plane::new_u8(&px, 64, 48, 64).unwrap()).unwrap();
         let e = l.send(&pic(), &[pic(), pic()]).unwrap_err();
         assert!(e.to_string().contains("CUDA frames"), "{e}");
+    }
+
+    /// Pictures filled straight into the engines' buffers score exactly as copied ones, with
+    /// the reference's end and a filler's error handed back as they are.
+    #[test]
+    fn filled_pictures_score_as_copied_ones() {
+        use crate::output::LogFormat;
+        use crate::picture::{ChromaLayout, PictureFormat, Plane, PlaneBuf};
+        use crate::report::{write_log_with, LogOptions};
+        let f = PictureFormat {
+            width: 96,
+            height: 64,
+            bpc: 8,
+            layout: ChromaLayout::Gray,
+        };
+        // Frame t of rendition r (r = 3: the reference), a different texture each.
+        let px = |r: usize, t: usize| -> Vec<u8> {
+            (0..96 * 64)
+                .map(|i| ((i * (3 + r) + t * 7 + (i / 96) * (i % 5 + r)) % 251) as u8)
+                .collect()
+        };
+        fn pic(f: PictureFormat, v: &[u8]) -> Picture<'_> {
+            Picture::new(f, Plane::new_u8(v, 96, 64, 96).unwrap()).unwrap()
+        }
+        let logs = |l: &Ladder| -> Vec<Vec<u8>> {
+            l.engines()
+                .iter()
+                .map(|e| {
+                    let mut w = Vec::new();
+                    let opts = LogOptions { reproducible: true };
+                    write_log_with(e, LogFormat::Json, opts, &mut w).unwrap();
+                    w
+                })
+                .collect()
+        };
+        let fill = |v: &[u8], p: &mut OwnedPicture| match &mut p.luma.buf {
+            PlaneBuf::U8(b) => b.copy_from_slice(v),
+            PlaneBuf::U16(_) => unreachable!("8-bit"),
+        };
+        let (frames, n) = (5, 3);
+        let mut copied = Ladder::new(EngineConfig::new(f), n).unwrap();
+        let mut filled = Ladder::new(EngineConfig::new(f), n).unwrap();
+        for t in 0..frames {
+            let ds: Vec<Vec<u8>> = (0..n).map(|r| px(r, t)).collect();
+            let reference = px(3, t);
+            let pics: Vec<Picture<'_>> = ds.iter().map(|d| pic(f, d)).collect();
+            copied.send(&pic(f, &reference), &pics).unwrap();
+            let sent = filled
+                .send_filled(
+                    |p| {
+                        fill(&reference, p);
+                        Ok(true)
+                    },
+                    |r, p| {
+                        fill(&ds[r], p);
+                        Ok(())
+                    },
+                )
+                .unwrap();
+            assert!(sent);
+        }
+        // The reference's end: nothing sent, no rendition asked for a picture.
+        let end = filled.send_filled(|_| Ok(false), |_, _| panic!("no frame to fill"));
+        assert!(!end.unwrap());
+        copied.flush().unwrap();
+        filled.flush().unwrap();
+        assert_eq!(filled.engine(2).frames_scored(), frames as u64);
+        assert_eq!(logs(&copied), logs(&filled));
+        // A filler's own error comes back unchanged (not named by rendition).
+        let mut l = Ladder::new(EngineConfig::new(f), 2).unwrap();
+        let e = l
+            .send_filled(
+                |_| Ok(true),
+                |r, _| match r {
+                    0 => Ok(()),
+                    _ => Err(Error::Mismatch("short input".into())),
+                },
+            )
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            Error::Mismatch("short input".into()).to_string()
+        );
     }
 
     #[test]

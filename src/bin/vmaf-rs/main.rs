@@ -526,6 +526,33 @@ fn run_ladder(args: &Args) -> Result<()> {
     let mut scores = vmaf_rs::FrameScores::default();
     let mut n = 0u64;
     while args.frame_cnt.is_none_or(|c| n < c) {
+        // After the first frame (which shows the inputs deliver what their headers claim before
+        // the engines allocate for them), frames are read straight into the pictures the
+        // engines keep: no copy.
+        if n > 0 {
+            let sent = ladder.send_filled(
+                |pr| r.read_into(pr),
+                |i, pd| match ds[i].read_into(pd)? {
+                    true => Ok(()),
+                    false => Err(length_mismatch(&args.distorted[i], &args.reference, n)),
+                },
+            )?;
+            if !sent {
+                // The reference ended: so must every rendition.
+                for (d, path) in ds.iter_mut().zip(&args.distorted) {
+                    if d.next_frame()?.is_some() {
+                        return Err(length_mismatch(&args.reference, path, n));
+                    }
+                }
+                break;
+            }
+            for i in 0..ladder.renditions() {
+                while ladder.receive_into(i, &mut scores) {}
+            }
+            n += 1;
+            bar.set_position(n);
+            continue;
+        }
         let fr = r.next_frame()?;
         let mut frames = Vec::with_capacity(ds.len());
         for (d, path) in ds.iter_mut().zip(&args.distorted) {
