@@ -507,6 +507,15 @@ enum RefSource<'a, 'p> {
     Shared(&'a Arc<OwnedPicture>, Option<&'a Arc<ReferenceValues>>),
 }
 
+/// Where a sent frame's distorted picture comes from.
+enum DistSource<'a, 'p> {
+    /// Borrowed for the call: copied into the engine's ring when a job reads it.
+    Borrowed(&'a Picture<'p>),
+    /// Written by the caller straight into the ring's entry (always: the caller's reader must
+    /// move on to its next frame).
+    Fill(&'a mut dyn FnMut(&mut OwnedPicture) -> Result<()>),
+}
+
 /// What engines of one configuration that score renditions of the same reference (a
 /// [`crate::ladder::Ladder`]) share of one reference frame: the values of its
 /// [`ExtractorDef::reference_only`] instances (the first engine's job to reach an instance
@@ -979,26 +988,16 @@ impl Engine {
         &mut self,
         reference: &Arc<OwnedPicture>,
         values: Option<&Arc<ReferenceValues>>,
-        fill: impl FnOnce(&mut OwnedPicture) -> Result<()>,
+        fill: impl FnMut(&mut OwnedPicture) -> Result<()>,
     ) -> Result<()> {
         self.check_shared(reference, values)?;
         self.check_shared_send()?;
-        if self.gpu.is_some() {
-            return Err(Error::State(
-                "software frames after CUDA frames in one stream".into(),
-            ));
-        }
         self.shared_refs = Some(true);
-        let t0 = Instant::now();
-        let index = self.next_index;
-        let scored = self.scores_frame(index);
-        let rt = self.cpu_runtime()?;
-        let (nref, ndist) = (rt.refs.len(), rt.dists.len());
-        // Filled first: on its error nothing of this frame is in the rings.
-        fill(rt.ring_entry(true, index as usize % ndist))?;
-        // Jobs still reading the entry's old picture keep their own handle on it.
-        rt.refs[index as usize % nref] = Arc::clone(reference);
-        self.dispatch(index, scored, values.cloned(), t0)
+        let mut fill = fill;
+        self.send_cpu(
+            RefSource::Shared(reference, values),
+            DistSource::Fill(&mut fill),
+        )
     }
 
     /// Checks a shared reference picture (and shared values) against this engine's layout.
@@ -1036,7 +1035,8 @@ impl Engine {
     }
 
     /// Whether a frame with a shared reference may be sent now: the engine has taken none with
-    /// its own reference, runs on the CPU outside segments, and is not flushed.
+    /// its own reference, runs on the CPU outside segments, has had no CUDA frames, and is not
+    /// flushed.
     fn check_shared_send(&self) -> Result<()> {
         if self.shared_refs == Some(false) {
             return Err(Error::State(
@@ -1048,6 +1048,11 @@ impl Engine {
             return Err(Error::Unsupported(
                 "shared references (ladder scoring) run on the CPU backend, without segments"
                     .into(),
+            ));
+        }
+        if self.gpu.is_some() {
+            return Err(Error::State(
+                "software frames after CUDA frames in one stream".into(),
             ));
         }
         if self.flushed {
@@ -1086,7 +1091,9 @@ impl Engine {
                 ))
             }
             RefSource::Borrowed(r) => r,
-            shared @ RefSource::Shared(..) => return self.send_cpu(shared, distorted),
+            shared @ RefSource::Shared(..) => {
+                return self.send_cpu(shared, DistSource::Borrowed(distorted))
+            }
         };
         if reference.format != distorted.format {
             return Err(Error::Mismatch(format!(
@@ -1095,13 +1102,23 @@ impl Engine {
             )));
         }
         self.check_picture("reference", reference)?;
-        self.send_cpu(RefSource::Borrowed(reference), distorted)
+        self.send_cpu(
+            RefSource::Borrowed(reference),
+            DistSource::Borrowed(distorted),
+        )
     }
 
     /// The CPU path of a send: a borrowed reference is copied into the ring, a shared one put
-    /// there (with the shared values of reference-only instances).
-    fn send_cpu(&mut self, reference: RefSource<'_, '_>, distorted: &Picture<'_>) -> Result<()> {
-        self.check_picture("distorted", distorted)?;
+    /// there (with the shared values of reference-only instances); the distorted picture is
+    /// copied in or filled there.
+    fn send_cpu(
+        &mut self,
+        reference: RefSource<'_, '_>,
+        distorted: DistSource<'_, '_>,
+    ) -> Result<()> {
+        if let DistSource::Borrowed(d) = &distorted {
+            self.check_picture("distorted", d)?;
+        }
         let t0 = Instant::now();
         let index = self.next_index;
         if self.segment.as_ref().is_some_and(|s| s.indices.is_empty()) {
@@ -1122,9 +1139,12 @@ impl Engine {
                 values.cloned()
             }
         };
-        if scored || every_frame {
-            rt.ring_entry(true, index as usize % ndist)
-                .copy_from(distorted)?;
+        match distorted {
+            DistSource::Borrowed(d) if scored || every_frame => {
+                rt.ring_entry(true, index as usize % ndist).copy_from(d)?;
+            }
+            DistSource::Borrowed(_) => {}
+            DistSource::Fill(fill) => fill(rt.ring_entry(true, index as usize % ndist))?,
         }
         self.dispatch(index, scored, ref_values, t0)
     }

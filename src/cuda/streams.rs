@@ -36,7 +36,6 @@ pub(crate) fn parse_streams(v: Option<&str>) -> Result<usize> {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct StreamPlan {
     of_plan: Vec<usize>,
-    count: usize,
 }
 
 impl StreamPlan {
@@ -54,10 +53,7 @@ impl StreamPlan {
                 k % most
             })
             .collect();
-        StreamPlan {
-            of_plan,
-            count: seen.len().clamp(1, most),
-        }
+        StreamPlan { of_plan }
     }
 
     /// The stream of plan `i`.
@@ -67,7 +63,8 @@ impl StreamPlan {
 
     /// Streams used (the main one included).
     pub(crate) fn count(&self) -> usize {
-        self.count
+        // Kinds are dealt in order, so the streams used are 0 ..= the highest.
+        self.of_plan.iter().max().map_or(1, |&m| m + 1)
     }
 }
 
