@@ -22,6 +22,7 @@
 /* VmafRsMemory values. */
 #define VMAF_RS_MEMORY_HOST 0
 #define VMAF_RS_MEMORY_CUDA 1
+#define VMAF_RS_MEMORY_HOST_LENT 2
 
 // Opaque context handle. Create with [`vmaf_rs_new`], free with [`vmaf_rs_free`].
 typedef struct VmafRsContext VmafRsContext;
@@ -66,8 +67,10 @@ typedef struct VmafRsPicture {
   uint32_t interleaved_chroma;
   // If not NULL, called exactly once with `release_opaque` when vmaf_rs no longer reads the
   // picture: before `vmaf_rs_send` returns for host pictures (and on any error); for CUDA
-  // pictures once the GPU is done with them (possibly during a later call, at flush, or at
-  // `vmaf_rs_finish`/`vmaf_rs_free`). Lets FFmpeg keep a reference on the AVFrame meanwhile.
+  // pictures once the GPU is done with them, and for lent host pictures
+  // ([`VMAF_RS_MEMORY_HOST_LENT`]) once no computation reads them (either possibly during a
+  // later call, at flush, or at `vmaf_rs_finish`/`vmaf_rs_free`, on the thread making that
+  // call). Lets FFmpeg keep a reference on the AVFrame meanwhile.
   VmafRsReleaseFn release;
   // Passed to `release`.
   void *release_opaque;

@@ -15,7 +15,7 @@ use crate::feature::{
 };
 use crate::fidelity::{LibvmafIsa, LibvmafIsaMode};
 use crate::model::{FeatureSpec, Loaded, Model, ModelSpec, PoolMethod, PoolStats};
-use crate::picture::{OwnedPicture, Picture, PictureFormat};
+use crate::picture::{LentPicture, OwnedPicture, Picture, PictureFormat};
 use std::collections::VecDeque;
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
@@ -290,10 +290,11 @@ impl Runtime {
         // Jobs only ever let go of entries, so once both are free in turn they stay free.
         self.ring_entry(false, i);
         self.ring_entry(true, j);
-        (
-            Arc::get_mut(&mut self.refs[i]).expect("freed above"),
-            Arc::get_mut(&mut self.dists[j]).expect("freed above"),
-        )
+        let r = Arc::get_mut(&mut self.refs[i]).expect("freed above");
+        r.release_lent();
+        let d = Arc::get_mut(&mut self.dists[j]).expect("freed above");
+        d.release_lent();
+        (r, d)
     }
 
     /// Waits until no worker holds ring entry `i` of `ring` (refs or dists), then borrows it.
@@ -318,7 +319,19 @@ impl Runtime {
         } else {
             &mut self.refs
         };
-        Arc::get_mut(&mut ring[i]).expect("checked above")
+        let entry = Arc::get_mut(&mut ring[i]).expect("checked above");
+        // Whatever the caller puts there replaces the picture lent to it, which goes back now.
+        entry.release_lent();
+        entry
+    }
+
+    /// Gives back every picture lent to the rings (no job may hold an entry: after a flush).
+    fn release_lent(&mut self) {
+        for e in self.refs.iter_mut().chain(self.dists.iter_mut()) {
+            if let Some(p) = Arc::get_mut(e) {
+                p.release_lent();
+            }
+        }
     }
 }
 
@@ -386,15 +399,15 @@ fn extract_frame(plan: &Plan, job: &mut Job) -> Result<()> {
     let back = |k: usize| job.refs[k].as_deref();
     let dback = |k: usize| job.dists[k].as_deref();
     let input = FrameInput {
-        reference: current.luma.as_plane(),
-        distorted: dist.luma.as_plane(),
-        prev_reference: back(1).map(|p| p.luma.as_plane()),
+        reference: current.luma_plane(),
+        distorted: dist.luma_plane(),
+        prev_reference: back(1).map(|p| p.luma_plane()),
         prev_reference_chroma: back(1).and_then(|p| p.chroma_planes()),
-        prev_prev_reference: back(2).map(|p| p.luma.as_plane()),
+        prev_prev_reference: back(2).map(|p| p.luma_plane()),
         reference_chroma: current.chroma_planes(),
         distorted_chroma: dist.chroma_planes(),
-        prev_distorted: dback(1).map(|p| p.luma.as_plane()),
-        prev_prev_distorted: dback(2).map(|p| p.luma.as_plane()),
+        prev_distorted: dback(1).map(|p| p.luma_plane()),
+        prev_prev_distorted: dback(2).map(|p| p.luma_plane()),
         prev_distorted_chroma: dback(1).and_then(|p| p.chroma_planes()),
         index: job.index,
     };
@@ -503,6 +516,8 @@ pub struct Engine {
 enum RefSource<'a, 'p> {
     /// Borrowed for the call: copied into the engine's ring.
     Borrowed(&'a Picture<'p>),
+    /// Lent until released: read in place from the ring where its planes allow.
+    Lent(LentPicture),
     /// Already copied, shared with other engines: the ring keeps a handle.
     Shared(&'a Arc<OwnedPicture>, Option<&'a Arc<ReferenceValues>>),
 }
@@ -511,6 +526,9 @@ enum RefSource<'a, 'p> {
 enum DistSource<'a, 'p> {
     /// Borrowed for the call: copied into the engine's ring when a job reads it.
     Borrowed(&'a Picture<'p>),
+    /// Lent until released: read in place from the ring where its planes allow, released at
+    /// once when no job reads it.
+    Lent(LentPicture),
     /// Written by the caller straight into the ring's entry (always: the caller's reader must
     /// move on to its next frame).
     Fill(&'a mut dyn FnMut(&mut OwnedPicture) -> Result<()>),
@@ -961,6 +979,34 @@ impl Engine {
         self.send_with(RefSource::Borrowed(reference), distorted)
     }
 
+    /// Like [`Engine::send`], with pictures lent until the engine no longer reads them. On the
+    /// CPU they are read in place, without [`Engine::send`]'s copy, where their planes allow
+    /// ([`OwnedPicture::lend`]), and released when the ring entry that holds them is reused (a
+    /// few frames later), at [`Engine::flush`], or when the engine is dropped; otherwise (a
+    /// distorted picture no job reads, planes that need converting, GPU upload) they are copied
+    /// if needed and released before this returns. Each is released exactly once, also on error,
+    /// on the thread that calls the engine.
+    pub fn send_lent(&mut self, reference: LentPicture, distorted: LentPicture) -> Result<()> {
+        if self.cfg.backend == Backend::Cuda || self.gpu.is_some() || self.shared_refs == Some(true)
+        {
+            // Uploaded, or refused, as a copy would be.
+            return self.send(reference.picture(), distorted.picture());
+        }
+        if self.flushed {
+            return Err(Error::State("frame sent after flush".into()));
+        }
+        let (r, d) = (reference.picture(), distorted.picture());
+        if r.format != d.format {
+            return Err(Error::Mismatch(format!(
+                "reference {}, distorted {}",
+                r.format, d.format
+            )));
+        }
+        self.check_picture("reference", r)?;
+        self.shared_refs = Some(false);
+        self.send_cpu(RefSource::Lent(reference), DistSource::Lent(distorted))
+    }
+
     /// Like [`Engine::send`], with the reference already copied into an [`OwnedPicture`] that
     /// several engines share (ladder scoring, [`crate::ladder::Ladder`]): the engine keeps a
     /// handle on it instead of copying it. Its format and planes must be what
@@ -1091,8 +1137,8 @@ impl Engine {
                 ))
             }
             RefSource::Borrowed(r) => r,
-            shared @ RefSource::Shared(..) => {
-                return self.send_cpu(shared, DistSource::Borrowed(distorted))
+            other @ (RefSource::Shared(..) | RefSource::Lent(_)) => {
+                return self.send_cpu(other, DistSource::Borrowed(distorted))
             }
         };
         if reference.format != distorted.format {
@@ -1116,8 +1162,10 @@ impl Engine {
         reference: RefSource<'_, '_>,
         distorted: DistSource<'_, '_>,
     ) -> Result<()> {
-        if let DistSource::Borrowed(d) = &distorted {
-            self.check_picture("distorted", d)?;
+        match &distorted {
+            DistSource::Borrowed(d) => self.check_picture("distorted", d)?,
+            DistSource::Lent(d) => self.check_picture("distorted", d.picture())?,
+            DistSource::Fill(_) => {}
         }
         let t0 = Instant::now();
         let index = self.next_index;
@@ -1133,6 +1181,10 @@ impl Engine {
                 rt.ring_entry(false, index as usize % nref).copy_from(r)?;
                 None
             }
+            RefSource::Lent(r) => {
+                rt.ring_entry(false, index as usize % nref).lend(r)?;
+                None
+            }
             RefSource::Shared(r, values) => {
                 // Jobs still reading the entry's old picture keep their own handle on it.
                 rt.refs[index as usize % nref] = Arc::clone(r);
@@ -1143,7 +1195,10 @@ impl Engine {
             DistSource::Borrowed(d) if scored || every_frame => {
                 rt.ring_entry(true, index as usize % ndist).copy_from(d)?;
             }
-            DistSource::Borrowed(_) => {}
+            DistSource::Lent(d) if scored || every_frame => {
+                rt.ring_entry(true, index as usize % ndist).lend(d)?;
+            }
+            DistSource::Borrowed(_) | DistSource::Lent(_) => {}
             DistSource::Fill(fill) => fill(rt.ring_entry(true, index as usize % ndist))?,
         }
         self.dispatch(index, scored, ref_values, t0)
@@ -1449,6 +1504,8 @@ impl Engine {
         let t0 = Instant::now();
         self.accept_finished(true)?;
         let rt = self.rt.as_mut().expect("runtime");
+        // No job reads them any more: the caller gets its pictures back now, not at drop.
+        rt.release_lent();
         let pending = &mut self.pending;
         for (inst_i, stage) in rt.temporals.iter_mut() {
             let tcol = self.plan.instances[*inst_i]
@@ -1700,3 +1757,6 @@ impl Engine {
 
 #[cfg(test)]
 mod history_tests;
+
+#[cfg(test)]
+mod lent_tests;

@@ -13,7 +13,7 @@ use crate::model::{
     parse_feature_option, parse_model_option, Loaded, Model, ModelSource, ModelSpec, PoolMethod,
 };
 use crate::output::LogFormat;
-use crate::picture::{Picture, PictureFormat};
+use crate::picture::{LentPicture, Picture, PictureFormat};
 use crate::segment::{PartialLog, RunConfig, SegmentInfo};
 use std::path::PathBuf;
 
@@ -470,6 +470,15 @@ impl Session {
         } else {
             self.engine()?.send(reference, distorted)
         }
+    }
+
+    /// Scores one pair lent until released ([`Engine::send_lent`]: read in place, no copy). A
+    /// segment session copies them (its context frames are copied) and releases them at once.
+    pub fn send_lent(&mut self, reference: LentPicture, distorted: LentPicture) -> Result<()> {
+        if self.segment.is_some() {
+            return self.send(reference.picture(), distorted.picture());
+        }
+        self.engine()?.send_lent(reference, distorted)
     }
 
     /// Whether the pair sent as frame `index` (0-based, counting every pair sent; a ladder's

@@ -8,7 +8,7 @@
 use crate::cuda::CudaFrame;
 use crate::engine::FrameScores;
 use crate::error::{Error, Result};
-use crate::picture::{Chroma, ChromaLayout, Picture, PictureFormat, Plane};
+use crate::picture::{Chroma, ChromaLayout, LentPicture, Picture, PictureFormat, Plane};
 use crate::session::{LogLevel, Session};
 use smallvec::SmallVec;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -46,11 +46,17 @@ pub type VmafRsMemory = u32;
 pub const VMAF_RS_MEMORY_HOST: VmafRsMemory = 0;
 /// CUDA device memory: `data[i]` are `CUdeviceptr` values cast to pointers.
 pub const VMAF_RS_MEMORY_CUDA: VmafRsMemory = 1;
+/// Host memory lent to vmaf_rs: with `release` set (on both pictures of a `vmaf_rs_send`),
+/// vmaf_rs may read the planes after the call returns, without copying them, until it calls
+/// `release` (see [`VmafRsPicture::release`]); the planes must stay unchanged until then.
+/// Without `release`, or in a ladder, the same as [`VMAF_RS_MEMORY_HOST`].
+pub const VMAF_RS_MEMORY_HOST_LENT: VmafRsMemory = 2;
 
 /// A validated [`VmafRsMemory`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Memory {
     Host,
+    HostLent,
     Cuda,
 }
 
@@ -61,8 +67,10 @@ impl TryFrom<VmafRsMemory> for Memory {
         match m {
             VMAF_RS_MEMORY_HOST => Ok(Memory::Host),
             VMAF_RS_MEMORY_CUDA => Ok(Memory::Cuda),
+            VMAF_RS_MEMORY_HOST_LENT => Ok(Memory::HostLent),
             _ => Err(Error::InvalidOption(format!(
-                "picture memory kind {m} is not a VMAF_RS_MEMORY_* value (0 host, 1 CUDA)"
+                "picture memory kind {m} is not a VMAF_RS_MEMORY_* value (0 host, 1 CUDA, \
+                 2 host lent)"
             ))),
         }
     }
@@ -103,8 +111,10 @@ pub struct VmafRsPicture {
     pub interleaved_chroma: u32,
     /// If not NULL, called exactly once with `release_opaque` when vmaf_rs no longer reads the
     /// picture: before `vmaf_rs_send` returns for host pictures (and on any error); for CUDA
-    /// pictures once the GPU is done with them (possibly during a later call, at flush, or at
-    /// `vmaf_rs_finish`/`vmaf_rs_free`). Lets FFmpeg keep a reference on the AVFrame meanwhile.
+    /// pictures once the GPU is done with them, and for lent host pictures
+    /// ([`VMAF_RS_MEMORY_HOST_LENT`]) once no computation reads them (either possibly during a
+    /// later call, at flush, or at `vmaf_rs_finish`/`vmaf_rs_free`, on the thread making that
+    /// call). Lets FFmpeg keep a reference on the AVFrame meanwhile.
     pub release: VmafRsReleaseFn,
     /// Passed to `release`.
     pub release_opaque: *mut c_void,
@@ -119,6 +129,9 @@ struct Release {
 // SAFETY: the C caller's contract is that `release` may be called from whichever thread calls
 // into vmaf_rs (FFmpeg's filter thread); the opaque pointer is only passed back to it.
 unsafe impl Send for Release {}
+// SAFETY: a shared `&Release` gives no access to anything (no methods take `&self`): only the
+// owner's drop calls the callback.
+unsafe impl Sync for Release {}
 
 impl Release {
     fn of(p: &VmafRsPicture) -> Self {
@@ -278,7 +291,7 @@ unsafe fn picture<'a>(
     }
     // SAFETY: non-NULL and valid per the caller.
     let p = unsafe { &*p };
-    if Memory::try_from(p.memory)? != Memory::Host {
+    if Memory::try_from(p.memory)? == Memory::Cuda {
         return Err(Error::Mismatch(format!(
             "{what} is a CUDA frame, the other input is in host memory; give both inputs the \
              same kind of frames"
@@ -619,7 +632,7 @@ pub unsafe extern "C" fn vmaf_rs_send(
     distorted: *const VmafRsPicture,
 ) -> c_int {
     // Releases run exactly once whatever happens below: dropped at the end of this call for host
-    // pictures, moved into the CUDA frames otherwise.
+    // pictures, moved into the CUDA frames or the engine's rings (lent host pictures) otherwise.
     // SAFETY: non-NULL descriptors are valid for the call per the contract.
     let releases = unsafe {
         (
@@ -644,7 +657,28 @@ pub unsafe extern "C" fn vmaf_rs_send(
                 picture(distorted, "distorted")?,
             )
         };
-        c.session.send(&r, &d)?;
+        // SAFETY: both descriptors are valid (`picture` checked them).
+        let lent = unsafe { [&*reference, &*distorted] }
+            .iter()
+            .all(|p| p.memory == VMAF_RS_MEMORY_HOST_LENT && p.release.is_some());
+        let releases = match (lent, releases) {
+            (true, (Some(rr), Some(dr))) => {
+                // SAFETY: lent pictures stay valid and unchanged until their release runs (the
+                // VMAF_RS_MEMORY_HOST_LENT contract); `Release` runs it when dropped.
+                let (r, d) = unsafe {
+                    (
+                        LentPicture::new(r, Box::new(rr)),
+                        LentPicture::new(d, Box::new(dr)),
+                    )
+                };
+                c.session.send_lent(r, d)?;
+                None
+            }
+            (_, releases) => {
+                c.session.send(&r, &d)?;
+                Some(releases)
+            }
+        };
         if let Some(line) = c.session.take_placement() {
             c.log(LogLevel::Verbose, &line); // backend=cuda: uploaded to the GPU
         }
@@ -896,6 +930,10 @@ mod tests {
             ("VMAF_RS_LAYOUT_YUV444", VMAF_RS_LAYOUT_YUV444 as c_int),
             ("VMAF_RS_MEMORY_HOST", VMAF_RS_MEMORY_HOST as c_int),
             ("VMAF_RS_MEMORY_CUDA", VMAF_RS_MEMORY_CUDA as c_int),
+            (
+                "VMAF_RS_MEMORY_HOST_LENT",
+                VMAF_RS_MEMORY_HOST_LENT as c_int,
+            ),
         ] {
             assert!(
                 h.contains(&format!("#define {name} {v}\n")),
@@ -941,7 +979,11 @@ mod tests {
             let msg = unsafe { CStr::from_ptr(vmaf_rs_last_error(ctx)) };
             assert!(msg.to_str().unwrap().contains("VMAF_RS_LAYOUT_"), "{msg:?}");
         }
-        assert!(Memory::try_from(2).is_err());
+        assert!(Memory::try_from(3).is_err());
+        assert_eq!(
+            Memory::try_from(VMAF_RS_MEMORY_HOST_LENT).unwrap(),
+            Memory::HostLent
+        );
         assert_eq!(Memory::try_from(VMAF_RS_MEMORY_CUDA).unwrap(), Memory::Cuda);
         // SAFETY: frees the handle made above.
         unsafe { vmaf_rs_free(&mut ctx) };

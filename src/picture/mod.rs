@@ -326,14 +326,68 @@ fn check_samples(format: &PictureFormat, p: &Plane<'_>, what: &str) -> Result<()
     Ok(())
 }
 
+/// A picture whose memory its owner lends until the picture is dropped: the planes stay valid
+/// and unchanged until then, and dropping it runs the owner's release (FFmpeg's filter hands
+/// over a reference on each software frame this way, so the engine reads the frame where the
+/// decoder left it instead of copying it).
+pub struct LentPicture {
+    /// The planes, valid for as long as `release` is not dropped (the `'static` is this type's
+    /// promise, never handed out: [`LentPicture::picture`] shortens it to the borrow of `self`).
+    view: Picture<'static>,
+    /// Dropped after `view` (field order): gives the memory back to its owner.
+    _release: Box<dyn Send + Sync>,
+}
+
+impl LentPicture {
+    /// Lends `picture`'s memory until `release` is dropped.
+    ///
+    /// # Safety
+    /// Every plane `picture` borrows must stay valid and unchanged until `release` is dropped,
+    /// whichever thread drops it.
+    pub unsafe fn new(picture: Picture<'_>, release: Box<dyn Send + Sync>) -> Self {
+        // SAFETY: only the lifetime changes; the caller keeps the memory valid until `release`
+        // drops, which is after `view` (field order) and after every borrow of `self`.
+        let view = unsafe { std::mem::transmute::<Picture<'_>, Picture<'static>>(picture) };
+        LentPicture {
+            view,
+            _release: release,
+        }
+    }
+
+    /// The lent picture, borrowed for as long as `self` is.
+    pub fn picture(&self) -> &Picture<'_> {
+        &self.view
+    }
+
+    /// Whether an [`OwnedPicture`] can read these planes in place instead of copying them:
+    /// LSB-aligned samples and, if it keeps chroma, separate Cb and Cr planes (interleaved ones
+    /// are split by the copy).
+    fn readable_in_place(&self, chroma: bool) -> bool {
+        self.view.luma_shift == 0
+            && (!chroma || matches!(self.view.chroma, Some(Chroma::Planar(..))))
+    }
+}
+
+impl std::fmt::Debug for LentPicture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LentPicture")
+            .field("format", &self.view.format)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The planes of an owned picture the engine keeps: luma always, chroma (planar, de-interleaved)
-/// only when a feature reads it.
-#[derive(Debug, Clone)]
+/// only when a feature reads it. It holds its own copy of the samples, or a [`LentPicture`] read
+/// in place ([`OwnedPicture::lend`]); readers go through [`OwnedPicture::luma_plane`] and
+/// [`OwnedPicture::chroma_planes`], which see either.
+#[derive(Debug)]
 pub struct OwnedPicture {
-    /// Luma.
+    /// Luma (unused while a picture is lent).
     pub luma: OwnedPlane,
-    /// Cb and Cr, when kept.
+    /// Cb and Cr, when kept (unused while a picture is lent).
     pub chroma: Option<[OwnedPlane; 2]>,
+    /// A picture read in place instead of `luma` and `chroma`, released when replaced.
+    lent: Option<LentPicture>,
 }
 
 impl OwnedPicture {
@@ -346,12 +400,72 @@ impl OwnedPicture {
             luma: OwnedPlane::new(f.width, f.height, f.bpc),
             chroma: (chroma && f.layout != ChromaLayout::Gray)
                 .then(|| [0, 1].map(|_| OwnedPlane::new(cw, ch, f.bpc))),
+            lent: None,
+        }
+    }
+
+    /// Reads `p` in place until it is replaced (by another [`OwnedPicture::lend`], a copy or
+    /// [`OwnedPicture::release_lent`]) if its planes allow ([`LentPicture`]: LSB-aligned, chroma
+    /// planar where kept); otherwise copies it like [`OwnedPicture::copy_from`] and releases it
+    /// at once. The picture's size and sample width must be this one's.
+    pub fn lend(&mut self, p: LentPicture) -> Result<()> {
+        self.lent = None;
+        if !p.readable_in_place(self.chroma.is_some()) {
+            return self.copy_from(p.picture());
+        }
+        let v = &p.view;
+        let wide = matches!(v.luma.samples, Samples::U16(_));
+        if v.luma.width != self.luma.width
+            || v.luma.height != self.luma.height
+            || wide != matches!(self.luma.buf, PlaneBuf::U16(_))
+        {
+            return Err(Error::Mismatch(format!(
+                "frame is {}x{} of {}-bit samples, expected {}x{}",
+                v.luma.width,
+                v.luma.height,
+                if wide { 16 } else { 8 },
+                self.luma.width,
+                self.luma.height
+            )));
+        }
+        if let (Some([u, _]), Some(Chroma::Planar(pu, pv))) = (&self.chroma, v.chroma) {
+            // libvmaf's chroma size may be a row or column short of the frame's: the top-left
+            // part is read, as the copy takes it.
+            for q in [pu, pv] {
+                if q.width < u.width || q.height < u.height {
+                    return Err(Error::Mismatch(format!(
+                        "plane is {}x{}, expected at least {}x{}",
+                        q.width, q.height, u.width, u.height
+                    )));
+                }
+            }
+        }
+        self.lent = Some(p);
+        Ok(())
+    }
+
+    /// Releases a lent picture now (the owned planes, stale, become current again).
+    pub fn release_lent(&mut self) {
+        self.lent = None;
+    }
+
+    /// Whether a lent picture is read in place.
+    pub fn is_lent(&self) -> bool {
+        self.lent.is_some()
+    }
+
+    /// Borrows the luma plane: the lent picture's, or the owned copy.
+    pub fn luma_plane(&self) -> Plane<'_> {
+        match &self.lent {
+            Some(l) => l.view.luma,
+            None => self.luma.as_plane(),
         }
     }
 
     /// Copies `p`'s planes in (shifting samples down to LSB alignment). Fails if chroma is kept
     /// but `p` has none.
     pub fn copy_from(&mut self, p: &Picture<'_>) -> Result<()> {
+        self.lent = None;
         self.luma.copy_from(&p.luma, p.luma_shift)?;
         let Some([u, v]) = &mut self.chroma else {
             return Ok(());
@@ -369,11 +483,21 @@ impl OwnedPicture {
         }
     }
 
-    /// Borrows the chroma planes, if kept.
+    /// Borrows the chroma planes, if kept: the top-left parts of the lent picture's (checked by
+    /// [`OwnedPicture::lend`]), or the owned copies.
     pub fn chroma_planes(&self) -> Option<[Plane<'_>; 2]> {
-        self.chroma
-            .as_ref()
-            .map(|[u, v]| [u.as_plane(), v.as_plane()])
+        let [u, v] = self.chroma.as_ref()?;
+        match self.lent.as_ref().and_then(|l| l.view.chroma) {
+            Some(Chroma::Planar(pu, pv)) => {
+                let part = |q: Plane<'static>| Plane {
+                    width: u.width,
+                    height: u.height,
+                    ..q
+                };
+                Some([part(pu), part(pv)])
+            }
+            _ => Some([u.as_plane(), v.as_plane()]),
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 /* Exercises the vmaf_rs C ABI as FFmpeg's filter does: options, configure, send/receive with
- * strided planes, flush/drain, finish (log + score line), errors and NULL handling.
+ * strided planes, lent pictures, flush/drain, finish (log + score line), errors and NULL handling.
  * Built and run by scripts/capi-test.sh (under valgrind); exits non-zero on any failure. */
 #include <errno.h>
 #include <math.h>
@@ -307,6 +307,58 @@ int main(int argc, char **argv)
     }
     CHECK(vmaf_rs_finish(ctx) == 0 && info_lines == 2, "one score line per rendition, got %d", info_lines);
     vmaf_rs_free(&ctx);
+
+    /* lent host pictures (VMAF_RS_MEMORY_HOST_LENT, as the filter sends software frames): read
+     * in place after the call, so some are still held when the sends are done; each released
+     * exactly once, by the flush at the latest; scores equal to copied pictures' */
+    {
+        uint8_t *rs[FRAMES], *dsb[FRAMES];
+        int counts[2 * FRAMES] = {0};
+        double want[FRAMES], got[FRAMES];
+        VmafRsContext *cc = NULL;
+        CHECK(vmaf_rs_new(&ctx, log_cb, NULL) == 0 && vmaf_rs_new(&cc, log_cb, NULL) == 0, "new");
+        CHECK(vmaf_rs_set_option(ctx, "n_threads", "2") == 0 && vmaf_rs_set_option(cc, "n_threads", "2") == 0,
+              "n_threads");
+        CHECK(vmaf_rs_configure(ctx, W, H, 8, VMAF_RS_LAYOUT_GRAY) == 0 &&
+              vmaf_rs_configure(cc, W, H, 8, VMAF_RS_LAYOUT_GRAY) == 0, "configure: %s", vmaf_rs_last_error(ctx));
+        released = 0;
+        for (int i = 0; i < FRAMES; i++) {
+            rs[i] = calloc(PITCH * H, 1);
+            dsb[i] = calloc(PITCH * H, 1);
+            fill(rs[i], i, 0);
+            fill(dsb[i], i, 1);
+            VmafRsPicture r = pic(rs[i]), d = pic(dsb[i]);
+            CHECK(vmaf_rs_send(cc, &r, &d) == 0, "copied send %d: %s", i, vmaf_rs_last_error(cc));
+            r.memory = d.memory = VMAF_RS_MEMORY_HOST_LENT;
+            r.release = d.release = release_cb;
+            r.release_opaque = &counts[2 * i];
+            d.release_opaque = &counts[2 * i + 1];
+            CHECK(vmaf_rs_send(ctx, &r, &d) == 0, "lent send %d: %s", i, vmaf_rs_last_error(ctx));
+        }
+        CHECK(released < 2 * FRAMES, "lent pictures are read in place: %d of %d released before the flush",
+              released, 2 * FRAMES);
+        CHECK(vmaf_rs_flush(ctx) == 0 && vmaf_rs_flush(cc) == 0, "flush");
+        CHECK(released == 2 * FRAMES, "every lent picture released by the flush: %d of %d", released, 2 * FRAMES);
+        for (int i = 0; i < 2 * FRAMES; i++)
+            CHECK(counts[i] == 1, "picture %d released %d times", i, counts[i]);
+        for (int k = 0; k < 2; k++) {
+            VmafRsContext *c = k ? ctx : cc;
+            double *out = k ? got : want;
+            VmafRsFrameScores s;
+            int n = 0;
+            while (vmaf_rs_receive(c, &s) == 0 && n < FRAMES)
+                out[n++] = s.values[s.count - 1];
+            CHECK(n == FRAMES, "received %d of %d", n, FRAMES);
+        }
+        CHECK(!memcmp(want, got, sizeof(want)), "lent pictures score as copied ones");
+        vmaf_rs_free(&ctx);
+        vmaf_rs_free(&cc);
+        CHECK(released == 2 * FRAMES, "nothing released twice at free");
+        for (int i = 0; i < FRAMES; i++) {
+            free(rs[i]);
+            free(dsb[i]);
+        }
+    }
 
     free(ref);
     free(dis);
