@@ -32,4 +32,4 @@ pub use engine::{Engine, EngineConfig, FrameScores, PooledResults};
 pub use error::{Error, Result};
 pub use fidelity::{LibvmafIsa, LibvmafIsaMode};
 pub use ladder::Ladder;
-pub use picture::{Chroma, ChromaLayout, Picture, PictureFormat, Plane};
+pub use picture::{Chroma, ChromaLayout, LentPicture, Picture, PictureFormat, Plane};

@@ -4,7 +4,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use vmaf_rs::{
-    ChromaLayout, Engine, EngineConfig, FrameScores, Ladder, Picture, PictureFormat, Plane,
+    ChromaLayout, Engine, EngineConfig, FrameScores, Ladder, LentPicture, Picture, PictureFormat,
+    Plane,
 };
 
 struct Counting;
@@ -50,7 +51,12 @@ fn frames(n: usize, w: usize, h: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
         .collect()
 }
 
-fn allocations_for(threads: usize) -> usize {
+/// A lent picture's release that has nothing to give back (the test's frames outlive the engine).
+unsafe extern "C" fn keep(_: *mut std::ffi::c_void) {}
+
+/// Allocations over 256 frames after warm-up, the pictures sent borrowed (copied) or, with
+/// `lent`, lent with a C callback as FFmpeg's filter lends them (read in place).
+fn allocations_for(threads: usize, lent: bool) -> usize {
     let (w, h) = (96, 64);
     let fmt = PictureFormat {
         width: w,
@@ -67,7 +73,19 @@ fn allocations_for(threads: usize) -> usize {
         let (r, d) = &data[i % data.len()];
         let pr = Picture::new(fmt, Plane::new_u8(r, w, h, w).unwrap()).unwrap();
         let pd = Picture::new(fmt, Plane::new_u8(d, w, h, w).unwrap()).unwrap();
-        e.send(&pr, &pd).unwrap();
+        if lent {
+            // SAFETY: `data` outlives every lent picture (the flush below releases them all);
+            // nothing writes it; `keep` does nothing.
+            let (lr, ld) = unsafe {
+                (
+                    LentPicture::with_callback(pr, keep, std::ptr::null_mut()),
+                    LentPicture::with_callback(pd, keep, std::ptr::null_mut()),
+                )
+            };
+            e.send_lent(lr, ld).unwrap();
+        } else {
+            e.send(&pr, &pd).unwrap();
+        }
         while e.receive_into(&mut out) {}
     };
     for i in 0..16 {
@@ -77,24 +95,31 @@ fn allocations_for(threads: usize) -> usize {
     for i in 16..16 + 256 {
         send(&mut e, i);
     }
-    ALLOCS.load(Ordering::Relaxed) - before
+    let n = ALLOCS.load(Ordering::Relaxed) - before;
+    e.flush().unwrap();
+    n
 }
 
 #[test]
 fn hot_path_does_not_allocate_per_frame() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // 256 frames: only the two history vectors doubling (≈ 2·log2 growth) may allocate.
-    let single = allocations_for(0);
-    assert!(
-        single <= 16,
-        "{single} allocations over 256 frames (single thread)"
-    );
-    let multi = allocations_for(2);
-    assert!(
-        multi <= 16,
-        "{multi} allocations over 256 frames (2 threads)"
-    );
-    eprintln!("allocations over 256 frames: {single} (n_threads=0), {multi} (n_threads=2)");
+    for lent in [false, true] {
+        let how = if lent { "lent" } else { "borrowed" };
+        let single = allocations_for(0, lent);
+        assert!(
+            single <= 16,
+            "{single} allocations over 256 frames (single thread, {how})"
+        );
+        let multi = allocations_for(2, lent);
+        assert!(
+            multi <= 16,
+            "{multi} allocations over 256 frames (2 threads, {how})"
+        );
+        eprintln!(
+            "allocations over 256 frames, {how}: {single} (n_threads=0), {multi} (n_threads=2)"
+        );
+    }
 }
 
 /// Allocations of a ladder of 3 renditions (the default model: ADM's shared reference side,

@@ -129,9 +129,6 @@ struct Release {
 // SAFETY: the C caller's contract is that `release` may be called from whichever thread calls
 // into vmaf_rs (FFmpeg's filter thread); the opaque pointer is only passed back to it.
 unsafe impl Send for Release {}
-// SAFETY: a shared `&Release` gives no access to anything (no methods take `&self`): only the
-// owner's drop calls the callback.
-unsafe impl Sync for Release {}
 
 impl Release {
     fn of(p: &VmafRsPicture) -> Self {
@@ -139,6 +136,12 @@ impl Release {
             f: p.release,
             opaque: p.release_opaque,
         }
+    }
+
+    /// The callback and its argument, which the caller now calls exactly once instead (`None`
+    /// if there is no callback: nothing to call).
+    fn into_raw(mut self) -> Option<(unsafe extern "C" fn(*mut c_void), *mut c_void)> {
+        self.f.take().map(|f| (f, self.opaque))
     }
 }
 
@@ -660,15 +663,19 @@ pub unsafe extern "C" fn vmaf_rs_send(
         // SAFETY: both descriptors are valid (`picture` checked them).
         let lent = unsafe { [&*reference, &*distorted] }
             .iter()
-            .all(|p| p.memory == VMAF_RS_MEMORY_HOST_LENT && p.release.is_some());
+            .all(|p| p.memory == VMAF_RS_MEMORY_HOST_LENT);
         let releases = match (lent, releases) {
-            (true, (Some(rr), Some(dr))) => {
-                // SAFETY: lent pictures stay valid and unchanged until their release runs (the
-                // VMAF_RS_MEMORY_HOST_LENT contract); `Release` runs it when dropped.
+            (true, (Some(rr), Some(dr))) if rr.f.is_some() && dr.f.is_some() => {
+                let ((rf, ro), (df, dop)) = (
+                    rr.into_raw().expect("callback checked above"),
+                    dr.into_raw().expect("callback checked above"),
+                );
+                // SAFETY: lent pictures stay valid and unchanged until their release runs, on
+                // whichever thread calls into vmaf_rs (the VMAF_RS_MEMORY_HOST_LENT contract).
                 let (r, d) = unsafe {
                     (
-                        LentPicture::new(r, Box::new(rr)),
-                        LentPicture::new(d, Box::new(dr)),
+                        LentPicture::with_callback(r, rf, ro),
+                        LentPicture::with_callback(d, df, dop),
                     )
                 };
                 c.session.send_lent(r, d)?;

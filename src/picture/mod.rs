@@ -331,11 +331,40 @@ fn check_samples(format: &PictureFormat, p: &Plane<'_>, what: &str) -> Result<()
 /// over a reference on each software frame this way, so the engine reads the frame where the
 /// decoder left it instead of copying it).
 pub struct LentPicture {
-    /// The planes, valid for as long as `release` is not dropped (the `'static` is this type's
-    /// promise, never handed out: [`LentPicture::picture`] shortens it to the borrow of `self`).
+    /// The planes, valid until `release` runs (the `'static` is this type's promise, never
+    /// handed out: [`LentPicture::picture`] shortens it to the borrow of `self`).
     view: Picture<'static>,
-    /// Dropped after `view` (field order): gives the memory back to its owner.
-    _release: Box<dyn Send + Sync>,
+    /// Gives the memory back to its owner, in `drop`.
+    release: Giver,
+}
+
+/// How a [`LentPicture`] gives its memory back.
+enum Giver {
+    /// Dropping an owner's guard.
+    Guard(#[allow(dead_code)] Box<dyn Send + Sync>),
+    /// Calling a C callback with its argument, once; nothing allocated (the C ABI lends two
+    /// pictures per frame this way).
+    Callback(
+        unsafe extern "C" fn(*mut std::ffi::c_void),
+        *mut std::ffi::c_void,
+    ),
+}
+
+// SAFETY: `Giver::Callback`'s pointer is only passed back to its callback, which
+// `LentPicture::with_callback`'s caller allows to run on any thread; the guard is Send + Sync.
+unsafe impl Send for Giver {}
+// SAFETY: a shared `&Giver` gives access to nothing (only the owner's drop uses it).
+unsafe impl Sync for Giver {}
+
+impl Drop for LentPicture {
+    fn drop(&mut self) {
+        if let Giver::Callback(f, opaque) = self.release {
+            // SAFETY: called exactly once (this drop), as `with_callback`'s caller requires; no
+            // borrow of the planes outlives `self`.
+            unsafe { f(opaque) };
+        }
+        // A guard drops with the field, after this.
+    }
 }
 
 impl LentPicture {
@@ -345,13 +374,37 @@ impl LentPicture {
     /// Every plane `picture` borrows must stay valid and unchanged until `release` is dropped,
     /// whichever thread drops it.
     pub unsafe fn new(picture: Picture<'_>, release: Box<dyn Send + Sync>) -> Self {
-        // SAFETY: only the lifetime changes; the caller keeps the memory valid until `release`
-        // drops, which is after `view` (field order) and after every borrow of `self`.
-        let view = unsafe { std::mem::transmute::<Picture<'_>, Picture<'static>>(picture) };
         LentPicture {
-            view,
-            _release: release,
+            // SAFETY: the caller's promise (as for `with_callback`).
+            view: unsafe { Self::extend(picture) },
+            release: Giver::Guard(release),
         }
+    }
+
+    /// Lends `picture`'s memory until `release(opaque)` is called, which happens exactly once,
+    /// when the lent picture is dropped.
+    ///
+    /// # Safety
+    /// Every plane `picture` borrows must stay valid and unchanged until `release` is called,
+    /// and `release(opaque)` must be safe to call once from whichever thread drops the picture.
+    pub unsafe fn with_callback(
+        picture: Picture<'_>,
+        release: unsafe extern "C" fn(*mut std::ffi::c_void),
+        opaque: *mut std::ffi::c_void,
+    ) -> Self {
+        LentPicture {
+            // SAFETY: the caller's promise.
+            view: unsafe { Self::extend(picture) },
+            release: Giver::Callback(release, opaque),
+        }
+    }
+
+    /// # Safety
+    /// The planes must stay valid until the picture's release (see the constructors).
+    unsafe fn extend(picture: Picture<'_>) -> Picture<'static> {
+        // SAFETY: only the lifetime changes; the caller keeps the memory valid until the
+        // release, which runs after every borrow of the `LentPicture` that holds it.
+        unsafe { std::mem::transmute::<Picture<'_>, Picture<'static>>(picture) }
     }
 
     /// The lent picture, borrowed for as long as `self` is.
