@@ -38,12 +38,17 @@
 #
 # --all: every row above in one run, the ratios repeated together last (see below).
 #   scripts/bench.sh --all [--frames N] [--noise N] [--threads "1 2"] [--runs R]
+#
+# --no-avx512 (with the CPU rows or --ladder): every program timed (libvmaf's FFmpeg, our CLI, our
+# FFmpeg) runs under scripts/cpuid-mask.c (built into build/cpuid-mask), which hides AVX-512 from
+# CPUID, so both sides take the kernels they take on an AVX2-only host of the same cores (needs
+# CPUID faulting: /proc/cpuinfo flag cpuid_fault).
 set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $(...) stops the script
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 frames=120; noise=0; threads="1 2"; runs=3; cuda=0; runs_set=0; features=""; model=""; nvdec=""; nvdec_stage=""; ladder=""; nvdec_frames=1200
-all=0; args=("$@")
+all=0; noavx=0; args=("$@")
 while [ $# -gt 0 ]; do
     case "$1" in
         --frames) frames=$2; shift 2;;
@@ -58,7 +63,8 @@ while [ $# -gt 0 ]; do
         --model) model=$2; shift 2;;
         --ladder) ladder=$2; shift 2;;
         --all) all=1; shift;;
-        *) echo "usage: $0 [--frames N] [--noise N] [--threads \"1 2\"] [--runs R] [--features F] [--model V] [--all] | --cuda [--runs R] | --nvdec DIR | --ladder \"1 3 6\"" >&2; exit 2;;
+        --no-avx512) noavx=1; shift;;
+        *) echo "usage: $0 [--frames N] [--noise N] [--threads \"1 2\"] [--runs R] [--features F] [--model V] [--no-avx512] [--all] | --cuda [--runs R] | --nvdec DIR | --ladder \"1 3 6\"" >&2; exit 2;;
     esac
 done
 
@@ -255,6 +261,16 @@ else
     ff=build/ffmpeg/bin/ffmpeg
 fi
 echo "bench: CPU $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), $(nproc) cores"
+# --no-avx512: every timed program behind the CPUID mask (an AVX2-only host of these cores).
+mask=()
+if [ "$noavx" = 1 ]; then
+    if [ ! -x build/cpuid-mask ] || [ scripts/cpuid-mask.c -nt build/cpuid-mask ]; then
+        mkdir -p build && cc -O2 -Wall -o build/cpuid-mask scripts/cpuid-mask.c
+    fi
+    build/cpuid-mask --check || exit 1
+    mask=(build/cpuid-mask)
+    echo "bench: AVX-512 hidden from every program (build/cpuid-mask): both sides run their AVX2 kernels"
+fi
 w=build/bench; mkdir -p "$w"
 # The input: testsrc2, with --noise N grain (temporal noise of strength N) on the reference too.
 tag=$frames; grain=""
@@ -268,6 +284,12 @@ if [ ! -f "$w/ref-$tag.yuv" ]; then
     "$oracle" -hide_banner -loglevel error -y -i "$w/dis-$tag.mkv" -pix_fmt yuv420p -f rawvideo "$w/dis-$tag.yuv"
 fi
 raw="-f rawvideo -s 1920x1080 -pix_fmt yuv420p"
+if [ "$noavx" = 1 ]; then
+    # Our CLI's verbose line says what CPU libvmaf would see: it must be the masked one.
+    seen=$("${mask[@]}" "$cli" -v -r "$w/ref-$tag.yuv" -d "$w/dis-$tag.yuv" -w 1920 -h 1080 -p 420 -b 8 \
+        --frame_cnt 1 2>&1 >/dev/null | grep -o 'libvmaf_isa=[a-z0-9]*' | head -n1)
+    [ "$seen" = libvmaf_isa=avx2 ] || { echo "bench: under the mask the CLI saw ${seen:-nothing}, not an AVX2-only CPU" >&2; exit 1; }
+fi
 
 fps() { awk -v n="$frames" -v t="$1" 'BEGIN {printf "%.1f", n / t}'; }
 # a / b to two decimals (awk: bc is not on every machine)
@@ -292,9 +314,9 @@ if [ -n "$ladder" ]; then
     separate() {
         for _ in $(seq "$2"); do
             if [ "$1" = ours ]; then
-                "$cli" -q -r "$w/ref-$tag.yuv" -d "$w/dis-$tag.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t"
+                "${mask[@]}" "$cli" -q -r "$w/ref-$tag.yuv" -d "$w/dis-$tag.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t"
             else
-                "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$tag.yuv" $raw -i "$w/ref-$tag.yuv" \
+                "${mask[@]}" "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$tag.yuv" $raw -i "$w/ref-$tag.yuv" \
                     -lavfi "libvmaf=n_threads=$t" -f null -
             fi
         done
@@ -303,7 +325,7 @@ if [ -n "$ladder" ]; then
     summary=()
     for n in $ladder; do
         ds=(); for _ in $(seq "$n"); do ds+=(-d "$w/dis-$tag.yuv"); done
-        lt=$(time_cmd "$cli" -q -r "$w/ref-$tag.yuv" "${ds[@]}" -w 1920 -h 1080 -p 420 -b 8 --threads "$t")
+        lt=$(time_cmd "${mask[@]}" "$cli" -q -r "$w/ref-$tag.yuv" "${ds[@]}" -w 1920 -h 1080 -p 420 -b 8 --threads "$t")
         st=$(time_cmd separate ours "$n")
         vt=$(time_cmd separate libvmaf "$n")
         per() { awk -v a="$1" -v n="$n" 'BEGIN {printf "%.3f", a / n}'; }
@@ -326,12 +348,12 @@ for t in $threads; do
     # machine lands on all three; each ratio is the median of the rounds' own ratios.
     lts=(); ots=(); fts=(); rcli=(); rfilter=()
     for _ in $(seq "$runs"); do
-        l=$(time_once "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$tag.yuv" $raw -i "$w/ref-$tag.yuv" \
+        l=$(time_once "${mask[@]}" "$oracle" -nostdin -hide_banner $raw -i "$w/dis-$tag.yuv" $raw -i "$w/ref-$tag.yuv" \
             -lavfi "libvmaf=n_threads=$t$fopt" -f null -)
-        o=$(time_once "$cli" -q -r "$w/ref-$tag.yuv" -d "$w/dis-$tag.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t" "${cli_feat[@]}")
+        o=$(time_once "${mask[@]}" "$cli" -q -r "$w/ref-$tag.yuv" -d "$w/dis-$tag.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads "$t" "${cli_feat[@]}")
         lts+=("$l"); ots+=("$o"); rcli+=("$(ratio "$l" "$o")")
         if [ "$have_filter" = 1 ]; then
-            f=$(time_once "$ff" -nostdin -hide_banner $raw -i "$w/dis-$tag.yuv" $raw -i "$w/ref-$tag.yuv" \
+            f=$(time_once "${mask[@]}" "$ff" -nostdin -hide_banner $raw -i "$w/dis-$tag.yuv" $raw -i "$w/ref-$tag.yuv" \
                 -lavfi "vmaf_rs=n_threads=$t$fopt" -f null -)
             fts+=("$f"); rfilter+=("$(ratio "$l" "$f")")
         fi
