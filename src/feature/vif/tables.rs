@@ -128,6 +128,36 @@ pub fn log2_fast_consts() -> &'static ([f32; LOG2_FAST_SEGMENTS], [f32; LOG2_FAS
     })
 }
 
+/// Segments of the AVX2 kernels' arithmetic `log2` ([`log2_fast8_consts`]): the top three bits
+/// below the leading one, so that each constant table fits one 8-lane register (one `vpermps`
+/// picks an entry, where the 32-segment tables need four and three blends).
+pub const LOG2_FAST8_SEGMENTS: usize = 8;
+
+/// Coefficients of `2048 * log2(1 + r)` for `0 <= r < 1/8`, highest degree first, degree 4 with
+/// no constant term: a least-squares fit on Chebyshev nodes reweighted toward the minimax one
+/// (error below 4e-5 of a unit with the coefficients in `f32`; a unit test checks it).
+/// Evaluated in `f32` multiplies and adds the error stays below 1.6e-4, inside
+/// [`LOG2_FAST_GUARD_ABOVE`], and the exhaustive test of the AVX2 kernels
+/// (`fast_log2_every_index`) checks every index the arithmetic keeps.
+pub const LOG2_FAST8_POLY: [f32; 4] = [-585.50507, 969.7107, -1476.7119, 2954.6318];
+
+/// Per segment `j` of [`LOG2_FAST8_SEGMENTS`]: `1 / (2^15 + 2^12 j)` and
+/// `2048 * log2(1 + j / 8)` in `f32`, as [`log2_fast_consts`] for eight segments of 2^12
+/// indices.
+pub fn log2_fast8_consts() -> &'static ([f32; LOG2_FAST8_SEGMENTS], [f32; LOG2_FAST8_SEGMENTS]) {
+    static CONSTS: OnceLock<([f32; LOG2_FAST8_SEGMENTS], [f32; LOG2_FAST8_SEGMENTS])> =
+        OnceLock::new();
+    CONSTS.get_or_init(|| {
+        let mut inv = [0f32; LOG2_FAST8_SEGMENTS];
+        let mut base = [0f32; LOG2_FAST8_SEGMENTS];
+        for j in 0..LOG2_FAST8_SEGMENTS {
+            inv[j] = (1.0 / ((1u32 << 15) + (j as u32) * 4096) as f64) as f32;
+            base[j] = (2048.0 * (1.0 + j as f64 / 8.0).log2()) as f32;
+        }
+        (inv, base)
+    })
+}
+
 /// One table entry: `(uint16_t)round(log2f((float)i) * 2048)`.
 ///
 /// `log2f` is taken as the correctly rounded single-precision `log2` (the double result rounded
@@ -153,4 +183,26 @@ pub fn log2_64(table: &[u16; LOG2_TABLE_LEN], temp: u64) -> i32 {
     let k = 48 - temp.leading_zeros() as i32;
     debug_assert!(k >= 0, "log2_64 input {temp} below 2^15");
     table[(temp >> k) as usize] as i32 + 2048 * k
+}
+
+#[cfg(test)]
+mod fast8_tests {
+    use super::*;
+
+    /// [`LOG2_FAST8_POLY`] is the fit its comment says: within 4e-5 of `2048 * log2(1 + r)` over
+    /// a segment (in exact arithmetic), so only the `f32` rounding the exhaustive test covers is
+    /// left.
+    #[test]
+    fn fast8_poly_fits_log2() {
+        let mut worst = 0f64;
+        for k in 0..=100_000 {
+            let r = k as f64 / 100_000.0 / 8.0;
+            let p = LOG2_FAST8_POLY
+                .iter()
+                .fold(0f64, |acc, &c| acc * r + c as f64)
+                * r;
+            worst = worst.max((p - 2048.0 * (1.0 + r).log2()).abs());
+        }
+        assert!(worst < 4e-5, "fit error {worst}");
+    }
 }

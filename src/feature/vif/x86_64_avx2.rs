@@ -1296,18 +1296,19 @@ impl LogTerms<'_> {
     }
 }
 
-/// The `log2` table's entries by arithmetic, 8 lanes: the AVX-512 peer's method
-/// ([`tables::log2_fast_consts`]: per index `i` in `[2^15, 2^16)`, `y = L[j] + p(r)` in `f32`
-/// with `j` the five bits below the leading one, `r = (i mod 2^10) / (2^15 + 2^10 j)` and `p`
-/// the degree-4 polynomial of `2048 * log2(1 + r)`; the entry `15 * 2048 + round(y)` unless `y`
-/// lies near a rounding boundary, [`tables::LOG2_FAST_GUARD_BELOW`]), the 32-entry constants
-/// picked by four `vpermps` and three blends, the polynomial in separate multiplies and adds (no
-/// FMA at this level). The exhaustive unit test `fast_log2_every_index` checks every unflagged
-/// index against the table: its operations are IEEE `f32` ones, the same on every CPU.
+/// The `log2` table's entries by arithmetic, 8 lanes: the AVX-512 peer's method on eight
+/// segments ([`tables::log2_fast8_consts`]: per index `i` in `[2^15, 2^16)`, `y = L[j] + p(r)` in
+/// `f32` with `j` the three bits below the leading one, `r = (i mod 2^12) / (2^15 + 2^12 j)` and
+/// `p` the degree-4 fit [`tables::LOG2_FAST8_POLY`] of `2048 * log2(1 + r)`; the entry
+/// `15 * 2048 + round(y)` unless `y` lies near a rounding boundary,
+/// [`tables::LOG2_FAST_GUARD_BELOW`]). Eight segments keep each constant table in one register,
+/// picked by one `vpermps`; the polynomial runs in separate multiplies and adds (no FMA at this
+/// level). The exhaustive unit test `fast_log2_every_index` checks every unflagged index against
+/// the table: its operations are IEEE `f32` ones, the same on every CPU.
 #[derive(Clone, Copy)]
 struct FastLog2 {
-    inv: [__m256; 4],
-    base: [__m256; 4],
+    inv: __m256,
+    base: __m256,
     poly: [__m256; 4],
 }
 
@@ -1315,29 +1316,19 @@ impl FastLog2 {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn new() -> Self {
-        let (inv, base) = tables::log2_fast_consts();
-        let quarters = |t: &[f32; tables::LOG2_FAST_SEGMENTS]| {
-            // SAFETY: `t` holds 32 `f32`, four vectors' worth; the loads are unaligned.
-            std::array::from_fn(|q| unsafe { _mm256_loadu_ps(t.as_ptr().add(8 * q)) })
+        let (inv, base) = tables::log2_fast8_consts();
+        // SAFETY: each table holds 8 `f32`, one vector; the loads are unaligned.
+        let (inv, base) = unsafe {
+            (
+                _mm256_loadu_ps(inv.as_ptr()),
+                _mm256_loadu_ps(base.as_ptr()),
+            )
         };
         FastLog2 {
-            inv: quarters(inv),
-            base: quarters(base),
-            poly: tables::LOG2_FAST_POLY.map(|c| _mm256_set1_ps(c)),
+            inv,
+            base,
+            poly: tables::LOG2_FAST8_POLY.map(|c| _mm256_set1_ps(c)),
         }
-    }
-
-    /// Entry `j` (bits 0-4 of the lanes of `j`) of a 32-entry table in four vectors; `b3`, `b4`
-    /// hold bits 3 and 4 of `j` in their sign bits.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn pick(t: &[__m256; 4], j: __m256i, b3: __m256, b4: __m256) -> __m256 {
-        let p = |q: usize| _mm256_permutevar8x32_ps(t[q], j);
-        _mm256_blendv_ps(
-            _mm256_blendv_ps(p(0), p(1), b3),
-            _mm256_blendv_ps(p(2), p(3), b3),
-            b4,
-        )
     }
 
     /// `(entries, near)`: the table entries of the 8 indices (each in `[2^15, 2^16)`), correct
@@ -1345,13 +1336,11 @@ impl FastLog2 {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn entry(&self, idx: __m256i) -> (__m256i, __m256i) {
-        // idx >> 10 is 32 + j; vpermps reads its low three bits.
-        let j = _mm256_srli_epi32::<10>(idx);
-        let b3 = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(j));
-        let b4 = _mm256_castsi256_ps(_mm256_slli_epi32::<27>(j));
-        let inv = Self::pick(&self.inv, j, b3, b4);
-        let base = Self::pick(&self.base, j, b3, b4);
-        let low = _mm256_cvtepi32_ps(_mm256_and_si256(idx, _mm256_set1_epi32(1023)));
+        // idx >> 12 is 8 + j; vpermps reads its low three bits.
+        let j = _mm256_srli_epi32::<12>(idx);
+        let inv = _mm256_permutevar8x32_ps(self.inv, j);
+        let base = _mm256_permutevar8x32_ps(self.base, j);
+        let low = _mm256_cvtepi32_ps(_mm256_and_si256(idx, _mm256_set1_epi32(4095)));
         let r = _mm256_mul_ps(low, inv);
         let mut p = self.poly[0];
         p = _mm256_add_ps(_mm256_mul_ps(p, r), self.poly[1]);
