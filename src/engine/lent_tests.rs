@@ -23,6 +23,28 @@ struct Token {
     wrong_thread: Arc<AtomicUsize>,
 }
 
+/// The releases of one run: how many ran, and how many on another thread than their maker's.
+#[derive(Default)]
+struct Releases {
+    released: Arc<AtomicUsize>,
+    wrong_thread: Arc<AtomicUsize>,
+}
+
+impl Releases {
+    /// A release for one lent picture, made on the engine's caller's thread.
+    fn token(&self) -> Box<dyn Send + Sync> {
+        Box::new(Token {
+            released: Arc::clone(&self.released),
+            caller: std::thread::current().id(),
+            wrong_thread: Arc::clone(&self.wrong_thread),
+        })
+    }
+
+    fn released(&self) -> usize {
+        self.released.load(Ordering::SeqCst)
+    }
+}
+
 impl Drop for Token {
     fn drop(&mut self) {
         self.released.fetch_add(1, Ordering::SeqCst);
@@ -126,15 +148,8 @@ fn run(threads: usize, n_subsample: u32, shift: u8, interleaved: bool, lent: boo
     let frames: Vec<(Frame, Frame)> = (0..FRAMES)
         .map(|f| (frame(f, 0, shift), frame(f, 1, shift)))
         .collect();
-    let released = Arc::new(AtomicUsize::new(0));
-    let wrong_thread = Arc::new(AtomicUsize::new(0));
-    let token = || -> Box<dyn Send + Sync> {
-        Box::new(Token {
-            released: Arc::clone(&released),
-            caller: std::thread::current().id(),
-            wrong_thread: Arc::clone(&wrong_thread),
-        })
-    };
+    let rel = Releases::default();
+    let token = || rel.token();
     let mut out = Outcome {
         scores: Vec::new(),
         released_after_send: Vec::new(),
@@ -162,16 +177,15 @@ fn run(threads: usize, n_subsample: u32, shift: u8, interleaved: bool, lent: boo
         } else {
             engine.send(&pr, &pd).unwrap();
         }
-        out.released_after_send
-            .push(released.load(Ordering::SeqCst));
+        out.released_after_send.push(rel.released());
         take(&mut engine, &mut out);
     }
     engine.flush().unwrap();
     take(&mut engine, &mut out);
-    out.released_after_flush = released.load(Ordering::SeqCst);
+    out.released_after_flush = rel.released();
     drop(engine);
-    out.released_at_end = released.load(Ordering::SeqCst);
-    out.wrong_thread = wrong_thread.load(Ordering::SeqCst);
+    out.released_at_end = rel.released();
+    out.wrong_thread = rel.wrong_thread.load(Ordering::SeqCst);
     out
 }
 
@@ -226,15 +240,8 @@ fn lent_pictures_are_released_on_error_too() {
         };
         let mut engine = Engine::new(EngineConfig::new(format)).unwrap();
         let (r, d) = (frame(0, 0, shift), frame(0, 1, shift));
-        let released = Arc::new(AtomicUsize::new(0));
-        let wrong = Arc::new(AtomicUsize::new(0));
-        let token = || -> Box<dyn Send + Sync> {
-            Box::new(Token {
-                released: Arc::clone(&released),
-                caller: std::thread::current().id(),
-                wrong_thread: Arc::clone(&wrong),
-            })
-        };
+        let rel = Releases::default();
+        let token = || rel.token();
         // A distorted picture of another format: refused, both released.
         let other = PictureFormat { bpc: 12, ..format };
         let (pr, pd) = (
@@ -244,7 +251,7 @@ fn lent_pictures_are_released_on_error_too() {
         // SAFETY: `r` and `d` outlive the engine; nothing writes them.
         let (lr, ld) = unsafe { (LentPicture::new(pr, token()), LentPicture::new(pd, token())) };
         assert!(engine.send_lent(lr, ld).is_err());
-        assert_eq!(released.load(Ordering::SeqCst), 2);
+        assert_eq!(rel.released(), 2);
         // After a flush, refused and released likewise.
         engine.flush().unwrap();
         let pd = picture(format, &d, shift, false);
@@ -252,7 +259,7 @@ fn lent_pictures_are_released_on_error_too() {
         // SAFETY: as above.
         let (lr, ld) = unsafe { (LentPicture::new(pr, token()), LentPicture::new(pd, token())) };
         assert!(engine.send_lent(lr, ld).is_err());
-        assert_eq!(released.load(Ordering::SeqCst), 4);
+        assert_eq!(rel.released(), 4);
     };
     run_err(0);
 }

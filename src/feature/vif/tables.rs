@@ -117,15 +117,17 @@ pub const LOG2_FAST_POLY: [f32; 4] = [
 pub fn log2_fast_consts() -> &'static ([f32; LOG2_FAST_SEGMENTS], [f32; LOG2_FAST_SEGMENTS]) {
     static CONSTS: OnceLock<([f32; LOG2_FAST_SEGMENTS], [f32; LOG2_FAST_SEGMENTS])> =
         OnceLock::new();
-    CONSTS.get_or_init(|| {
-        let mut inv = [0f32; LOG2_FAST_SEGMENTS];
-        let mut base = [0f32; LOG2_FAST_SEGMENTS];
-        for j in 0..LOG2_FAST_SEGMENTS {
-            inv[j] = (1.0 / ((1u32 << 15) + (j as u32) * 1024) as f64) as f32;
-            base[j] = (2048.0 * (1.0 + j as f64 / 32.0).log2()) as f32;
-        }
-        (inv, base)
-    })
+    CONSTS.get_or_init(segment_consts)
+}
+
+/// `(inv, base)` of `N` segments of `2^15 / N` indices each: `1 / (2^15 + 2^15 j / N)` and
+/// `2048 * log2(1 + j / N)` in `f32` (see [`log2_fast_consts`]).
+fn segment_consts<const N: usize>() -> ([f32; N], [f32; N]) {
+    let width = (1u32 << 15) / N as u32;
+    (
+        std::array::from_fn(|j| (1.0 / ((1u32 << 15) + j as u32 * width) as f64) as f32),
+        std::array::from_fn(|j| (2048.0 * (1.0 + j as f64 / N as f64).log2()) as f32),
+    )
 }
 
 /// Segments of the AVX2 kernels' arithmetic `log2` ([`log2_fast8_consts`]): the top three bits
@@ -147,15 +149,7 @@ pub const LOG2_FAST8_POLY: [f32; 4] = [-585.50507, 969.7107, -1476.7119, 2954.63
 pub fn log2_fast8_consts() -> &'static ([f32; LOG2_FAST8_SEGMENTS], [f32; LOG2_FAST8_SEGMENTS]) {
     static CONSTS: OnceLock<([f32; LOG2_FAST8_SEGMENTS], [f32; LOG2_FAST8_SEGMENTS])> =
         OnceLock::new();
-    CONSTS.get_or_init(|| {
-        let mut inv = [0f32; LOG2_FAST8_SEGMENTS];
-        let mut base = [0f32; LOG2_FAST8_SEGMENTS];
-        for j in 0..LOG2_FAST8_SEGMENTS {
-            inv[j] = (1.0 / ((1u32 << 15) + (j as u32) * 4096) as f64) as f32;
-            base[j] = (2048.0 * (1.0 + j as f64 / 8.0).log2()) as f32;
-        }
-        (inv, base)
-    })
+    CONSTS.get_or_init(segment_consts)
 }
 
 /// One table entry: `(uint16_t)round(log2f((float)i) * 2048)`.
