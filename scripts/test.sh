@@ -68,7 +68,7 @@ lane_cases=(odd_size_rescaled_8bit testsrc2_12bit_444_blur sixteen_bit_420_noise
 VMAF_RS_CPU=scalar cargo test --release --test golden -- --test-threads=2 "${lane_cases[@]}"
 cargo test --release --features check_simd --test golden -- --test-threads=2 "${lane_cases[@]}"
 
-step "fidelity as an AVX2-only host sees it (libvmaf, our CLI and our ffmpeg on valgrind's AVX2 CPU)"
+step "fidelity as an AVX2-only host sees it (libvmaf, our CLI and our ffmpeg with AVX-512 hidden: scripts/cpuid-mask.c, or valgrind's CPU where CPUID faulting is missing)"
 VMAF_RS_TEST_HOST=avx2 cargo test --release --test golden --test ffmpeg -- --test-threads=2 \
     --skip valgrind_short_run_is_clean
 

@@ -37,13 +37,17 @@ pub fn oracle() -> PathBuf {
 /// A scratch directory for one test case (under tests/work, git-ignored, or `$VMAF_RS_WORK`),
 /// emptied first.
 pub fn workdir(name: &str) -> PathBuf {
-    let base = std::env::var_os("VMAF_RS_WORK")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("tests/work"));
-    let d = base.join(name);
+    let d = work_base().join(name);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// Where scratch files go: tests/work (git-ignored), or `$VMAF_RS_WORK`.
+fn work_base() -> PathBuf {
+    std::env::var_os("VMAF_RS_WORK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("tests/work"))
 }
 
 /// Runs a command, panicking with its stderr on failure; returns stdout+stderr.
@@ -87,7 +91,8 @@ pub fn emulated_avx2_host() -> bool {
 pub enum OracleCpu {
     /// This host's CPU (an emulated AVX2 CPU under `VMAF_RS_TEST_HOST=avx2`).
     Native,
-    /// An AVX2 CPU without AVX-512 (valgrind's CPU or `qemu-x86_64 -cpu Haswell-v4`, [`avx2_emulator`]): libvmaf takes its AVX2
+    /// An AVX2 CPU without AVX-512 (this one with AVX-512 hidden, valgrind's CPU or
+    /// `qemu-x86_64 -cpu Haswell-v4`, [`avx2_emulator`]): libvmaf takes its AVX2
     /// kernels, whatever the host has.
     Avx2,
     /// An x86-64 CPU without AVX (`qemu-x86_64 -cpu Westmere`): libvmaf takes its C code.
@@ -131,20 +136,64 @@ pub fn qemu() -> PathBuf {
     p
 }
 
-/// How an AVX2-only CPU is emulated: `valgrind` (preferred: its CPU hides AVX-512 and its AVX2 is
-/// exact) or `qemu` (`-cpu Haswell-v4`). `$VMAF_RS_AVX2_EMULATOR` chooses; by default valgrind
-/// where it is installed (scripts/deps.sh installs it), else qemu (the GPU machine has no
-/// valgrind). qemu 7.2 (Debian 12) mis-executes some AVX2 code: our CLI's VIF came out wrong
-/// under it at some builds while valgrind and the real CPU agreed (docs/FIDELITY.md).
+/// How an AVX2-only CPU is emulated: `cpuid-mask` (preferred: this CPU itself, running natively,
+/// with AVX-512 hidden from CPUID by `scripts/cpuid-mask.c`, which needs the kernel's CPUID
+/// faulting), `valgrind` (its CPU hides AVX-512 and its AVX2 is exact) or `qemu` (`-cpu
+/// Haswell-v4`). `$VMAF_RS_AVX2_EMULATOR` chooses; by default the mask where CPUID faulting works,
+/// else valgrind where it is installed (scripts/deps.sh installs it), else qemu. qemu 7.2 (Debian
+/// 12) mis-executes some AVX2 code: our CLI's VIF came out wrong under it at some builds while
+/// valgrind and the real CPU agreed (docs/FIDELITY.md).
 pub fn avx2_emulator() -> &'static str {
     static V: OnceLock<&'static str> = OnceLock::new();
-    V.get_or_init(|| match std::env::var("VMAF_RS_AVX2_EMULATOR").as_deref() {
-        Ok("valgrind") => "valgrind",
-        Ok("qemu") => "qemu",
-        Ok("") | Err(_) if valgrind().exists() => "valgrind",
-        Ok("") | Err(_) => "qemu",
-        Ok(other) => panic!("VMAF_RS_AVX2_EMULATOR={other}: valgrind or qemu"),
+    V.get_or_init(|| {
+        let v = match std::env::var("VMAF_RS_AVX2_EMULATOR").as_deref() {
+            Ok("cpuid-mask") => {
+                assert!(
+                    cpuid_mask().is_some(),
+                    "VMAF_RS_AVX2_EMULATOR=cpuid-mask, but CPUID faulting does not work here"
+                );
+                "cpuid-mask"
+            }
+            Ok("valgrind") => "valgrind",
+            Ok("qemu") => "qemu",
+            Ok("") | Err(_) if cpuid_mask().is_some() => "cpuid-mask",
+            Ok("") | Err(_) if valgrind().exists() => "valgrind",
+            Ok("") | Err(_) => "qemu",
+            Ok(other) => panic!("VMAF_RS_AVX2_EMULATOR={other}: cpuid-mask, valgrind or qemu"),
+        };
+        eprintln!("an AVX2-only CPU is emulated by {v}");
+        v
     })
+}
+
+/// `scripts/cpuid-mask.c` built into the scratch directory (once per test binary; `cc`, which the
+/// FFmpeg build needs anyway), if CPUID faulting works on this machine (`cpuid-mask --check`).
+fn cpuid_mask() -> Option<&'static Path> {
+    static P: OnceLock<Option<PathBuf>> = OnceLock::new();
+    P.get_or_init(|| {
+        let dir = work_base();
+        std::fs::create_dir_all(&dir).ok()?;
+        // Built under a name of its own, then renamed: test binaries may build it at once.
+        let tmp = dir.join(format!("cpuid-mask.{}", std::process::id()));
+        let built = Command::new("cc")
+            .args(["-O2", "-o"])
+            .arg(&tmp)
+            .arg(root().join("scripts/cpuid-mask.c"))
+            .status()
+            .is_ok_and(|s| s.success());
+        if !built {
+            eprintln!("cpuid-mask: could not build scripts/cpuid-mask.c with cc");
+            return None;
+        }
+        let p = dir.join("cpuid-mask");
+        std::fs::rename(&tmp, &p).ok()?;
+        let works = Command::new(&p)
+            .arg("--check")
+            .status()
+            .is_ok_and(|s| s.success());
+        works.then_some(p)
+    })
+    .as_deref()
 }
 
 /// valgrind (`$VMAF_RS_VALGRIND`, else /usr/bin/valgrind).
@@ -154,13 +203,18 @@ fn valgrind() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/usr/bin/valgrind"))
 }
 
-/// A command running `program` on `cpu`: directly, under valgrind's CPU (AVX2, no AVX-512) or
-/// qemu's Haswell for an AVX2-only CPU, or under qemu's Westmere for one without AVX (with the
+/// A command running `program` on `cpu`: directly, under the CPUID mask, valgrind's CPU (AVX2, no
+/// AVX-512) or qemu's Haswell for an AVX2-only CPU, or under qemu's Westmere for one without AVX (with the
 /// features qemu's TCG lacks turned off, so it prints no warnings).
 pub fn command_on(cpu: OracleCpu, program: &Path) -> Command {
     let model = match cpu {
         OracleCpu::Native if emulated_avx2_host() => return command_on(OracleCpu::Avx2, program),
         OracleCpu::Native => return Command::new(program),
+        OracleCpu::Avx2 if avx2_emulator() == "cpuid-mask" => {
+            let mut c = Command::new(cpuid_mask().expect("checked by avx2_emulator"));
+            c.arg(program);
+            return c;
+        }
         OracleCpu::Avx2 if avx2_emulator() == "valgrind" => {
             let mut c = Command::new(valgrind());
             c.args(["--tool=none", "-q"]).arg(program);
