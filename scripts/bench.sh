@@ -68,13 +68,20 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-# --all: every row in one run (the single pair at each --threads, the ladder at N = 1, 3, 6, and,
+# --all: every row in one run (the single pair at each --threads, the same with --no-avx512 where
+# AVX-512 can be hidden, the ladder at N = 1, 3, 6, and,
 # where a GPU answers, --cuda and --nvdec on VMAF_RS_BENCH_NVDEC_DIR, default
 # build/gpu-carry/pipe), their ratio lines repeated together at the end.
 if [ "$all" = 1 ]; then
     rest=(); for a in "${args[@]}"; do [ "$a" = --all ] || rest+=("$a"); done
     log=$(mktemp); trap 'rm -f "$log"' EXIT
     "$0" "${rest[@]}" | tee -a "$log"
+    # The AVX2-only rows too, where AVX-512 can be hidden (CPUID faulting) and there is some to hide.
+    if grep -qw avx512f /proc/cpuinfo && grep -qw cpuid_fault /proc/cpuinfo; then
+        "$0" "${rest[@]}" --no-avx512 | tee -a "$log"
+    else
+        echo "bench --all: no AVX-512 to hide, or no CPUID faulting: the AVX2-only rows are the rows above or left out"
+    fi
     "$0" "${rest[@]}" --ladder "1 3 6" | tee -a "$log"
     if nvidia-smi -L >/dev/null 2>&1; then
         "$0" --cuda | tee -a "$log"
@@ -370,6 +377,7 @@ for t in $threads; do
     summary+=("$line")
 done
 echo
+hidden=""; [ "$noavx" = 1 ] && hidden=", AVX-512 hidden"
 for l in "${summary[@]}"; do
-    printf 'ratio (fps, higher is faster; the median of %s alternated rounds): %s\n' "$runs" "$l"
+    printf 'ratio (fps, higher is faster; the median of %s alternated rounds%s): %s\n' "$runs" "$hidden" "$l"
 done
