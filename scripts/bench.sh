@@ -68,6 +68,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+if [ "$noavx" = 1 ] && { [ "$cuda" = 1 ] || [ -n "$nvdec" ] || [ -n "$nvdec_stage" ]; }; then
+    echo "bench: --no-avx512 applies to the CPU rows and --ladder, not to --cuda or --nvdec" >&2; exit 2
+fi
+
 # --all: every row in one run (the single pair at each --threads, the same with --no-avx512 where
 # AVX-512 can be hidden, the ladder at N = 1, 3, 6, and,
 # where a GPU answers, --cuda and --nvdec on VMAF_RS_BENCH_NVDEC_DIR, default

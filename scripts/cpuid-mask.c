@@ -6,13 +6,15 @@
  * The benchmark's AVX2-only row (issue 13) needs libvmaf and vmaf_rs both on their AVX2 kernels,
  * and libvmaf offers FFmpeg no switch for that (its cpumask is not a filter option). Linux's CPUID
  * faulting (arch_prctl ARCH_SET_CPUID, /proc/cpuinfo flag cpuid_fault) makes every CPUID
- * instruction of a process trap; this launcher traces the program (ptrace, every thread), turns
- * faulting on right after exec, before the dynamic loader or the C library ask, and answers each
- * CPUID itself: the real values with the AVX-512 feature bits cleared (leaf 7: F, DQ, IFMA, PF,
- * ER, CD, BW, VL, VBMI, VBMI2, VNNI, BITALG, VPOPCNTDQ, 4VNNIW, 4FMAPS, VP2INTERSECT, FP16,
- * BF16). Software that checks CPUID before using AVX-512 (glibc, FFmpeg, libvmaf, Rust's
- * is_x86_feature_detected) then takes its AVX2 paths. Only CPUID is answered; other signals go
- * to the program unchanged. Programs ask CPUID at start-up only, so the timing is the program's.
+ * instruction of a process trap; this launcher traces the program (ptrace, every thread and
+ * child process), turns faulting on right after each exec, before the dynamic loader or the C
+ * library ask, and answers each CPUID itself: the real values with the AVX-512 feature bits
+ * cleared (leaf 7: F, DQ, IFMA, PF, ER, CD, BW, VL, VBMI, VBMI2, VNNI, BITALG, VPOPCNTDQ,
+ * 4VNNIW, 4FMAPS, VP2INTERSECT, FP16, BF16). Software that checks CPUID before using AVX-512
+ * (glibc, FFmpeg, libvmaf, Rust's is_x86_feature_detected) then takes its AVX2 paths. Only
+ * CPUID is answered; other signals go to the program unchanged, but SIGSTOP (ignored) and a
+ * process's SIGTRAP to itself (taken for the one after an exec). Programs ask CPUID at start-up
+ * only, so the timing is the program's.
  *
  * --check runs nothing: exits 0 if CPUID faulting works here, else 1 with the reason.
  * Exit status: the program's (128 + signal if it was killed).
@@ -78,6 +80,17 @@ static long inject_cpuid_faulting(pid_t pid)
     return ret;
 }
 
+/* Whether the SIGTRAP that stopped traced thread `t` is the one the kernel sends a traced
+ * process after an execve: SI_USER "from" the process itself (the new program's thread is its
+ * leader, so t is its pid), not a breakpoint (SI_KERNEL) or a raise() (SI_TKILL). Only a
+ * process's kill(getpid(), SIGTRAP) looks the same, and then turning faulting on again is
+ * harmless, though that signal is not delivered. */
+static int exec_trap(pid_t t)
+{
+    siginfo_t si;
+    return ptrace(PTRACE_GETSIGINFO, t, 0, &si) == 0 && si.si_code == SI_USER && si.si_pid == t;
+}
+
 /* Answers the CPUID that stopped thread `t` with SIGSEGV, if that is what it was. */
 static int answer_cpuid(pid_t t)
 {
@@ -123,6 +136,8 @@ int main(int argc, char **argv)
     int status;
     if (waitpid(child, &status, 0) != child || !WIFSTOPPED(status))
         return WIFEXITED(status) ? WEXITSTATUS(status) : 1; /* exec failed */
+    /* No PTRACE_O_TRACEEXEC: a later execve then stops its thread with a plain SIGTRAP once
+     * the call has returned (exec_trap), where the registers are the new program's own. */
     ptrace(PTRACE_SETOPTIONS, child, 0,
            PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK);
     long r = inject_cpuid_faulting(child);
@@ -150,7 +165,16 @@ int main(int argc, char **argv)
         if (!WIFSTOPPED(status))
             continue;
         int sig = WSTOPSIG(status);
-        if (sig == SIGTRAP && status >> 16) /* clone/fork event: the new task is traced too */
+        if (sig == SIGTRAP && !(status >> 16) && exec_trap(t)) {
+            /* execve turned CPUID faulting off: on again for the new program, before it runs */
+            if (inject_cpuid_faulting(t) != 0) {
+                fprintf(stderr, "cpuid-mask: could not hide AVX-512 from a program exec'd by "
+                        "the first; killing it\n");
+                kill(t, SIGKILL);
+                continue;
+            }
+            sig = 0;
+        } else if (sig == SIGTRAP && status >> 16) /* clone/fork event: the new task is traced */
             sig = 0;
         else if (sig == SIGSTOP) /* a new thread's first stop (and any SIGSTOP: ignored) */
             sig = 0;

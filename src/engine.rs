@@ -290,11 +290,11 @@ impl Runtime {
         // Jobs only ever let go of entries, so once both are free in turn they stay free.
         self.ring_entry(false, i);
         self.ring_entry(true, j);
-        let r = Arc::get_mut(&mut self.refs[i]).expect("freed above");
-        r.release_lent();
-        let d = Arc::get_mut(&mut self.dists[j]).expect("freed above");
-        d.release_lent();
-        (r, d)
+        // (ring_entry gave back what was lent to either entry.)
+        (
+            Arc::get_mut(&mut self.refs[i]).expect("freed above"),
+            Arc::get_mut(&mut self.dists[j]).expect("freed above"),
+        )
     }
 
     /// Waits until no worker holds ring entry `i` of `ring` (refs or dists), then borrows it.
@@ -532,6 +532,28 @@ enum DistSource<'a, 'p> {
     /// Written by the caller straight into the ring's entry (always: the caller's reader must
     /// move on to its next frame).
     Fill(&'a mut dyn FnMut(&mut OwnedPicture) -> Result<()>),
+}
+
+impl RefSource<'_, '_> {
+    /// The caller's own picture (borrowed or lent); `None` for a shared one.
+    fn picture(&self) -> Option<&Picture<'_>> {
+        match self {
+            RefSource::Borrowed(p) => Some(p),
+            RefSource::Lent(l) => Some(l.picture()),
+            RefSource::Shared(..) => None,
+        }
+    }
+}
+
+impl DistSource<'_, '_> {
+    /// The caller's picture (borrowed or lent); `None` when the caller fills the ring's entry.
+    fn picture(&self) -> Option<&Picture<'_>> {
+        match self {
+            DistSource::Borrowed(p) => Some(p),
+            DistSource::Lent(l) => Some(l.picture()),
+            DistSource::Fill(_) => None,
+        }
+    }
 }
 
 /// What engines of one configuration that score renditions of the same reference (a
@@ -976,7 +998,10 @@ impl Engine {
     /// Scores one (reference, distorted) pair. Pictures are only borrowed for the call. May
     /// compute a batch of frames; results become available through [`Engine::receive`].
     pub fn send(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<()> {
-        self.send_with(RefSource::Borrowed(reference), distorted)
+        self.send_with(
+            RefSource::Borrowed(reference),
+            DistSource::Borrowed(distorted),
+        )
     }
 
     /// Like [`Engine::send`], with pictures lent until the engine no longer reads them. On the
@@ -987,24 +1012,7 @@ impl Engine {
     /// if needed and released before this returns. Each is released exactly once, also on error,
     /// on the thread that calls the engine.
     pub fn send_lent(&mut self, reference: LentPicture, distorted: LentPicture) -> Result<()> {
-        if self.cfg.backend == Backend::Cuda || self.gpu.is_some() || self.shared_refs == Some(true)
-        {
-            // Uploaded, or refused, as a copy would be.
-            return self.send(reference.picture(), distorted.picture());
-        }
-        if self.flushed {
-            return Err(Error::State("frame sent after flush".into()));
-        }
-        let (r, d) = (reference.picture(), distorted.picture());
-        if r.format != d.format {
-            return Err(Error::Mismatch(format!(
-                "reference {}, distorted {}",
-                r.format, d.format
-            )));
-        }
-        self.check_picture("reference", r)?;
-        self.shared_refs = Some(false);
-        self.send_cpu(RefSource::Lent(reference), DistSource::Lent(distorted))
+        self.send_with(RefSource::Lent(reference), DistSource::Lent(distorted))
     }
 
     /// Like [`Engine::send`], with the reference already copied into an [`OwnedPicture`] that
@@ -1023,7 +1031,10 @@ impl Engine {
         distorted: &Picture<'_>,
     ) -> Result<()> {
         self.check_shared(reference, values)?;
-        self.send_with(RefSource::Shared(reference, values), distorted)
+        self.send_with(
+            RefSource::Shared(reference, values),
+            DistSource::Borrowed(distorted),
+        )
     }
 
     /// Like [`Engine::send_shared`], with the distorted picture written by `fill` straight into
@@ -1114,7 +1125,13 @@ impl Engine {
         (self.cfg.format, self.plan.chroma)
     }
 
-    fn send_with(&mut self, reference: RefSource<'_, '_>, distorted: &Picture<'_>) -> Result<()> {
+    /// A send of the caller's own pictures (borrowed or lent: uploaded with `backend=cuda`) or
+    /// of a shared reference with a borrowed distorted picture, after the checks they share.
+    fn send_with(
+        &mut self,
+        reference: RefSource<'_, '_>,
+        distorted: DistSource<'_, '_>,
+    ) -> Result<()> {
         let shared = matches!(reference, RefSource::Shared(..));
         if shared {
             self.check_shared_send()?;
@@ -1127,31 +1144,26 @@ impl Engine {
             return Err(Error::State("frame sent after flush".into()));
         }
         self.shared_refs = Some(shared);
-        let reference = match reference {
-            RefSource::Borrowed(r) if self.cfg.backend == Backend::Cuda => {
-                return self.send_uploaded(r, distorted)
-            }
-            _ if self.gpu.is_some() => {
-                return Err(Error::State(
-                    "software frames after CUDA frames in one stream".into(),
-                ))
-            }
-            RefSource::Borrowed(r) => r,
-            other @ (RefSource::Shared(..) | RefSource::Lent(_)) => {
-                return self.send_cpu(other, DistSource::Borrowed(distorted))
-            }
-        };
-        if reference.format != distorted.format {
-            return Err(Error::Mismatch(format!(
-                "reference {}, distorted {}",
-                reference.format, distorted.format
-            )));
+        let own = reference.picture().zip(distorted.picture());
+        if let (Some((r, d)), Backend::Cuda) = (own, self.cfg.backend) {
+            // Lent pictures go back when this returns: the upload copied them.
+            return self.send_uploaded(r, d);
         }
-        self.check_picture("reference", reference)?;
-        self.send_cpu(
-            RefSource::Borrowed(reference),
-            DistSource::Borrowed(distorted),
-        )
+        if self.gpu.is_some() {
+            return Err(Error::State(
+                "software frames after CUDA frames in one stream".into(),
+            ));
+        }
+        if let Some((r, d)) = own {
+            if r.format != d.format {
+                return Err(Error::Mismatch(format!(
+                    "reference {}, distorted {}",
+                    r.format, d.format
+                )));
+            }
+            self.check_picture("reference", r)?;
+        }
+        self.send_cpu(reference, distorted)
     }
 
     /// The CPU path of a send: a borrowed reference is copied into the ring, a shared one put
@@ -1162,10 +1174,8 @@ impl Engine {
         reference: RefSource<'_, '_>,
         distorted: DistSource<'_, '_>,
     ) -> Result<()> {
-        match &distorted {
-            DistSource::Borrowed(d) => self.check_picture("distorted", d)?,
-            DistSource::Lent(d) => self.check_picture("distorted", d.picture())?,
-            DistSource::Fill(_) => {}
+        if let Some(d) = distorted.picture() {
+            self.check_picture("distorted", d)?;
         }
         let t0 = Instant::now();
         let index = self.next_index;

@@ -466,32 +466,14 @@ impl OwnedPicture {
         if !p.readable_in_place(self.chroma.is_some()) {
             return self.copy_from(p.picture());
         }
+        // The checks a copy would make: luma of this size, chroma at least this size (libvmaf's
+        // may be a row or column short of the frame's: the top-left part is read, as the copy
+        // takes it).
         let v = &p.view;
-        let wide = matches!(v.luma.samples, Samples::U16(_));
-        if v.luma.width != self.luma.width
-            || v.luma.height != self.luma.height
-            || wide != matches!(self.luma.buf, PlaneBuf::U16(_))
-        {
-            return Err(Error::Mismatch(format!(
-                "frame is {}x{} of {}-bit samples, expected {}x{}",
-                v.luma.width,
-                v.luma.height,
-                if wide { 16 } else { 8 },
-                self.luma.width,
-                self.luma.height
-            )));
-        }
+        self.luma.check_source(&v.luma, true)?;
         if let (Some([u, _]), Some(Chroma::Planar(pu, pv))) = (&self.chroma, v.chroma) {
-            // libvmaf's chroma size may be a row or column short of the frame's: the top-left
-            // part is read, as the copy takes it.
-            for q in [pu, pv] {
-                if q.width < u.width || q.height < u.height {
-                    return Err(Error::Mismatch(format!(
-                        "plane is {}x{}, expected at least {}x{}",
-                        q.width, q.height, u.width, u.height
-                    )));
-                }
-            }
+            u.check_source(&pu, false)?;
+            u.check_source(&pv, false)?;
         }
         self.lent = Some(p);
         Ok(())
@@ -500,11 +482,6 @@ impl OwnedPicture {
     /// Releases a lent picture now (the owned planes, stale, become current again).
     pub fn release_lent(&mut self) {
         self.lent = None;
-    }
-
-    /// Whether a lent picture is read in place.
-    pub fn is_lent(&self) -> bool {
-        self.lent.is_some()
     }
 
     /// Borrows the luma plane: the lent picture's, or the owned copy.
@@ -589,23 +566,36 @@ impl OwnedPlane {
 
     /// Copies `src` in (shifting samples right by `shift`), without reallocating.
     pub fn copy_from(&mut self, src: &Plane<'_>, shift: u8) -> Result<()> {
-        if src.width != self.width || src.height != self.height {
+        self.check_source(src, true)?;
+        self.copy_part(src, shift)
+    }
+
+    /// Checks that `src` can stand for this plane: of its size (`exact`) or larger (its
+    /// top-left part is read), with samples of its width.
+    fn check_source(&self, src: &Plane<'_>, exact: bool) -> Result<()> {
+        if exact && (src.width != self.width || src.height != self.height) {
             return Err(Error::Mismatch(format!(
                 "frame is {}x{}, expected {}x{}",
                 src.width, src.height, self.width, self.height
             )));
         }
-        self.copy_part(src, shift)
-    }
-
-    /// Copies the top-left `width` x `height` samples of `src`, which may be larger.
-    fn copy_part(&mut self, src: &Plane<'_>, shift: u8) -> Result<()> {
         if src.width < self.width || src.height < self.height {
             return Err(Error::Mismatch(format!(
                 "plane is {}x{}, expected at least {}x{}",
                 src.width, src.height, self.width, self.height
             )));
         }
+        if matches!(src.samples, Samples::U16(_)) != matches!(self.buf, PlaneBuf::U16(_)) {
+            return Err(Error::Mismatch(
+                "frame sample size differs from the configured bit depth".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Copies the top-left `width` x `height` samples of `src`, which may be larger.
+    fn copy_part(&mut self, src: &Plane<'_>, shift: u8) -> Result<()> {
+        self.check_source(src, false)?;
         let w = self.width;
         match (&mut self.buf, src.samples) {
             (PlaneBuf::U8(dst), Samples::U8(s)) => {

@@ -351,9 +351,26 @@ int main(int argc, char **argv)
             CHECK(n == FRAMES, "received %d of %d", n, FRAMES);
         }
         CHECK(!memcmp(want, got, sizeof(want)), "lent pictures score as copied ones");
+        /* refused lent pictures (after the flush; of the wrong size) are released at once */
+        int bad_counts[2] = {0, 0};
+        VmafRsPicture lr = pic(rs[0]), ld = pic(dsb[0]);
+        lr.memory = ld.memory = VMAF_RS_MEMORY_HOST_LENT;
+        lr.release = ld.release = release_cb;
+        lr.release_opaque = &bad_counts[0];
+        ld.release_opaque = &bad_counts[1];
+        CHECK(vmaf_rs_send(ctx, &lr, &ld) < 0, "lent send after flush fails");
+        VmafRsContext *fresh = NULL;
+        CHECK(vmaf_rs_new(&fresh, log_cb, NULL) == 0 &&
+              vmaf_rs_configure(fresh, W, H, 8, VMAF_RS_LAYOUT_GRAY) == 0, "fresh context");
+        ld.width = W - 1;
+        CHECK(vmaf_rs_send(fresh, &lr, &ld) < 0, "lent pictures of another size fail");
+        CHECK(strstr(vmaf_rs_last_error(fresh), "96x61") != NULL, "size named: %s", vmaf_rs_last_error(fresh));
+        vmaf_rs_free(&fresh);
+        CHECK(bad_counts[0] == 2 && bad_counts[1] == 2, "refused lent pictures released once each (%d, %d)",
+              bad_counts[0], bad_counts[1]);
         vmaf_rs_free(&ctx);
         vmaf_rs_free(&cc);
-        CHECK(released == 2 * FRAMES, "nothing released twice at free");
+        CHECK(released == 2 * FRAMES + 4, "nothing released twice at free");
         for (int i = 0; i < FRAMES; i++) {
             free(rs[i]);
             free(dsb[i]);
