@@ -41,6 +41,14 @@ use crate::picture::{Plane, Samples};
 use scalar::{StatLine, StatShifts, VifSums, WideAcc};
 use tables::{FILTERS, LOG2_TABLE_LEN, MAX_TAPS, SCALES};
 
+/// `[[f(i, 0), f(i, 1)]; i < N]`: the SIMD term code's step over both halves of `N` groups
+/// of pixels, so that the 2N dependency chains stand side by side in program order.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn each2<const N: usize, T>(f: impl Fn(usize, usize) -> T) -> [[T; 2]; N] {
+    std::array::from_fn(|i| [f(i, 0), f(i, 1)])
+}
+
 /// Options, with libvmaf's names, aliases, defaults, ranges and FEATURE_PARAM flags
 /// (integer_vif.c `options[]`).
 pub static OPTIONS: &[OptSpec] = &[

@@ -12,12 +12,13 @@
 //! relies on. A CPU without one of them keeps the AVX2 kernels.
 
 use core::arch::x86_64::*;
+use std::array::from_fn;
 
 use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES, NARROW_LINE};
 use super::tables::{
     self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_COMPACT_LEN, LOG2_TABLE_LEN, PAD, SIGMA_NSQ,
 };
-use super::{madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels};
+use super::{each2, madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels};
 
 /// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
 /// and DQ.
@@ -855,47 +856,54 @@ impl RefSide<'_> {
         !matches!(self, RefSide::Load(_))
     }
 
-    /// Adds 16 pixels' terms at row position `at` (`valid` lanes), storing or loading their
-    /// reference side as the mode says.
+    /// Adds `N` groups of 16 pixels' terms, group `i` at row position `at[i]`, storing or
+    /// loading their reference side as the mode says.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    #[allow(clippy::too_many_arguments)]
-    fn add16(
+    fn add<const N: usize>(
         &mut self,
-        at: usize,
+        at: [usize; N],
         terms: &mut TermSums<'_>,
-        mu: (__m512i, __m512i),
-        xx: __m512i,
-        yy: __m512i,
-        xy: __m512i,
-        valid: __mmask16,
+        g: [Stats16; N],
         sums: &mut VifSums,
     ) {
         match self {
             RefSide::Own => {
-                terms.add16(mu, xx, yy, xy, valid, sums);
+                terms.add(g, sums);
             }
             RefSide::Store(row) => {
-                let s1 = terms.add16(mu, xx, yy, xy, valid, sums);
-                // SAFETY: `fits` checked that the row holds at + 16 values (at + 16 <= w
-                // rounded up to 32); the stores are unaligned.
-                unsafe {
-                    _mm512_storeu_si512(row.mu1.as_mut_ptr().add(at).cast(), mu.0);
-                    _mm512_storeu_si512(row.s1.as_mut_ptr().add(at).cast(), s1);
+                let s1 = terms.add(g, sums);
+                for i in 0..N {
+                    // SAFETY: `fits` checked that the row holds at + 16 values (at + 16 <= w
+                    // rounded up to 32); the stores are unaligned.
+                    unsafe {
+                        _mm512_storeu_si512(row.mu1.as_mut_ptr().add(at[i]).cast(), g[i].mu1);
+                        _mm512_storeu_si512(row.s1.as_mut_ptr().add(at[i]).cast(), s1[i]);
+                    }
                 }
             }
             RefSide::Load(row) => {
                 // SAFETY: as for the stores above; the loads are unaligned.
-                let (mu1, s1) = unsafe {
-                    (
-                        _mm512_loadu_si512(row.mu1.as_ptr().add(at).cast()),
-                        _mm512_loadu_si512(row.s1.as_ptr().add(at).cast()),
-                    )
-                };
-                terms.add16_with(mu1, s1, mu.1, yy, xy, valid, false, sums);
+                let load =
+                    |v: *const u8, i: usize| unsafe { _mm512_loadu_si512(v.add(4 * at[i]).cast()) };
+                let (p_mu1, p_s1) = (row.mu1.as_ptr().cast(), row.s1.as_ptr().cast());
+                let (mu1, s1) = (from_fn(|i| load(p_mu1, i)), from_fn(|i| load(p_s1, i)));
+                terms.add_with(mu1, s1, g, false, sums);
             }
         }
     }
+}
+
+/// One group of 16 pixels' filtered statistics, as [`TermSums::add`] takes them: the means
+/// (Q16 sums), the squares rounded by 16 bits (kept to 32 bits), and the lanes that are pixels.
+#[derive(Clone, Copy)]
+struct Stats16 {
+    mu1: __m512i,
+    mu2: __m512i,
+    xx: __m512i,
+    yy: __m512i,
+    xy: __m512i,
+    valid: __mmask16,
 }
 
 /// The horizontal pass with `side`'s handling of the reference side; `false` (with the sums
@@ -1020,16 +1028,15 @@ fn stat_horizontal_wide_block(
             _mm512_srli_epi64::<16>(_mm512_add_epi64(o, round16)),
         )
     };
-    side.add16(
-        j,
-        terms,
-        (mu1, mu2),
-        rsh16(xx),
-        rsh16(yy),
-        rsh16(xy),
-        lanes,
-        sums,
-    );
+    let g = Stats16 {
+        mu1,
+        mu2,
+        xx: rsh16(xx),
+        yy: rsh16(yy),
+        xy: rsh16(xy),
+        valid: lanes,
+    };
+    side.add([j], terms, [g], sums);
 }
 
 /// Whether the taps suit [`stat_horizontal_madd`]: each below 2^15 (an `i16` multiplier), every
@@ -1148,19 +1155,18 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         }
         for jj in (0..cn).step_by(32) {
             // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 32.
-            // Window i (the values jj + 2i .. jj + 2i + 32: two vectors shifted by i 32-bit
-            // lanes) holds values jj + 2l + 2i and jj + 2l + 2i + 1 in lane l, which even column
-            // jj + 2l weighs with taps (2i, 2i + 1) and odd column jj + 2l + 1 with taps
-            // (2i - 1, 2i): two loads per copy instead of an unaligned one per window.
+            // Window i (the values jj + 2i .. jj + 2i + 32, one unaligned load: cheaper than
+            // shifting two vectors on the shuffle port, which the `madd`s share on Intel) holds
+            // values jj + 2l + 2i and jj + 2l + 2i + 1 in lane l, which even column jj + 2l
+            // weighs with taps (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
             let filtered = |q: usize| {
                 let base = narrow[q * NARROW_LINE..][..NARROW_LINE].as_ptr();
-                // SAFETY: the values read are jj .. jj + 64 <= (cn rounded up to 32) + 32 <=
-                // MADD_CHUNK + 32 <= NARROW_LINE, the length of the copy at `base`.
-                let (cur, next) =
-                    unsafe { (load_i16x32(base.add(jj)), load_i16x32(base.add(jj + 32))) };
                 let (mut e, mut o) = (offset, offset);
                 for i in 0..PAIRS {
-                    let win = window(cur, next, i);
+                    // SAFETY: the values read are jj + 2i .. jj + 2i + 32, below jj + 64 <= (cn
+                    // rounded up to 32) + 32 <= MADD_CHUNK + 32 <= NARROW_LINE, the length of
+                    // the copy at `base` (2i < 2 * PAIRS <= 2 * PAD + 2 <= 32).
+                    let win = unsafe { load_i16x32(base.add(jj + 2 * i)) };
                     e = _mm512_add_epi32(e, _mm512_madd_epi16(win, pairs[i]));
                     o = _mm512_add_epi32(o, _mm512_madd_epi16(win, odd_pairs[i]));
                 }
@@ -1186,28 +1192,24 @@ fn stat_horizontal_madd<const PAIRS: usize>(
             // Even columns jj + 2l are in the row while 2l < cn - jj, odd ones jj + 2l + 1 while
             // 2l + 1 < cn - jj.
             let left = cn - jj;
-            let (even, odd) = (mask16(left.div_ceil(2)), mask16(left / 2));
             let at = c0 + jj;
-            side.add16(
-                at,
-                terms,
-                (m1.0, m2.0),
-                sq(xl.0, xh.0),
-                sq(yl.0, yh.0),
-                sq(pl.0, ph.0),
-                even,
-                sums,
-            );
-            side.add16(
-                at + 16,
-                terms,
-                (m1.1, m2.1),
-                sq(xl.1, xh.1),
-                sq(yl.1, yh.1),
-                sq(pl.1, ph.1),
-                odd,
-                sums,
-            );
+            let even = Stats16 {
+                mu1: m1.0,
+                mu2: m2.0,
+                xx: sq(xl.0, xh.0),
+                yy: sq(yl.0, yh.0),
+                xy: sq(pl.0, ph.0),
+                valid: mask16(left.div_ceil(2)),
+            };
+            let odd = Stats16 {
+                mu1: m1.1,
+                mu2: m2.1,
+                xx: sq(xl.1, xh.1),
+                yy: sq(yl.1, yh.1),
+                xy: sq(pl.1, ph.1),
+                valid: mask16(left / 2),
+            };
+            side.add([at, at + 16], terms, [even, odd], sums);
         }
     }
     acc.narrow = narrow;
@@ -1303,59 +1305,53 @@ impl<'a> TermSums<'a> {
         sums.num_log += _mm512_reduce_add_epi64(self.num_log);
     }
 
-    /// Adds the terms of the 16 pixels in `valid`: `mu1`, `mu2` are the filtered means (Q16
-    /// sums, `u32`), `xx`, `yy`, `xy` the filtered squares already rounded by 16 bits (kept to 32
-    /// bits), as [`scalar::stat_horizontal_cols`] forms them. Pixels whose log term goes lane by
-    /// lane (gain limit out of the vector range) add to `sums` directly. Returns the pixels'
-    /// `sigma1_sq`.
+    /// Adds the terms of `N` groups of 16 pixels (each group's `valid` lanes): `mu1`, `mu2` are
+    /// the filtered means (Q16 sums, `u32`), `xx`, `yy`, `xy` the filtered squares already
+    /// rounded by 16 bits (kept to 32 bits), as [`scalar::stat_horizontal_cols`] forms them.
+    /// Pixels whose log term goes lane by lane (gain limit out of the vector range) add to
+    /// `sums` directly. Returns each group's `sigma1_sq`.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn add16(
-        &mut self,
-        mu: (__m512i, __m512i),
-        xx: __m512i,
-        yy: __m512i,
-        xy: __m512i,
-        valid: __mmask16,
-        sums: &mut VifSums,
-    ) -> __m512i {
-        let sigma1_sq = _mm512_sub_epi32(xx, rsh32(mu.0, mu.0));
-        self.add16_with(mu.0, sigma1_sq, mu.1, yy, xy, valid, true, sums);
+    fn add<const N: usize>(&mut self, g: [Stats16; N], sums: &mut VifSums) -> [__m512i; N] {
+        let sigma1_sq = from_fn(|i| _mm512_sub_epi32(g[i].xx, rsh32(g[i].mu1, g[i].mu1)));
+        self.add_with(g.map(|s| s.mu1), sigma1_sq, g, true, sums);
         sigma1_sq
     }
 
-    /// [`TermSums::add16`] from the reference side's `mu1` and `sigma1_sq`; with `den` false
-    /// only the sums that depend on the distorted picture (`num_log`, `num_non_log`) are added
-    /// (ladder scoring: the reference side's are shared), which needs the vector log path.
+    /// [`TermSums::add`] from the reference side's `mu1` and `sigma1_sq` (`g`'s `mu1` and `xx`
+    /// are not read); with `den` false only the sums that depend on the distorted picture
+    /// (`num_log`, `num_non_log`) are added (ladder scoring: the reference side's are shared),
+    /// which needs the vector log path. The `N` groups go through each step together, so that
+    /// their independent dependency chains overlap (the log terms are latency-bound).
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    #[allow(clippy::too_many_arguments)]
-    fn add16_with(
+    fn add_with<const N: usize>(
         &mut self,
-        mu1: __m512i,
-        sigma1_sq: __m512i,
-        mu2: __m512i,
-        yy: __m512i,
-        xy: __m512i,
-        valid: __mmask16,
+        mu1: [__m512i; N],
+        sigma1_sq: [__m512i; N],
+        g: [Stats16; N],
         den: bool,
         sums: &mut VifSums,
     ) {
         let nsq = _mm512_set1_epi32(SIGMA_NSQ);
         let z = _mm512_setzero_si512();
-        let sigma2_sq = _mm512_sub_epi32(yy, rsh32(mu2, mu2));
-        let sigma12 = _mm512_sub_epi32(xy, rsh32(mu1, mu2));
+        let sigma2_sq: [__m512i; N] =
+            from_fn(|i| _mm512_sub_epi32(g[i].yy, rsh32(g[i].mu2, g[i].mu2)));
+        let sigma12: [__m512i; N] = from_fn(|i| _mm512_sub_epi32(g[i].xy, rsh32(mu1[i], g[i].mu2)));
         // Below the noise floor: add max(sigma2_sq, 0) and count (vif_term's linear branch).
-        let lin = _mm512_mask_cmplt_epi32_mask(valid, sigma1_sq, nsq);
-        let add = _mm512_maskz_max_epi32(lin, sigma2_sq, z);
-        self.non_log = _mm512_add_epi64(self.non_log, widen_sum_i32(add));
-        if den {
-            self.non_log_count += lin.count_ones() as i64;
+        let lin: [__mmask16; N] =
+            from_fn(|i| _mm512_mask_cmplt_epi32_mask(g[i].valid, sigma1_sq[i], nsq));
+        for i in 0..N {
+            let add = _mm512_maskz_max_epi32(lin[i], sigma2_sq[i], z);
+            self.non_log = _mm512_add_epi64(self.non_log, widen_sum_i32(add));
+            if den {
+                self.non_log_count += lin[i].count_ones() as i64;
+            }
         }
         // The log branch: 16 lanes at a time (the `double` parts 8 at a time), or lane by lane
         // where the gain limit is outside the range the vector path handles exactly.
-        let log = valid & !lin;
-        if log == 0 {
+        let log: [__mmask16; N] = from_fn(|i| g[i].valid & !lin[i]);
+        if log.iter().all(|&m| m == 0) {
             return;
         }
         if self.vector_log {
@@ -1365,36 +1361,42 @@ impl<'a> TermSums<'a> {
                 fast: &self.fast,
                 gain_limit: _mm512_set1_pd(self.gain_limit),
             };
-            let s2 = _mm512_max_epi32(sigma2_sq, z);
-            let cond = _mm512_mask_cmpgt_epi32_mask(log, sigma12, z)
-                & _mm512_mask_cmpgt_epi32_mask(log, s2, z);
+            let s2: [__m512i; N] = from_fn(|i| _mm512_max_epi32(sigma2_sq[i], z));
+            let cond: [__mmask16; N] = from_fn(|i| {
+                _mm512_mask_cmpgt_epi32_mask(log[i], sigma12[i], z)
+                    & _mm512_mask_cmpgt_epi32_mask(log[i], s2[i], z)
+            });
             let (d, n) = t.terms(sigma1_sq, s2, sigma12, log, cond, den);
-            if den {
-                self.den_log_32 = _mm512_add_epi32(self.den_log_32, d);
-            }
-            self.num_log_32 = _mm512_add_epi32(self.num_log_32, n);
-            self.pending += 1;
-            if self.pending == Self::WIDEN_EVERY {
+            if self.pending as usize + N > Self::WIDEN_EVERY as usize {
                 self.widen();
             }
+            for i in 0..N {
+                if den {
+                    self.den_log_32 = _mm512_add_epi32(self.den_log_32, d[i]);
+                }
+                self.num_log_32 = _mm512_add_epi32(self.num_log_32, n[i]);
+            }
+            self.pending += N as u32;
         } else {
             debug_assert!(den, "the split passes need the vector log path");
-            let (mut s1, mut s2, mut s12) = ([0u32; 16], [0u32; 16], [0u32; 16]);
-            store_u32x16(&mut s1, sigma1_sq, 16);
-            store_u32x16(&mut s2, sigma2_sq, 16);
-            store_u32x16(&mut s12, sigma12, 16);
-            let mut lanes = log;
-            while lanes != 0 {
-                let l = lanes.trailing_zeros() as usize;
-                lanes &= lanes - 1;
-                scalar::vif_term(
-                    s1[l] as i32,
-                    s2[l] as i32,
-                    s12[l] as i32,
-                    self.gain_limit,
-                    self.log2,
-                    sums,
-                );
+            for i in 0..N {
+                let (mut s1, mut s2, mut s12) = ([0u32; 16], [0u32; 16], [0u32; 16]);
+                store_u32x16(&mut s1, sigma1_sq[i], 16);
+                store_u32x16(&mut s2, sigma2_sq[i], 16);
+                store_u32x16(&mut s12, sigma12[i], 16);
+                let mut lanes = log[i];
+                while lanes != 0 {
+                    let l = lanes.trailing_zeros() as usize;
+                    lanes &= lanes - 1;
+                    scalar::vif_term(
+                        s1[l] as i32,
+                        s2[l] as i32,
+                        s12[l] as i32,
+                        self.gain_limit,
+                        self.log2,
+                        sums,
+                    );
+                }
             }
         }
     }
@@ -1414,9 +1416,9 @@ fn rsh32(a: __m512i, b: __m512i) -> __m512i {
     )
 }
 
-/// The log branch of [`scalar::vif_term`] for 16 lanes, in the same `double` operations
-/// (division, products and difference in the scalar's order, no fused multiply-add), the same
-/// truncations and the same table look-ups.
+/// The log branch of [`scalar::vif_term`] for `N` groups of 16 lanes, in the same `double`
+/// operations (division, products and difference in the scalar's order, no fused
+/// multiply-add), the same truncations and the same table look-ups.
 struct LogTerms<'a> {
     log2: &'a [u16; LOG2_TABLE_LEN],
     compact: Option<&'static [u16; LOG2_COMPACT_LEN]>,
@@ -1425,33 +1427,35 @@ struct LogTerms<'a> {
 }
 
 impl LogTerms<'_> {
-    /// `(den_log, num_log)` terms of the 16 lanes as `i32` lanes, zero where the lane is not in
-    /// the log branch (`log`) or has no numerator term (`cond`: log, `sigma12 > 0`,
+    /// `(den_log, num_log)` terms of each group's 16 lanes as `i32` lanes, zero where the lane
+    /// is not in the log branch (`log`) or has no numerator term (`cond`: log, `sigma12 > 0`,
     /// `sigma2_sq > 0`); `den_log` zero without `den`. `s2` is `max(sigma2_sq, 0)`.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn terms(
+    fn terms<const N: usize>(
         &self,
-        s1: __m512i,
-        s2: __m512i,
-        s12: __m512i,
-        log: __mmask16,
-        cond: __mmask16,
+        s1: [__m512i; N],
+        s2: [__m512i; N],
+        s12: [__m512i; N],
+        log: [__mmask16; N],
+        cond: [__mmask16; N],
         den: bool,
-    ) -> (__m512i, __m512i) {
+    ) -> ([__m512i; N], [__m512i; N]) {
         let nsq = _mm512_set1_epi32(SIGMA_NSQ);
+        let z = _mm512_setzero_si512();
         // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17 (when asked for).
-        let den_t = if den {
-            let d = self.log2_u32(_mm512_add_epi32(s1, nsq), log);
-            _mm512_maskz_sub_epi32(log, d, _mm512_set1_epi32(2048 * 17))
+        let den_t: [__m512i; N] = if den {
+            let d = self.log2_u32(from_fn(|i| _mm512_add_epi32(s1[i], nsq)), log);
+            from_fn(|i| _mm512_maskz_sub_epi32(log[i], d[i], _mm512_set1_epi32(2048 * 17)))
         } else {
-            _mm512_setzero_si512()
+            [z; N]
         };
-        if cond == 0 {
-            return (den_t, _mm512_setzero_si512());
+        if cond.iter().all(|&m| m == 0) {
+            return (den_t, [z; N]);
         }
         // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12), >= 0;
-        // numer1_tmp = (int64)(g' * g' * sigma1_sq) + numer1 with g' = min(g, limit).
+        // numer1_tmp = (int64)(g' * g' * sigma1_sq) + numer1 with g' = min(g, limit). Halves
+        // 2i and 2i + 1 are group i's lanes 0-7 and 8-15.
         let half = |v: __m512i, hi: bool| {
             if hi {
                 _mm512_extracti64x4_epi64::<1>(v)
@@ -1459,57 +1463,69 @@ impl LogTerms<'_> {
                 _mm512_castsi512_si256(v)
             }
         };
-        let mut sv = [_mm256_setzero_si256(); 2];
-        let mut ggs = [_mm512_setzero_si512(); 2];
-        for (h, hi) in [false, true].into_iter().enumerate() {
-            let (s1d, s2d, s12d) = (
-                _mm512_cvtepi32_pd(half(s1, hi)),
-                _mm512_cvtepi32_pd(half(s2, hi)),
-                _mm512_cvtepi32_pd(half(s12, hi)),
-            );
-            let g = _mm512_div_pd(s12d, _mm512_add_pd(s1d, _mm512_set1_pd(EPS)));
+        let halves = |v: &[__m512i; N]| -> [[__m512d; 2]; N] {
+            from_fn(|i| [false, true].map(|hi| _mm512_cvtepi32_pd(half(v[i], hi))))
+        };
+        let (s1d, s2d, s12d) = (halves(&s1), halves(&s2), halves(&s12));
+        let eps = _mm512_set1_pd(EPS);
+        let g: [[__m512d; 2]; N] =
+            each2(|i, h| _mm512_div_pd(s12d[i][h], _mm512_add_pd(s1d[i][h], eps)));
+        let svd: [[__m512d; 2]; N] =
+            each2(|i, h| _mm512_sub_pd(s2d[i][h], _mm512_mul_pd(g[i][h], s12d[i][h])));
+        // g = g < limit ? g : limit (minpd returns its second operand unless first < second).
+        let g: [[__m512d; 2]; N] = each2(|i, h| _mm512_min_pd(g[i][h], self.gain_limit));
+        let ggd: [[__m512d; 2]; N] =
+            each2(|i, h| _mm512_mul_pd(_mm512_mul_pd(g[i][h], g[i][h]), s1d[i][h]));
+        let numer1: [__m512i; N] = from_fn(|i| {
             // cvttpd gives INT32_MIN out of range, like the scalar's saturation (only downwards).
-            sv[h] = _mm512_cvttpd_epi32(_mm512_sub_pd(s2d, _mm512_mul_pd(g, s12d)));
-            // g = g < limit ? g : limit (minpd returns its second operand unless first < second).
-            let g = _mm512_min_pd(g, self.gain_limit);
-            // Below 2^52 (gain limit at most 1024): exact truncation toward zero.
-            ggs[h] = _mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_mul_pd(g, g), s1d));
-        }
-        let sv = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(sv[0]), sv[1]);
-        let sv = _mm512_max_epi32(sv, _mm512_setzero_si512());
-        let numer1 = _mm512_add_epi32(sv, nsq);
-        let numer1_tmp = [
-            _mm512_add_epi64(ggs[0], _mm512_cvtepu32_epi64(half(numer1, false))),
-            _mm512_add_epi64(ggs[1], _mm512_cvtepu32_epi64(half(numer1, true))),
-        ];
-        let num = _mm512_sub_epi32(
-            self.log2_u64x2(numer1_tmp, cond),
-            self.log2_u32(numer1, cond),
-        );
-        (den_t, _mm512_maskz_mov_epi32(cond, num))
+            let sv = _mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvttpd_epi32(svd[i][0])),
+                _mm512_cvttpd_epi32(svd[i][1]),
+            );
+            _mm512_add_epi32(_mm512_max_epi32(sv, z), nsq)
+        });
+        // Below 2^52 (gain limit at most 1024): exact truncation toward zero.
+        let numer1_tmp: [[__m512i; 2]; N] = from_fn(|i| {
+            [false, true].map(|hi| {
+                _mm512_add_epi64(
+                    _mm512_cvttpd_epi64(ggd[i][hi as usize]),
+                    _mm512_cvtepu32_epi64(half(numer1[i], hi)),
+                )
+            })
+        });
+        let a = self.log2_u64x2(numer1_tmp, cond);
+        let b = self.log2_u32(numer1, cond);
+        (
+            den_t,
+            from_fn(|i| _mm512_maskz_mov_epi32(cond[i], _mm512_sub_epi32(a[i], b[i]))),
+        )
     }
 
-    /// libvmaf's `log2_32` of the 16 `u32` lanes in `m` (each at least 2^15):
+    /// libvmaf's `log2_32` of the `u32` lanes in `m` (each at least 2^15), per group:
     /// `table[v >> k] + 2048 * k` with `k = 16 - leading_zeros(v)`; other lanes are garbage.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn log2_u32(&self, v: __m512i, m: __mmask16) -> __m512i {
-        let k = _mm512_sub_epi32(_mm512_set1_epi32(16), _mm512_lzcnt_epi32(v));
-        let idx = _mm512_srlv_epi32(v, k);
-        _mm512_add_epi32(self.lookup(idx, m), _mm512_slli_epi32::<11>(k))
+    fn log2_u32<const N: usize>(&self, v: [__m512i; N], m: [__mmask16; N]) -> [__m512i; N] {
+        let k: [__m512i; N] =
+            from_fn(|i| _mm512_sub_epi32(_mm512_set1_epi32(16), _mm512_lzcnt_epi32(v[i])));
+        let idx = from_fn(|i| _mm512_srlv_epi32(v[i], k[i]));
+        let e = self.lookup(idx, m);
+        from_fn(|i| _mm512_add_epi32(e[i], _mm512_slli_epi32::<11>(k[i])))
     }
 
-    /// libvmaf's `log2_64` of 16 `u64` lanes (two vectors of 8, each at least 2^15 and below
-    /// 2^52) in `m`: `table[v >> k] + 2048 * k` with `k = 48 - leading_zeros(v)`, as `i32` lanes
-    /// (lanes 0-7 from `v[0]`); other lanes are garbage.
+    /// libvmaf's `log2_64` of 16 `u64` lanes per group (two vectors of 8, each at least 2^15
+    /// and below 2^52) in `m`: `table[v >> k] + 2048 * k` with `k = 48 - leading_zeros(v)`, as
+    /// `i32` lanes (lanes 0-7 from `v[i][0]`); other lanes are garbage.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn log2_u64x2(&self, v: [__m512i; 2], m: __mmask16) -> __m512i {
+    fn log2_u64x2<const N: usize>(&self, v: [[__m512i; 2]; N], m: [__mmask16; N]) -> [__m512i; N] {
         let k48 = _mm512_set1_epi64(48);
-        let k = [
-            _mm512_sub_epi64(k48, _mm512_lzcnt_epi64(v[0])),
-            _mm512_sub_epi64(k48, _mm512_lzcnt_epi64(v[1])),
-        ];
+        let k: [[__m512i; 2]; N] = from_fn(|i| {
+            [
+                _mm512_sub_epi64(k48, _mm512_lzcnt_epi64(v[i][0])),
+                _mm512_sub_epi64(k48, _mm512_lzcnt_epi64(v[i][1])),
+            ]
+        });
         // v >> k is below 2^16 and k below 64, so both narrow to 32 bits exactly.
         let narrow = |a: __m512i, b: __m512i| {
             _mm512_inserti64x4::<1>(
@@ -1517,41 +1533,55 @@ impl LogTerms<'_> {
                 _mm512_cvtepi64_epi32(b),
             )
         };
-        let idx = narrow(_mm512_srlv_epi64(v[0], k[0]), _mm512_srlv_epi64(v[1], k[1]));
-        let k = narrow(k[0], k[1]);
-        _mm512_add_epi32(self.lookup(idx, m), _mm512_slli_epi32::<11>(k))
+        let idx = from_fn(|i| {
+            narrow(
+                _mm512_srlv_epi64(v[i][0], k[i][0]),
+                _mm512_srlv_epi64(v[i][1], k[i][1]),
+            )
+        });
+        let k: [__m512i; N] = from_fn(|i| narrow(k[i][0], k[i][1]));
+        let e = self.lookup(idx, m);
+        from_fn(|i| _mm512_add_epi32(e[i], _mm512_slli_epi32::<11>(k[i])))
     }
 
-    /// `table[idx]` for the lanes in `m` (each index in `[2^15, 2^16)`); other lanes are
-    /// garbage.
+    /// `table[idx]` for the lanes in `m` (each index in `[2^15, 2^16)`), per group; other
+    /// lanes are garbage.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn lookup(&self, idx: __m512i, m: __mmask16) -> __m512i {
+    fn lookup<const N: usize>(&self, idx: [__m512i; N], m: [__mmask16; N]) -> [__m512i; N] {
         if let Some(compact) = self.compact {
             // Most lanes: the entry by arithmetic; the few near a rounding boundary (about 16 in
             // 10 000) from the compact table, gathered only when a vector has one.
-            let (value, near) = self.fast.entry(idx);
-            let near = near & m;
-            if near == 0 {
+            let (mut value, near) = self.fast.entry(idx);
+            let near: [__mmask16; N] = from_fn(|i| near[i] & m[i]);
+            if near.iter().all(|&n| n == 0) {
                 return value;
             }
-            return _mm512_mask_mov_epi32(value, near, self.gather_compact(compact, idx, near));
+            for i in 0..N {
+                if near[i] != 0 {
+                    let t = self.gather_compact(compact, idx[i], near[i]);
+                    value[i] = _mm512_mask_mov_epi32(value[i], near[i], t);
+                }
+            }
+            return value;
         }
-        // Gather the 32 bits at entry idx - 1 and keep the high half (entry idx), so every read
-        // stays inside the table.
-        let at = _mm512_sub_epi32(idx, _mm512_set1_epi32(1));
-        // SAFETY: for the lanes in `m`, 32767 <= idx - 1 <= 65534, so each 4-byte read at byte
-        // 2 * (idx - 1) lies inside the 65536-entry (131072-byte) table; masked-off lanes are
-        // not read; gathers need no alignment.
-        let pair = unsafe {
-            _mm512_mask_i32gather_epi32::<2>(
-                _mm512_setzero_si512(),
-                m,
-                at,
-                self.log2.as_ptr().cast(),
-            )
-        };
-        _mm512_srli_epi32::<16>(pair)
+        from_fn(|i| {
+            // Gather the 32 bits at entry idx - 1 and keep the high half (entry idx), so every
+            // read stays inside the table.
+            let at = _mm512_sub_epi32(idx[i], _mm512_set1_epi32(1));
+            // SAFETY: for the lanes in `m`, 32767 <= idx - 1 <= 65534, so each 4-byte read at
+            // byte 2 * (idx - 1) lies inside the 65536-entry (131072-byte) table; masked-off
+            // lanes are not read; gathers need no alignment.
+            let pair = unsafe {
+                _mm512_mask_i32gather_epi32::<2>(
+                    _mm512_setzero_si512(),
+                    m[i],
+                    at,
+                    self.log2.as_ptr().cast(),
+                )
+            };
+            _mm512_srli_epi32::<16>(pair)
+        })
     }
 
     /// [`tables::log2_compact`]'s entries for the lanes in `m` (each index in `[2^15, 2^16)`);
@@ -1623,36 +1653,43 @@ impl FastLog2 {
         }
     }
 
-    /// `(entries, near)`: the table entries of the 16 indices (each in `[2^15, 2^16)`), correct
-    /// in every lane outside `near`.
+    /// `(entries, near)` per group: the table entries of the 16 indices (each in
+    /// `[2^15, 2^16)`), correct in every lane outside `near`.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn entry(&self, idx: __m512i) -> (__m512i, __mmask16) {
+    fn entry<const N: usize>(&self, idx: [__m512i; N]) -> ([__m512i; N], [__mmask16; N]) {
         // vpermt2ps reads the low five bits of each index: idx >> 10 is 32 + j.
-        let j = _mm512_srli_epi32::<10>(idx);
-        let inv = _mm512_permutex2var_ps(self.inv[0], j, self.inv[1]);
-        let base = _mm512_permutex2var_ps(self.base[0], j, self.base[1]);
-        let low = _mm512_cvtepi32_ps(_mm512_and_si512(idx, _mm512_set1_epi32(1023)));
-        let r = _mm512_mul_ps(low, inv);
-        let mut p = self.poly[0];
-        p = _mm512_fmadd_ps(p, r, self.poly[1]);
-        p = _mm512_fmadd_ps(p, r, self.poly[2]);
-        p = _mm512_fmadd_ps(p, r, self.poly[3]);
-        let y = _mm512_fmadd_ps(p, r, base);
-        let c = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y);
+        let j: [__m512i; N] = from_fn(|i| _mm512_srli_epi32::<10>(idx[i]));
+        let inv: [__m512; N] = from_fn(|i| _mm512_permutex2var_ps(self.inv[0], j[i], self.inv[1]));
+        let base: [__m512; N] =
+            from_fn(|i| _mm512_permutex2var_ps(self.base[0], j[i], self.base[1]));
+        let r: [__m512; N] = from_fn(|i| {
+            let low = _mm512_cvtepi32_ps(_mm512_and_si512(idx[i], _mm512_set1_epi32(1023)));
+            _mm512_mul_ps(low, inv[i])
+        });
+        let mut p = [self.poly[0]; N];
+        for c in &self.poly[1..] {
+            p = from_fn(|i| _mm512_fmadd_ps(p[i], r[i], *c));
+        }
+        let y: [__m512; N] = from_fn(|i| _mm512_fmadd_ps(p[i], r[i], base[i]));
+        let c: [__m512; N] = from_fn(|i| {
+            _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y[i])
+        });
         // y - c is in [-1/2, 1/2]: near +1/2, y is just below a tie; near -1/2, just above.
-        let t = _mm512_sub_ps(y, c);
-        let near = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
-            t,
-            _mm512_set1_ps(0.5 - tables::LOG2_FAST_GUARD_BELOW),
-        ) | _mm512_cmp_ps_mask::<_CMP_LT_OQ>(
-            t,
-            _mm512_set1_ps(tables::LOG2_FAST_GUARD_ABOVE - 0.5),
-        );
-        let entry = _mm512_add_epi32(
-            _mm512_cvtps_epi32(c),
-            _mm512_set1_epi32(LOG2_COMPACT_BASE as i32),
-        );
+        let near = from_fn(|i| {
+            let t = _mm512_sub_ps(y[i], c[i]);
+            _mm512_cmp_ps_mask::<_CMP_GT_OQ>(t, _mm512_set1_ps(0.5 - tables::LOG2_FAST_GUARD_BELOW))
+                | _mm512_cmp_ps_mask::<_CMP_LT_OQ>(
+                    t,
+                    _mm512_set1_ps(tables::LOG2_FAST_GUARD_ABOVE - 0.5),
+                )
+        });
+        let entry = from_fn(|i| {
+            _mm512_add_epi32(
+                _mm512_cvtps_epi32(c[i]),
+                _mm512_set1_epi32(LOG2_COMPACT_BASE as i32),
+            )
+        });
         (entry, near)
     }
 }
@@ -2103,23 +2140,32 @@ mod fast_log2_tests {
             gain_limit: _mm512_set1_pd(100.0),
         };
         let (mut trusted, mut near_count) = (0, 0);
-        for i0 in ((1u32 << 15)..(1 << 16)).step_by(16) {
-            let idx: [u32; 16] = std::array::from_fn(|l| i0 + l as u32);
-            // SAFETY: `idx` holds 16 `u32`; the load is unaligned.
-            let v = unsafe { _mm512_loadu_si512(idx.as_ptr().cast()) };
+        // Two vectors per step, as the term code looks them up.
+        for i0 in ((1u32 << 15)..(1 << 16)).step_by(32) {
+            let idx: [u32; 32] = std::array::from_fn(|l| i0 + l as u32);
+            // SAFETY: `idx` holds 32 `u32`; the loads are unaligned.
+            let v = unsafe {
+                [
+                    _mm512_loadu_si512(idx.as_ptr().cast()),
+                    _mm512_loadu_si512(idx.as_ptr().add(16).cast()),
+                ]
+            };
             let (entry, near) = fast.entry(v);
-            let looked_up = terms.lookup(v, 0xffff);
-            let (mut e, mut l) = ([0u32; 16], [0u32; 16]);
-            store_u32x16(&mut e, entry, 16);
-            store_u32x16(&mut l, looked_up, 16);
-            for lane in 0..16 {
-                let want = table[idx[lane] as usize] as u32;
-                assert_eq!(l[lane], want, "lookup of index {}", idx[lane]);
-                if near >> lane & 1 == 0 {
-                    assert_eq!(e[lane], want, "arithmetic log2 of index {}", idx[lane]);
-                    trusted += 1;
-                } else {
-                    near_count += 1;
+            let looked_up = terms.lookup(v, [0xffff; 2]);
+            for h in 0..2 {
+                let (mut e, mut l) = ([0u32; 16], [0u32; 16]);
+                store_u32x16(&mut e, entry[h], 16);
+                store_u32x16(&mut l, looked_up[h], 16);
+                for lane in 0..16 {
+                    let i = idx[16 * h + lane];
+                    let want = table[i as usize] as u32;
+                    assert_eq!(l[lane], want, "lookup of index {i}");
+                    if near[h] >> lane & 1 == 0 {
+                        assert_eq!(e[lane], want, "arithmetic log2 of index {i}");
+                        trusted += 1;
+                    } else {
+                        near_count += 1;
+                    }
                 }
             }
         }
