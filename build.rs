@@ -142,9 +142,28 @@ const INSTALL_CHECK: &str = "is_x86_feature_detected!(\"avx512dq\"))";
 const INSTALL_CHECK_VNNI: &str =
     "is_x86_feature_detected!(\"avx512dq\")\n        && is_x86_feature_detected!(\"avx512vnni\"))";
 
+/// The body of a module's `madd_acc` (`acc + madd(a, b)`), if it has one, and its VNNI form.
+const MADD_ACC: &str = "_mm512_add_epi32(acc, _mm512_madd_epi16(a, b))\n}";
+/// [`MADD_ACC`] as one `vpdpwssd` (the same wrapping sum), in `asm!`: LLVM splits the intrinsic
+/// back into `vpmaddwd` + `vpaddd` when tuning for CPUs it deems slow at it (generic x86-64).
+const MADD_ACC_VNNI: &str = "let mut acc = acc;
+    // SAFETY: the copy's target features include AVX-512 VNNI (and `install` checks it); the
+    // instruction reads and writes only these registers.
+    unsafe {
+        core::arch::asm!(
+            \"vpdpwssd {acc}, {a}, {b}\",
+            acc = inout(zmm_reg) acc,
+            a = in(zmm_reg) a,
+            b = in(zmm_reg) b,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    acc
+}";
+
 /// Writes `OUT_DIR/<feature>_x86_64_avx512_vnni.rs` for VIF and ADM: their AVX-512 kernel module
-/// with VNNI added to every target feature list and to `install`'s CPU check, and without its
-/// inner doc comments (the copy is `include!`d into a module of its own, `CpuLevel::Avx512Vnni`).
+/// with VNNI added to every target feature list and to `install`'s CPU check, its `madd_acc`
+/// (if any) one `vpdpwssd`, and without its inner doc comments (the copy is `include!`d into a module of its own, `CpuLevel::Avx512Vnni`).
 /// One source for both levels: the copies cannot drift from the kernels they are compiled from.
 fn vnni_copies() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
@@ -154,6 +173,12 @@ fn vnni_copies() {
         println!("cargo:rerun-if-changed={}", src.display());
         let text = std::fs::read_to_string(&src)
             .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", src.display())));
+        if text.contains("fn madd_acc(") && text.matches(MADD_ACC).count() != 1 {
+            fail(&format!(
+                "{}: expected `madd_acc` to end `{MADD_ACC}`",
+                src.display()
+            ));
+        }
         if !text.contains(AVX512) || text.matches(INSTALL_CHECK).count() != 1 {
             fail(&format!(
                 "{}: expected {AVX512} target features and one `{INSTALL_CHECK}` in install",
@@ -167,7 +192,8 @@ fn vnni_copies() {
             .collect();
         let body = body
             .replace(AVX512, AVX512_VNNI)
-            .replace(INSTALL_CHECK, INSTALL_CHECK_VNNI);
+            .replace(INSTALL_CHECK, INSTALL_CHECK_VNNI)
+            .replace(MADD_ACC, MADD_ACC_VNNI);
         let dst = out.join(format!("{feature}_x86_64_avx512_vnni.rs"));
         std::fs::write(&dst, body)
             .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", dst.display())));

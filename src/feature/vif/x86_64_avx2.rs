@@ -1222,20 +1222,20 @@ impl LogTerms<'_> {
         let (s1d, s2d, s12d) = (halves(&s1), halves(&s2), halves(&s12));
         let eps = _mm256_set1_pd(EPS);
         let g: [[__m256d; 2]; N] =
-            each2(|i, h| _mm256_div_pd(s12d[i][h], _mm256_add_pd(s1d[i][h], eps)));
+            each2!(|i, h| _mm256_div_pd(s12d[i][h], _mm256_add_pd(s1d[i][h], eps)));
         // cvttpd gives INT32_MIN out of range, like the scalar's saturation (only downwards).
-        let sv: [[__m128i; 2]; N] = each2(|i, h| {
+        let sv: [[__m128i; 2]; N] = each2!(|i, h| {
             _mm256_cvttpd_epi32(_mm256_sub_pd(s2d[i][h], _mm256_mul_pd(g[i][h], s12d[i][h])))
         });
         // g = g < limit ? g : limit (minpd returns its second operand unless first < second).
-        let g: [[__m256d; 2]; N] = each2(|i, h| _mm256_min_pd(g[i][h], self.gain_limit));
+        let g: [[__m256d; 2]; N] = each2!(|i, h| _mm256_min_pd(g[i][h], self.gain_limit));
         let ggs: [[__m256i; 2]; N] =
-            each2(|i, h| trunc_u52(_mm256_mul_pd(_mm256_mul_pd(g[i][h], g[i][h]), s1d[i][h])));
+            each2!(|i, h| trunc_u52(_mm256_mul_pd(_mm256_mul_pd(g[i][h], g[i][h]), s1d[i][h])));
         let numer1: [__m256i; N] = from_fn(|i| {
             let sv = _mm256_max_epi32(_mm256_set_m128i(sv[i][1], sv[i][0]), z);
             _mm256_add_epi32(sv, nsq)
         });
-        let numer1_tmp: [[__m256i; 2]; N] = each2(|i, h| {
+        let numer1_tmp: [[__m256i; 2]; N] = each2!(|i, h| {
             _mm256_add_epi64(ggs[i][h], _mm256_cvtepu32_epi64(half(numer1[i], h == 1)))
         });
         let a = self.log2_u52x2(numer1_tmp, cond);
@@ -1276,7 +1276,7 @@ impl LogTerms<'_> {
     fn log2_u52x2<const N: usize>(&self, v: [[__m256i; 2]; N], m: [__m256i; N]) -> [__m256i; N] {
         let two52 = _mm256_set1_pd(4_503_599_627_370_496.0);
         let low32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-        let kh: [[__m256i; 2]; N] = each2(|i, h| {
+        let kh: [[__m256i; 2]; N] = each2!(|i, h| {
             let d = _mm256_sub_pd(
                 _mm256_castsi256_pd(_mm256_or_si256(v[i][h], _mm256_castpd_si256(two52))),
                 two52,

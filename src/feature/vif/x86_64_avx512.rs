@@ -438,6 +438,14 @@ fn window(cur: __m512i, next: __m512i, i: usize) -> __m512i {
     }
 }
 
+/// `acc + madd(a, b)` in wrapping `i32` lanes: in the VNNI copy one `vpdpwssd`, the same sum
+/// (build.rs rewrites this body there; LLVM fuses only some of the `madd` + add pairs itself).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn madd_acc(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
+    _mm512_add_epi32(acc, _mm512_madd_epi16(a, b))
+}
+
 /// `2^15 * sum(filt)` (wrapping): what the -2^15 offset of every `madd` operand takes away.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
@@ -533,8 +541,8 @@ fn stat_vertical_u8_block<const TAIL: bool, const DIS_ONLY: bool>(
         let (xl, xh) = (_mm512_unpacklo_epi16(xa, xb), _mm512_unpackhi_epi16(xa, xb));
         let (yl, yh) = (_mm512_unpacklo_epi16(ya, yb), _mm512_unpackhi_epi16(ya, yb));
         let acc = |s: &mut (__m512i, __m512i), lo: __m512i, hi: __m512i| {
-            s.0 = _mm512_add_epi32(s.0, _mm512_madd_epi16(lo, c));
-            s.1 = _mm512_add_epi32(s.1, _mm512_madd_epi16(hi, c));
+            s.0 = madd_acc(s.0, lo, c);
+            s.1 = madd_acc(s.1, hi, c);
         };
         let sq = |a: __m512i, b: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(a, b), k.flip);
         if !DIS_ONLY {
@@ -764,8 +772,8 @@ fn stat_vertical_u16_madd_block<const PAIRS: usize, const TAIL: bool, const DIS_
         let (yl, yh) = (_mm512_unpacklo_epi16(ya, yb), _mm512_unpackhi_epi16(ya, yb));
         let acc = |s: &mut (__m512i, __m512i), lo: __m512i, hi: __m512i| {
             let (lo, hi) = (_mm512_xor_si512(lo, k.flip), _mm512_xor_si512(hi, k.flip));
-            s.0 = _mm512_add_epi32(s.0, _mm512_madd_epi16(lo, c));
-            s.1 = _mm512_add_epi32(s.1, _mm512_madd_epi16(hi, c));
+            s.0 = madd_acc(s.0, lo, c);
+            s.1 = madd_acc(s.1, hi, c);
         };
         let (mlo, mhi) = (_mm512_mullo_epi16, _mm512_mulhi_epu16);
         if !DIS_ONLY {
@@ -1167,8 +1175,8 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                     // rounded up to 32) + 32 <= MADD_CHUNK + 32 <= NARROW_LINE, the length of
                     // the copy at `base` (2i < 2 * PAIRS <= 2 * PAD + 2 <= 32).
                     let win = unsafe { load_i16x32(base.add(jj + 2 * i)) };
-                    e = _mm512_add_epi32(e, _mm512_madd_epi16(win, pairs[i]));
-                    o = _mm512_add_epi32(o, _mm512_madd_epi16(win, odd_pairs[i]));
+                    e = madd_acc(e, win, pairs[i]);
+                    o = madd_acc(o, win, odd_pairs[i]);
                 }
                 // An optimisation barrier: without it LLVM interleaves the 8 copies' 144 `madd`s
                 // and spills most of their products to the stack.
@@ -1402,6 +1410,27 @@ impl<'a> TermSums<'a> {
     }
 }
 
+/// The 8 `i64` lanes of `a`, then those of `b`, each truncated to 32 bits.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn narrow64(a: __m512i, b: __m512i) -> __m512i {
+    _mm512_inserti64x4::<1>(
+        _mm512_castsi256_si512(_mm512_cvtepi64_epi32(a)),
+        _mm512_cvtepi64_epi32(b),
+    )
+}
+
+/// Lanes `8h .. 8h + 8` of `v` (`h` 0 or 1).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn half256(v: __m512i, h: usize) -> __m256i {
+    if h == 1 {
+        _mm512_extracti64x4_epi64::<1>(v)
+    } else {
+        _mm512_castsi512_si256(v)
+    }
+}
+
 /// `(a * b + 2^31) >> 32` of the `u32` lanes: the odd lanes' results are the high halves of
 /// their rounded 64-bit products, in place.
 #[inline]
@@ -1456,26 +1485,20 @@ impl LogTerms<'_> {
         // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12), >= 0;
         // numer1_tmp = (int64)(g' * g' * sigma1_sq) + numer1 with g' = min(g, limit). Halves
         // 2i and 2i + 1 are group i's lanes 0-7 and 8-15.
-        let half = |v: __m512i, hi: bool| {
-            if hi {
-                _mm512_extracti64x4_epi64::<1>(v)
-            } else {
-                _mm512_castsi512_si256(v)
-            }
-        };
-        let halves = |v: &[__m512i; N]| -> [[__m512d; 2]; N] {
-            from_fn(|i| [false, true].map(|hi| _mm512_cvtepi32_pd(half(v[i], hi))))
-        };
-        let (s1d, s2d, s12d) = (halves(&s1), halves(&s2), halves(&s12));
+        // (Steps written with `each2!` and `from_fn` only, no helper closures: LLVM left those
+        // out of line here.)
+        let s1d: [[__m512d; 2]; N] = each2!(|i, h| _mm512_cvtepi32_pd(half256(s1[i], h)));
+        let s2d: [[__m512d; 2]; N] = each2!(|i, h| _mm512_cvtepi32_pd(half256(s2[i], h)));
+        let s12d: [[__m512d; 2]; N] = each2!(|i, h| _mm512_cvtepi32_pd(half256(s12[i], h)));
         let eps = _mm512_set1_pd(EPS);
         let g: [[__m512d; 2]; N] =
-            each2(|i, h| _mm512_div_pd(s12d[i][h], _mm512_add_pd(s1d[i][h], eps)));
+            each2!(|i, h| _mm512_div_pd(s12d[i][h], _mm512_add_pd(s1d[i][h], eps)));
         let svd: [[__m512d; 2]; N] =
-            each2(|i, h| _mm512_sub_pd(s2d[i][h], _mm512_mul_pd(g[i][h], s12d[i][h])));
+            each2!(|i, h| _mm512_sub_pd(s2d[i][h], _mm512_mul_pd(g[i][h], s12d[i][h])));
         // g = g < limit ? g : limit (minpd returns its second operand unless first < second).
-        let g: [[__m512d; 2]; N] = each2(|i, h| _mm512_min_pd(g[i][h], self.gain_limit));
+        let g: [[__m512d; 2]; N] = each2!(|i, h| _mm512_min_pd(g[i][h], self.gain_limit));
         let ggd: [[__m512d; 2]; N] =
-            each2(|i, h| _mm512_mul_pd(_mm512_mul_pd(g[i][h], g[i][h]), s1d[i][h]));
+            each2!(|i, h| _mm512_mul_pd(_mm512_mul_pd(g[i][h], g[i][h]), s1d[i][h]));
         let numer1: [__m512i; N] = from_fn(|i| {
             // cvttpd gives INT32_MIN out of range, like the scalar's saturation (only downwards).
             let sv = _mm512_inserti64x4::<1>(
@@ -1485,13 +1508,11 @@ impl LogTerms<'_> {
             _mm512_add_epi32(_mm512_max_epi32(sv, z), nsq)
         });
         // Below 2^52 (gain limit at most 1024): exact truncation toward zero.
-        let numer1_tmp: [[__m512i; 2]; N] = from_fn(|i| {
-            [false, true].map(|hi| {
-                _mm512_add_epi64(
-                    _mm512_cvttpd_epi64(ggd[i][hi as usize]),
-                    _mm512_cvtepu32_epi64(half(numer1[i], hi)),
-                )
-            })
+        let numer1_tmp: [[__m512i; 2]; N] = each2!(|i, h| {
+            _mm512_add_epi64(
+                _mm512_cvttpd_epi64(ggd[i][h]),
+                _mm512_cvtepu32_epi64(half256(numer1[i], h)),
+            )
         });
         let a = self.log2_u64x2(numer1_tmp, cond);
         let b = self.log2_u32(numer1, cond);
@@ -1527,19 +1548,13 @@ impl LogTerms<'_> {
             ]
         });
         // v >> k is below 2^16 and k below 64, so both narrow to 32 bits exactly.
-        let narrow = |a: __m512i, b: __m512i| {
-            _mm512_inserti64x4::<1>(
-                _mm512_castsi256_si512(_mm512_cvtepi64_epi32(a)),
-                _mm512_cvtepi64_epi32(b),
-            )
-        };
         let idx = from_fn(|i| {
-            narrow(
+            narrow64(
                 _mm512_srlv_epi64(v[i][0], k[i][0]),
                 _mm512_srlv_epi64(v[i][1], k[i][1]),
             )
         });
-        let k: [__m512i; N] = from_fn(|i| narrow(k[i][0], k[i][1]));
+        let k: [__m512i; N] = from_fn(|i| narrow64(k[i][0], k[i][1]));
         let e = self.lookup(idx, m);
         from_fn(|i| _mm512_add_epi32(e[i], _mm512_slli_epi32::<11>(k[i])))
     }
@@ -2008,7 +2023,7 @@ fn subsample_horizontal_madd<const PAIRS: usize>(
     let filtered = |(cur, next): (__m512i, __m512i)| {
         let mut acc = offset;
         for (i, &c) in pairs.iter().enumerate() {
-            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(window(cur, next, i), c));
+            acc = madd_acc(acc, window(cur, next, i), c);
         }
         // (acc + 2^15) >> 16, kept to 16 bits.
         _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_add_epi32(acc, round)))
