@@ -29,7 +29,8 @@ pub struct EngineConfig {
     pub models: Vec<ModelSpec>,
     /// Extra features to compute and log (`feature=name=…`).
     pub features: Vec<FeatureSpec>,
-    /// Worker threads; 0 or 1 computes on the calling thread.
+    /// Worker threads; 0 computes on the calling thread. One worker, like libvmaf's thread pool
+    /// of one, computes while the caller reads and sends the next frames.
     pub n_threads: usize,
     /// Score every n-th frame (libvmaf's `n_subsample`); motion still sees every frame.
     pub n_subsample: u32,
@@ -508,8 +509,6 @@ pub struct Engine {
     segment: Option<SegmentRows>,
     /// Whether the references are shared (`send_shared`) or copied (`send`), once one came.
     shared_refs: Option<bool>,
-    /// Computes on a worker thread even with one thread ([`Engine::use_worker_thread`]).
-    worker_even_alone: bool,
 }
 
 /// Where a sent frame's reference comes from.
@@ -802,7 +801,6 @@ impl Engine {
             first_held: 0,
             segment: None,
             shared_refs: None,
-            worker_even_alone: false,
         })
     }
 
@@ -929,7 +927,7 @@ impl Engine {
         let rt = self.rt.as_mut().expect("runtime");
         // Made once (the slots may all be out with workers later, the rings never go).
         if rt.refs.is_empty() {
-            if workers > 1 || self.worker_even_alone {
+            if self.cfg.n_threads > 0 {
                 rt.workers = Some(Workers::start(workers, plan, &rt.done_tx)?);
             }
             for _ in 0..workers {
@@ -985,14 +983,6 @@ impl Engine {
             )));
         }
         Ok(())
-    }
-
-    /// Computes frames on a worker thread even when configured with one thread (which otherwise
-    /// computes on the calling thread), so that `send` returns while it runs: a ladder's engines
-    /// with one thread each then score their renditions at the same time. Takes effect before
-    /// the first picture.
-    pub(crate) fn use_worker_thread(&mut self) {
-        self.worker_even_alone = true;
     }
 
     /// Scores one (reference, distorted) pair. Pictures are only borrowed for the call. May

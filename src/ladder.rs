@@ -56,13 +56,14 @@ pub struct Ladder {
     values: Vec<Arc<ReferenceValues>>,
 }
 
-/// Worker threads of rendition `r` of `n` when a ladder may use `threads` (0 or 1: every engine
-/// computes on the calling thread): an even split, the remainder to the first renditions, at
-/// least one each (then on a thread of its own, [`Engine::use_worker_thread`]: fewer threads
-/// than renditions run more threads than asked rather than one rendition at a time).
+/// Worker threads of rendition `r` of `n` when a ladder may use `threads`: none (every engine
+/// computes on the calling thread, one rendition after another) for 0, or for 1 shared by
+/// several renditions; otherwise an even split, the remainder to the first renditions, at least
+/// one each (fewer threads than renditions run more threads than asked rather than one
+/// rendition at a time).
 fn threads_of(threads: usize, n: usize, r: usize) -> usize {
-    if threads <= 1 {
-        return threads;
+    if threads == 0 || (threads == 1 && n > 1) {
+        return 0;
     }
     let (each, extra) = (threads / n, threads % n);
     (each + usize::from(r < extra)).max(1)
@@ -80,13 +81,7 @@ impl Ladder {
             .map(|r| {
                 let mut c = cfg.clone();
                 c.n_threads = threads_of(cfg.n_threads, renditions, r);
-                let mut e = Engine::new(c)?;
-                // With several threads in all, an engine with one of them still computes on
-                // its own thread, so the renditions run at the same time.
-                if cfg.n_threads > 1 {
-                    e.use_worker_thread();
-                }
-                Ok(e)
+                Engine::new(c)
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Ladder {
@@ -335,7 +330,9 @@ mod tests {
     #[test]
     fn threads_are_split_between_renditions() {
         assert_eq!(threads_of(0, 3, 0), 0);
-        assert_eq!(threads_of(1, 3, 2), 1);
+        // One thread for several renditions: all on the calling thread; for one, its worker.
+        assert_eq!(threads_of(1, 3, 2), 0);
+        assert_eq!(threads_of(1, 1, 0), 1);
         let split: Vec<usize> = (0..3).map(|r| threads_of(8, 3, r)).collect();
         assert_eq!(split, [3, 3, 2]);
         // More renditions than threads: one each.
