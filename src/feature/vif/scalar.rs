@@ -519,6 +519,30 @@ fn distorted_side(acc: &WideAcc, j: usize, mu1: u32) -> (i32, i32) {
     )
 }
 
+/// [`vif_term`] of the lanes whose bits are set in `lanes` (bit `l`: lane `l` of `s1`, `s2`,
+/// `s12`, the statistics as `u32` lanes): the SIMD kernels' lane-by-lane path.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn vif_term_lanes(
+    [s1, s2, s12]: [&[u32]; 3],
+    mut lanes: u32,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    sums: &mut VifSums,
+) {
+    while lanes != 0 {
+        let l = lanes.trailing_zeros() as usize;
+        lanes &= lanes - 1;
+        vif_term(
+            s1[l] as i32,
+            s2[l] as i32,
+            s12[l] as i32,
+            gain_limit,
+            log2,
+            sums,
+        );
+    }
+}
+
 /// Accumulates one pixel's VIF term from its local statistics (Q16 fixed point), as libvmaf
 /// does: below the noise floor `sigma_nsq` a linear term, above it `log2` ratios from the table,
 /// with the gain `g` computed in `double` and truncated conversions to integers.

@@ -857,19 +857,8 @@ impl<'a> TermSums<'a> {
                 store_u32x8(&mut s1, sigma1_sq[i]);
                 store_u32x8(&mut s2, sigma2_sq[i]);
                 store_u32x8(&mut s12, sigma12[i]);
-                let mut lanes = log_lanes[i];
-                while lanes != 0 {
-                    let l = lanes.trailing_zeros() as usize;
-                    lanes &= lanes - 1;
-                    scalar::vif_term(
-                        s1[l] as i32,
-                        s2[l] as i32,
-                        s12[l] as i32,
-                        self.gain_limit,
-                        self.log2,
-                        sums,
-                    );
-                }
+                let stats = [&s1[..], &s2[..], &s12[..]];
+                scalar::vif_term_lanes(stats, log_lanes[i], self.gain_limit, self.log2, sums);
             }
         }
     }

@@ -1392,19 +1392,9 @@ impl<'a> TermSums<'a> {
                 store_u32x16(&mut s1, sigma1_sq[i], 16);
                 store_u32x16(&mut s2, sigma2_sq[i], 16);
                 store_u32x16(&mut s12, sigma12[i], 16);
-                let mut lanes = log[i];
-                while lanes != 0 {
-                    let l = lanes.trailing_zeros() as usize;
-                    lanes &= lanes - 1;
-                    scalar::vif_term(
-                        s1[l] as i32,
-                        s2[l] as i32,
-                        s12[l] as i32,
-                        self.gain_limit,
-                        self.log2,
-                        sums,
-                    );
-                }
+                let lanes = u32::from(log[i]);
+                let stats = [&s1[..], &s2[..], &s12[..]];
+                scalar::vif_term_lanes(stats, lanes, self.gain_limit, self.log2, sums);
             }
         }
     }
