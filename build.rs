@@ -163,7 +163,8 @@ const MADD_ACC_VNNI: &str = "let mut acc = acc;
 
 /// Writes `OUT_DIR/<feature>_x86_64_avx512_vnni.rs` for VIF and ADM: their AVX-512 kernel module
 /// with VNNI added to every target feature list and to `install`'s CPU check, its `madd_acc`
-/// (if any) one `vpdpwssd`, and without its inner doc comments (the copy is `include!`d into a module of its own, `CpuLevel::Avx512Vnni`).
+/// (if any) one `vpdpwssd`, and without its inner doc comments (the copy is `include!`d into a
+/// module of its own, `CpuLevel::Avx512Vnni`).
 /// One source for both levels: the copies cannot drift from the kernels they are compiled from.
 fn vnni_copies() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));

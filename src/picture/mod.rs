@@ -567,7 +567,8 @@ impl OwnedPlane {
     /// Copies `src` in (shifting samples right by `shift`), without reallocating.
     pub fn copy_from(&mut self, src: &Plane<'_>, shift: u8) -> Result<()> {
         self.check_source(src, true)?;
-        self.copy_part(src, shift)
+        self.copy_rows(src, shift);
+        Ok(())
     }
 
     /// Checks that `src` can stand for this plane: of its size (`exact`) or larger (its
@@ -596,6 +597,12 @@ impl OwnedPlane {
     /// Copies the top-left `width` x `height` samples of `src`, which may be larger.
     fn copy_part(&mut self, src: &Plane<'_>, shift: u8) -> Result<()> {
         self.check_source(src, false)?;
+        self.copy_rows(src, shift);
+        Ok(())
+    }
+
+    /// The copy of [`OwnedPlane::copy_part`], once [`OwnedPlane::check_source`] passed.
+    fn copy_rows(&mut self, src: &Plane<'_>, shift: u8) {
         let w = self.width;
         match (&mut self.buf, src.samples) {
             (PlaneBuf::U8(dst), Samples::U8(s)) => {
@@ -615,13 +622,8 @@ impl OwnedPlane {
                     }
                 }
             }
-            _ => {
-                return Err(Error::Mismatch(
-                    "frame sample size differs from the configured bit depth".into(),
-                ))
-            }
+            _ => unreachable!("check_source compared the sample sizes"),
         }
-        Ok(())
     }
 
     /// Splits an interleaved CbCr plane into `u` and `v` (shifting samples right by `shift`).

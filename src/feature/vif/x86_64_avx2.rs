@@ -864,6 +864,28 @@ impl<'a> TermSums<'a> {
     }
 }
 
+/// The 4 `i64` lanes of `a`, then those of `b`, each truncated to 32 bits.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn narrow64(a: __m256i, b: __m256i) -> __m256i {
+    let low32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    _mm256_set_m128i(
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(b, low32)),
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(a, low32)),
+    )
+}
+
+/// Lanes `4h .. 4h + 4` of `v` (`h` 0 or 1).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn half128(v: __m256i, h: usize) -> __m128i {
+    if h == 1 {
+        _mm256_extracti128_si256::<1>(v)
+    } else {
+        _mm256_castsi256_si128(v)
+    }
+}
+
 /// `(a * b + 2^31) >> 32` of the `u32` lanes.
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -1196,19 +1218,13 @@ impl LogTerms<'_> {
         if cond.iter().all(|&c| _mm256_testz_si256(c, c) != 0) {
             return (den_t, [z; N]);
         }
-        let half = |v: __m256i, hi: bool| {
-            if hi {
-                _mm256_extracti128_si256::<1>(v)
-            } else {
-                _mm256_castsi256_si128(v)
-            }
-        };
         // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12), >= 0;
         // g' = min(g, limit) and (int64)(g' * g' * sigma1_sq), per 4 lanes (half h of group i).
-        let halves = |v: &[__m256i; N]| -> [[__m256d; 2]; N] {
-            from_fn(|i| [false, true].map(|hi| _mm256_cvtepi32_pd(half(v[i], hi))))
-        };
-        let (s1d, s2d, s12d) = (halves(&s1), halves(&s2), halves(&s12));
+        // Steps are `each2!` and `from_fn` only: LLVM may leave nested helper closures out of
+        // line (it did on the AVX-512 path).
+        let s1d: [[__m256d; 2]; N] = each2!(|i, h| _mm256_cvtepi32_pd(half128(s1[i], h)));
+        let s2d: [[__m256d; 2]; N] = each2!(|i, h| _mm256_cvtepi32_pd(half128(s2[i], h)));
+        let s12d: [[__m256d; 2]; N] = each2!(|i, h| _mm256_cvtepi32_pd(half128(s12[i], h)));
         let eps = _mm256_set1_pd(EPS);
         let g: [[__m256d; 2]; N] =
             each2!(|i, h| _mm256_div_pd(s12d[i][h], _mm256_add_pd(s1d[i][h], eps)));
@@ -1225,7 +1241,7 @@ impl LogTerms<'_> {
             _mm256_add_epi32(sv, nsq)
         });
         let numer1_tmp: [[__m256i; 2]; N] = each2!(|i, h| {
-            _mm256_add_epi64(ggs[i][h], _mm256_cvtepu32_epi64(half(numer1[i], h == 1)))
+            _mm256_add_epi64(ggs[i][h], _mm256_cvtepu32_epi64(half128(numer1[i], h)))
         });
         let a = self.log2_u52x2(numer1_tmp, cond);
         let b = self.log2_u32(numer1, cond);
@@ -1264,7 +1280,6 @@ impl LogTerms<'_> {
     #[target_feature(enable = "avx2")]
     fn log2_u52x2<const N: usize>(&self, v: [[__m256i; 2]; N], m: [__m256i; N]) -> [__m256i; N] {
         let two52 = _mm256_set1_pd(4_503_599_627_370_496.0);
-        let low32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
         let kh: [[__m256i; 2]; N] = each2!(|i, h| {
             let d = _mm256_sub_pd(
                 _mm256_castsi256_pd(_mm256_or_si256(v[i][h], _mm256_castpd_si256(two52))),
@@ -1276,14 +1291,13 @@ impl LogTerms<'_> {
             )
         });
         // v >> k is below 2^16 and k below 64: both narrow to 32 bits exactly.
-        let narrow = |x: __m256i| _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(x, low32));
         let idx: [__m256i; N] = from_fn(|i| {
-            _mm256_set_m128i(
-                narrow(_mm256_srlv_epi64(v[i][1], kh[i][1])),
-                narrow(_mm256_srlv_epi64(v[i][0], kh[i][0])),
+            narrow64(
+                _mm256_srlv_epi64(v[i][0], kh[i][0]),
+                _mm256_srlv_epi64(v[i][1], kh[i][1]),
             )
         });
-        let k: [__m256i; N] = from_fn(|i| _mm256_set_m128i(narrow(kh[i][1]), narrow(kh[i][0])));
+        let k: [__m256i; N] = from_fn(|i| narrow64(kh[i][0], kh[i][1]));
         let e = self.lookup(idx, m);
         from_fn(|i| _mm256_add_epi32(e[i], _mm256_slli_epi32::<11>(k[i])))
     }

@@ -1171,15 +1171,13 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                 let base = narrow[q * NARROW_LINE..][..NARROW_LINE].as_ptr();
                 let (mut e, mut o) = (offset, offset);
                 for i in 0..PAIRS {
-                    // SAFETY: the values read are jj + 2i .. jj + 2i + 32, below jj + 64 <= (cn
-                    // rounded up to 32) + 32 <= MADD_CHUNK + 32 <= NARROW_LINE, the length of
-                    // the copy at `base` (2i < 2 * PAIRS <= 2 * PAD + 2 <= 32).
+                    // SAFETY: the values read are jj + 2i .. jj + 2i + 32 (2i <= 2 * PAD = 16),
+                    // below jj + 64 <= (cn rounded up to 32) + 32 <= MADD_CHUNK + 32 <=
+                    // NARROW_LINE, the length of the copy at `base`.
                     let win = unsafe { load_i16x32(base.add(jj + 2 * i)) };
                     e = madd_acc(e, win, pairs[i]);
                     o = madd_acc(o, win, odd_pairs[i]);
                 }
-                // (No `black_box` barrier here any more: with the loads and `madd_acc` it cost
-                // 3 % at the VNNI level, where it had kept the separate `madd`s from spilling.)
                 (e, o)
             };
             // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits.
@@ -1331,6 +1329,8 @@ impl<'a> TermSums<'a> {
     /// (`num_log`, `num_non_log`) are added (ladder scoring: the reference side's are shared),
     /// which needs the vector log path. The `N` groups go through each step together, so that
     /// their independent dependency chains overlap (the log terms are latency-bound).
+    /// (`mu1` comes apart from `g`, though `g` has a field for it: with a `Load` pass's `mu1`
+    /// written into `g` instead, LLVM stopped inlining `RefSide::add`, 3 % slower overall.)
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn add_with<const N: usize>(
