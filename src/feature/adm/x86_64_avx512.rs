@@ -27,10 +27,11 @@ use super::scalar::{
     self, half_pow2_u32, Region, DWT_S123_HORIZONTAL_ROUND, DWT_S123_VERTICAL_ROUND,
 };
 use super::tables::{
-    COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, FIX_ONE_BY_30, I4_FIX_ONE_BY_30,
-    I4_ONE_BY_15, ONE_BY_15,
+    COS_1DEG_SQ, DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM, DIV_LOOKUP, FIX_ONE_BY_30,
+    I4_FIX_ONE_BY_30, I4_ONE_BY_15, ONE_BY_15,
 };
 use super::Kernels;
+use std::array::from_fn;
 
 /// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
 /// and DQ.
@@ -285,6 +286,7 @@ fn decouple_s0_avx512(
         inv4096: _mm512_set1_pd(1.0 / 4096.0),
         cos: _mm512_set1_pd(COS_1DEG_SQ as f64),
         egl: _mm512_set1_pd(egl),
+        small: div_q30_small(),
     };
     for i in reg.top..reg.bottom {
         for j in (reg.left..reg.right).step_by(16) {
@@ -415,10 +417,7 @@ fn decouple_s0_step(
         let (ob, tb) = (o[b], t[b]);
         // k = clamp((DIV_LOOKUP[o + 32768] * t + 16384) >> 15, 0, 32768), 32768 for o = 0.
         // (Lanes with o = 0 get garbage, replaced by k = 32768 below.)
-        let dv = _mm512_inserti64x4::<1>(
-            _mm512_castsi256_si512(div_q30(_mm512_cvtepi32_pd(_mm512_castsi512_si256(ob)))),
-            div_q30(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(ob))),
-        );
+        let dv = div_q30_i32(ob, &c.small);
         // The 64-bit products' bits 15..47, the same low 32 bits under a logical shift as under
         // the scalar's arithmetic one.
         let q = |d: __m512i, tt: __m512i| {
@@ -507,6 +506,7 @@ fn decouple_s123_avx512(
         inv4096: _mm512_set1_pd(1.0 / 4096.0),
         cos: _mm512_set1_pd(COS_1DEG_SQ as f64),
         egl: _mm512_set1_pd(egl),
+        small: div_q30_small(),
     };
     for i in reg.top..reg.bottom {
         for j in (reg.left..reg.right).step_by(8) {
@@ -521,6 +521,51 @@ struct DecoupleConsts {
     inv4096: __m512d,
     cos: __m512d,
     egl: __m512d,
+    /// `DIV_LOOKUP` for `v` in `0..64` ([`div_q30_i32`]).
+    small: [__m512i; 4],
+}
+
+/// `DIV_LOOKUP[32768 + v]` for `v` in `0..64` (entry 0 unused), 16 per vector.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn div_q30_small() -> [__m512i; 4] {
+    from_fn(|q| {
+        let e: [i32; 16] = from_fn(|l| DIV_LOOKUP[32768 + 16 * q + l]);
+        // SAFETY: `e` holds 16 `i32` (64 bytes); the load is unaligned.
+        unsafe { _mm512_loadu_si512(e.as_ptr().cast()) }
+    })
+}
+
+/// `DIV_LOOKUP[32768 + v]` (libvmaf's reciprocal table, `2^30 / v` in C's truncating integer
+/// division, negated for negative `v`) for 16 `i32` lanes of nonzero `v`, `|v| <= 2^15`; lanes
+/// with `v = 0` get garbage. For `|v| >= 64` the `float` quotient `2^30 / |v|` (below 2^24, so
+/// within one of the integer quotient) truncated and corrected by the sign of the remainder
+/// `2^30 - q |v|` (exact in `i32`); below 64 from `small` ([`div_q30_small`]) by permutes. One
+/// `float` division for 16 lanes instead of two `double` ones for 8 each (whose unit is the
+/// bottleneck of decoupling; the unit test `div_q30_i32_is_the_table` checks every `v`).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn div_q30_i32(v: __m512i, small: &[__m512i; 4]) -> __m512i {
+    let z = _mm512_setzero_si512();
+    let one = _mm512_set1_epi32(1);
+    let a = _mm512_abs_epi32(v);
+    let q = _mm512_cvttps_epi32(_mm512_div_ps(
+        _mm512_set1_ps((1u32 << 30) as f32),
+        _mm512_cvtepi32_ps(a),
+    ));
+    let r = _mm512_sub_epi32(_mm512_set1_epi32(1 << 30), _mm512_mullo_epi32(q, a));
+    let q = _mm512_mask_sub_epi32(q, _mm512_cmplt_epi32_mask(r, z), q, one);
+    let q = _mm512_mask_add_epi32(q, _mm512_cmpge_epi32_mask(r, a), q, one);
+    let lt = _mm512_cmplt_epi32_mask(a, _mm512_set1_epi32(64));
+    let q = if lt != 0 {
+        let lo = _mm512_permutex2var_epi32(small[0], a, small[1]);
+        let hi = _mm512_permutex2var_epi32(small[2], a, small[3]);
+        let upper = _mm512_test_epi32_mask(a, _mm512_set1_epi32(32));
+        _mm512_mask_mov_epi32(q, lt, _mm512_mask_mov_epi32(lo, upper, hi))
+    } else {
+        q
+    };
+    _mm512_mask_sub_epi32(q, _mm512_cmplt_epi32_mask(v, z), z, q)
 }
 
 /// The 8 `i32` at `b[p..]` (only the first `n <= 8` read; the others 0), sign-extended to
@@ -1424,6 +1469,42 @@ mod div_q30_tests {
         }
         // SAFETY: `install` replaced the kernel, so the CPU has every feature `check` enables.
         unsafe { check() };
+    }
+
+    #[test]
+    fn div_q30_i32_is_the_table() {
+        let mut k = Kernels::SCALAR;
+        install(&mut k);
+        if k.decouple_s0 as usize == Kernels::SCALAR.decouple_s0 as usize {
+            eprintln!(
+                "div_q30_i32_is_the_table: this CPU lacks the module's AVX-512 features: not run"
+            );
+            return;
+        }
+        // SAFETY: `install` replaced the kernel, so the CPU has every feature `check_i32` enables.
+        unsafe { check_i32() };
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn check_i32() {
+        let small = div_q30_small();
+        let values: Vec<i32> = (-32768..=32768).filter(|&v| v != 0).collect();
+        for chunk in values.chunks(16) {
+            let v: [i32; 16] = std::array::from_fn(|l| chunk[l.min(chunk.len() - 1)]);
+            // SAFETY: `v` holds 16 `i32`; the load is unaligned.
+            let q = div_q30_i32(unsafe { _mm512_loadu_si512(v.as_ptr().cast()) }, &small);
+            let mut got = [0i32; 16];
+            // SAFETY: `got` holds 16 `i32` (64 bytes); the store is unaligned.
+            unsafe { _mm512_storeu_si512(got.as_mut_ptr().cast(), q) };
+            for l in 0..16 {
+                assert_eq!(
+                    got[l],
+                    DIV_LOOKUP[(32768 + v[l]) as usize],
+                    "2^30 / {}",
+                    v[l]
+                );
+            }
+        }
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
