@@ -542,7 +542,7 @@ fn div_q30_small() -> [__m512i; 4] {
 /// within one of the integer quotient) truncated and corrected by the sign of the remainder
 /// `2^30 - q |v|` (exact in `i32`); below 64 from `small` ([`div_q30_small`]) by permutes. One
 /// `float` division for 16 lanes instead of two `double` ones for 8 each (whose unit is the
-/// bottleneck of decoupling; the unit test `div_q30_i32_is_the_table` checks every `v`).
+/// bottleneck of decoupling; the unit test `div_q30_is_the_table` checks every `v`).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn div_q30_i32(v: __m512i, small: &[__m512i; 4]) -> __m512i {
@@ -1467,22 +1467,12 @@ mod div_q30_tests {
             );
             return;
         }
-        // SAFETY: `install` replaced the kernel, so the CPU has every feature `check` enables.
-        unsafe { check() };
-    }
-
-    #[test]
-    fn div_q30_i32_is_the_table() {
-        let mut k = Kernels::SCALAR;
-        install(&mut k);
-        if k.decouple_s0 as usize == Kernels::SCALAR.decouple_s0 as usize {
-            eprintln!(
-                "div_q30_i32_is_the_table: this CPU lacks the module's AVX-512 features: not run"
-            );
-            return;
+        // SAFETY: `install` replaced the kernel, so the CPU has every feature `check` and
+        // `check_i32` enable.
+        unsafe {
+            check();
+            check_i32();
         }
-        // SAFETY: `install` replaced the kernel, so the CPU has every feature `check_i32` enables.
-        unsafe { check_i32() };
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
