@@ -541,8 +541,9 @@ fn div_q30_small() -> [__m512i; 4] {
 /// with `v = 0` get garbage. For `|v| >= 64` the `float` quotient `2^30 / |v|` (below 2^24, so
 /// within one of the integer quotient) truncated and corrected by the sign of the remainder
 /// `2^30 - q |v|` (exact in `i32`); below 64 from `small` ([`div_q30_small`]) by permutes. One
-/// `float` division for 16 lanes instead of two `double` ones for 8 each (whose unit is the
-/// bottleneck of decoupling; the unit test `div_q30_is_the_table` checks every `v`).
+/// `float` division for 16 lanes instead of two `double` ones for 8 each (a `double` division
+/// occupies Intel's divider 16 cycles a vector; the unit test `div_q30_is_the_table` checks
+/// every `v`).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn div_q30_i32(v: __m512i, small: &[__m512i; 4]) -> __m512i {
