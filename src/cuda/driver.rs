@@ -418,6 +418,7 @@ impl Module {
 
 impl Drop for Module {
     fn drop(&mut self) {
+        kernel_times::report();
         // SAFETY: loaded by cuModuleLoadData in the current context; no launch is pending.
         let _ = unsafe { sys::cuModuleUnload(self.0) };
     }
@@ -442,6 +443,7 @@ pub(crate) unsafe fn launch<A>(
         return Ok(());
     }
     let mut params = [args as *const A as *mut c_void];
+    let timing = kernel_times::start(stream)?;
     // SAFETY: per this function's contract; cuLaunchKernel copies the parameter bytes before it
     // returns, so `args` need not outlive the call.
     let r = unsafe {
@@ -459,7 +461,109 @@ pub(crate) unsafe fn launch<A>(
             std::ptr::null_mut(),
         )
     };
-    check(r, what)
+    check(r, what)?;
+    match timing {
+        Some(t) => kernel_times::stop(t, stream, what, grid),
+        None => Ok(()),
+    }
+}
+
+/// The diagnostic behind `VMAF_RS_CUDA_KERNEL_TIMES=1`: every launch timed between two timing
+/// events and waited for (which serialises the streams, so it measures each kernel alone, not
+/// the pipeline), summed per kernel label and grid height and printed to stderr when a scorer's
+/// module is unloaded. Off, it costs one cached environment look-up per launch.
+pub(crate) mod kernel_times {
+    use super::{check, sys, Result};
+    use std::collections::BTreeMap;
+    use std::sync::{Mutex, OnceLock};
+
+    /// A launch being timed: its start event.
+    pub(crate) struct Started(sys::CUevent);
+
+    type Table = BTreeMap<(String, u32), (u64, f64)>;
+
+    fn on() -> bool {
+        static ON: OnceLock<bool> = OnceLock::new();
+        *ON.get_or_init(|| std::env::var_os("VMAF_RS_CUDA_KERNEL_TIMES").is_some_and(|v| v == "1"))
+    }
+
+    fn table() -> &'static Mutex<Table> {
+        static T: OnceLock<Mutex<Table>> = OnceLock::new();
+        T.get_or_init(|| Mutex::new(BTreeMap::new()))
+    }
+
+    fn timed_event() -> Result<sys::CUevent> {
+        let mut e: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; a context is current (launches run under the scorer's guard).
+        let r = unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) };
+        check(r, "cuEventCreate (kernel times)")?;
+        Ok(e)
+    }
+
+    /// With the diagnostic on, records a start event on `stream`.
+    pub(crate) fn start(stream: sys::CUstream) -> Result<Option<Started>> {
+        if !on() {
+            return Ok(None);
+        }
+        let e = timed_event()?;
+        // SAFETY: `e` was just created in the current context; `stream` belongs to it.
+        let r = unsafe { sys::cuEventRecord(e, stream) };
+        if let Err(err) = check(r, "cuEventRecord (kernel times)") {
+            // SAFETY: created just above and never recorded; destroyed once.
+            let _ = unsafe { sys::cuEventDestroy_v2(e) };
+            return Err(err);
+        }
+        Ok(Some(Started(e)))
+    }
+
+    /// Records the end, waits for it and adds the elapsed time to the kernel's row.
+    pub(crate) fn stop(
+        s: Started,
+        stream: sys::CUstream,
+        what: &str,
+        grid: (u32, u32, u32),
+    ) -> Result<()> {
+        let end = timed_event()?;
+        let mut ms = 0f32;
+        // SAFETY: both events were created in the current context and recorded on `stream`
+        // (the end just below); each is destroyed once, after its last use.
+        let r = unsafe {
+            let mut r = sys::cuEventRecord(end, stream);
+            if r == sys::CUresult::CUDA_SUCCESS {
+                r = sys::cuEventSynchronize(end);
+            }
+            if r == sys::CUresult::CUDA_SUCCESS {
+                r = sys::cuEventElapsedTime(&mut ms, s.0, end);
+            }
+            sys::cuEventDestroy_v2(s.0);
+            sys::cuEventDestroy_v2(end);
+            r
+        };
+        check(r, "kernel times")?;
+        let mut t = table().lock().unwrap_or_else(|p| p.into_inner());
+        let row = t.entry((what.to_string(), grid.1)).or_insert((0, 0.0));
+        row.0 += 1;
+        row.1 += f64::from(ms);
+        Ok(())
+    }
+
+    /// Prints and clears the table (stderr), if the diagnostic is on and anything was timed.
+    pub(crate) fn report() {
+        if !on() {
+            return;
+        }
+        let mut t = table().lock().unwrap_or_else(|p| p.into_inner());
+        let total: f64 = t.values().map(|r| r.1).sum();
+        for ((what, rows), (n, ms)) in t.iter() {
+            eprintln!(
+                "vmaf_rs kernel times: {what:<24} grid.y {rows:>5} launches {n:>7} mean {:>9.2} us total {:>9.2} ms ({:>4.1} %)",
+                ms * 1e3 / *n as f64,
+                ms,
+                100.0 * ms / total.max(1e-9)
+            );
+        }
+        t.clear();
+    }
 }
 
 /// Free and total device memory of the current context's device (cuMemGetInfo).
