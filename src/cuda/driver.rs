@@ -477,8 +477,15 @@ pub(crate) mod kernel_times {
     use std::collections::BTreeMap;
     use std::sync::{Mutex, OnceLock};
 
-    /// A launch being timed: its start event.
+    /// A launch being timed: its start event, destroyed on drop.
     pub(crate) struct Started(sys::CUevent);
+
+    impl Drop for Started {
+        fn drop(&mut self) {
+            // SAFETY: created by `timed_event`; destroyed only here.
+            let _ = unsafe { sys::cuEventDestroy_v2(self.0) };
+        }
+    }
 
     type Table = BTreeMap<(String, u32), (u64, f64)>;
 
@@ -505,15 +512,11 @@ pub(crate) mod kernel_times {
         if !on() {
             return Ok(None);
         }
-        let e = timed_event()?;
-        // SAFETY: `e` was just created in the current context; `stream` belongs to it.
-        let r = unsafe { sys::cuEventRecord(e, stream) };
-        if let Err(err) = check(r, "cuEventRecord (kernel times)") {
-            // SAFETY: created just above and never recorded; destroyed once.
-            let _ = unsafe { sys::cuEventDestroy_v2(e) };
-            return Err(err);
-        }
-        Ok(Some(Started(e)))
+        let started = Started(timed_event()?);
+        // SAFETY: the event was just created in the current context; `stream` belongs to it.
+        let r = unsafe { sys::cuEventRecord(started.0, stream) };
+        check(r, "cuEventRecord (kernel times)")?;
+        Ok(Some(started))
     }
 
     /// Records the end, waits for it and adds the elapsed time to the kernel's row.
@@ -523,20 +526,18 @@ pub(crate) mod kernel_times {
         what: &str,
         grid: (u32, u32, u32),
     ) -> Result<()> {
-        let end = timed_event()?;
+        let end = Started(timed_event()?);
         let mut ms = 0f32;
         // SAFETY: both events were created in the current context and recorded on `stream`
-        // (the end just below); each is destroyed once, after its last use.
+        // (the end just below); their drops destroy them after this last use.
         let r = unsafe {
-            let mut r = sys::cuEventRecord(end, stream);
+            let mut r = sys::cuEventRecord(end.0, stream);
             if r == sys::CUresult::CUDA_SUCCESS {
-                r = sys::cuEventSynchronize(end);
+                r = sys::cuEventSynchronize(end.0);
             }
             if r == sys::CUresult::CUDA_SUCCESS {
-                r = sys::cuEventElapsedTime(&mut ms, s.0, end);
+                r = sys::cuEventElapsedTime(&mut ms, s.0, end.0);
             }
-            sys::cuEventDestroy_v2(s.0);
-            sys::cuEventDestroy_v2(end);
             r
         };
         check(r, "kernel times")?;

@@ -244,7 +244,7 @@ fn cm_s0_step<const TAIL: bool>(
 /// The AVX-512 [`DecoupleS0`](super::DecoupleS0), 16 samples per step in 32-bit lanes: the angle
 /// test's dot products exact in `int32` (`vpmaddwd`, the one wrapping value told apart) rounded
 /// to `float`, compared in `double` 8 lanes at a time; the reciprocal `DIV_LOOKUP` entry by a
-/// `double` division ([`div_q30`]) and its 64-bit product with `t` as even/odd lane pairs, the gain
+/// `float` division ([`div_q30_i32`]) and its 64-bit product with `t` as even/odd lane pairs, the gain
 /// limit in `double` with `minpd`/`maxpd` (which return the second operand unless the first is
 /// smaller/greater, as the scalar's comparisons) and `cvttpd2dq` (C's truncation, `INT32_MIN`
 /// out of range). A row's last, partial step is masked.
@@ -286,12 +286,12 @@ fn decouple_s0_avx512(
         inv4096: _mm512_set1_pd(1.0 / 4096.0),
         cos: _mm512_set1_pd(COS_1DEG_SQ as f64),
         egl: _mm512_set1_pd(egl),
-        small: div_q30_small(),
     };
+    let small = div_q30_small();
     for i in reg.top..reg.bottom {
         for j in (reg.left..reg.right).step_by(16) {
             let n = (reg.right - j).min(16);
-            decouple_s0_step(ref_hvd, dis_hvd, &mut out, i * stride + j, n, &c);
+            decouple_s0_step(ref_hvd, dis_hvd, &mut out, i * stride + j, n, &c, &small);
         }
     }
 }
@@ -361,6 +361,7 @@ fn decouple_s0_step(
     p: usize,
     n: usize,
     c: &DecoupleConsts,
+    small: &[__m512i; 4],
 ) {
     let o = [
         load_i16x16_i32(ref_hvd[0], p, n),
@@ -417,7 +418,7 @@ fn decouple_s0_step(
         let (ob, tb) = (o[b], t[b]);
         // k = clamp((DIV_LOOKUP[o + 32768] * t + 16384) >> 15, 0, 32768), 32768 for o = 0.
         // (Lanes with o = 0 get garbage, replaced by k = 32768 below.)
-        let dv = div_q30_i32(ob, &c.small);
+        let dv = div_q30_i32(ob, small);
         // The 64-bit products' bits 15..47, the same low 32 bits under a logical shift as under
         // the scalar's arithmetic one.
         let q = |d: __m512i, tt: __m512i| {
@@ -506,7 +507,6 @@ fn decouple_s123_avx512(
         inv4096: _mm512_set1_pd(1.0 / 4096.0),
         cos: _mm512_set1_pd(COS_1DEG_SQ as f64),
         egl: _mm512_set1_pd(egl),
-        small: div_q30_small(),
     };
     for i in reg.top..reg.bottom {
         for j in (reg.left..reg.right).step_by(8) {
@@ -521,8 +521,6 @@ struct DecoupleConsts {
     inv4096: __m512d,
     cos: __m512d,
     egl: __m512d,
-    /// `DIV_LOOKUP` for `v` in `0..64` ([`div_q30_i32`]).
-    small: [__m512i; 4],
 }
 
 /// `DIV_LOOKUP[32768 + v]` for `v` in `0..64` (entry 0 unused), 16 per vector.
