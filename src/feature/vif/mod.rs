@@ -39,7 +39,7 @@ use crate::cpu::{cpu_level, CpuLevel};
 use crate::error::{Error, Result};
 use crate::picture::{Plane, Samples};
 use scalar::{StatLine, StatShifts, VifSums, WideAcc};
-use tables::{FILTERS, LOG2_TABLE_LEN, MAX_TAPS, SCALES};
+use tables::{FILTERS, FILTER_S0, LOG2_TABLE_LEN, MAX_TAPS, SCALES};
 
 /// `each2!(|i, h| e)` is `[[e(i, 0), e(i, 1)]; i < N]`: the SIMD term code's step over both
 /// halves of `N` groups of pixels, so that the 2N dependency chains stand side by side in
@@ -114,6 +114,9 @@ struct Level {
 
 /// Vertical statistic pass of 8-bit scale 0 ([`scalar::stat_vertical_u8`]).
 pub type StatVerticalU8 = fn(&[&[u8]], &[&[u8]], usize, &mut StatLine);
+/// [`StatVerticalU8`] of two consecutive output rows in one pass: 18 rows in, the first line from
+/// rows 0..17, the second from rows 1..18 (the windows share 16 rows).
+pub type StatVerticalU8x2 = fn(&[&[u8]], &[&[u8]], usize, [&mut StatLine; 2]);
 /// Vertical statistic pass of 16-bit samples ([`scalar::stat_vertical_u16`]).
 pub type StatVerticalU16 =
     fn(&[&[u16]], &[&[u16]], &[u16], StatShifts, usize, &mut StatLine, &mut WideAcc);
@@ -181,6 +184,8 @@ pub const SHARED_ROW_ALIGN: usize = 32;
 pub struct SplitKernels {
     /// [`StatVerticalU8`] writing only the distorted side's lines (`mu2`, `yy`, `xy`).
     pub stat_vertical_u8_dis: StatVerticalU8,
+    /// [`StatVerticalU8x2`] writing only the distorted side's lines, where the level has it.
+    pub stat_vertical_u8_dis_x2: Option<StatVerticalU8x2>,
     /// [`StatVerticalU16`] writing only the distorted side's lines (`mu2`, `yy`, `xy`).
     pub stat_vertical_u16_dis: StatVerticalU16,
     /// See [`StatHorizontalStore`].
@@ -201,6 +206,8 @@ pub struct Kernels {
     level: CpuLevel,
     /// See [`StatVerticalU8`].
     pub stat_vertical_u8: StatVerticalU8,
+    /// See [`StatVerticalU8x2`]; levels without it make two [`StatVerticalU8`] calls.
+    pub stat_vertical_u8_x2: Option<StatVerticalU8x2>,
     /// See [`StatVerticalU16`].
     pub stat_vertical_u16: StatVerticalU16,
     /// See [`StatHorizontal`].
@@ -220,6 +227,7 @@ impl Kernels {
     pub const SCALAR: Kernels = Kernels {
         level: CpuLevel::Scalar,
         stat_vertical_u8: scalar::stat_vertical_u8,
+        stat_vertical_u8_x2: None,
         stat_vertical_u16: scalar::stat_vertical_u16,
         stat_horizontal: scalar::stat_horizontal,
         subsample_vertical_u8: scalar::subsample_vertical::<u8>,
@@ -260,6 +268,44 @@ impl Kernels {
             let mut want = line.clone();
             scalar::stat_vertical_u8(r, d, w, &mut want);
             assert_line_eq(line, &want, w, "stat_vertical_u8");
+        }
+    }
+
+    /// The vertical pass of output rows `i` and `i + 1` from the 18 rows `r`/`d` (the first 17
+    /// are row `i`'s window): the level's two-row kernel where it has one, else two calls.
+    fn stat_vertical_u8_x2(
+        &self,
+        split: Option<SplitKernels>,
+        r: &[&[u8]],
+        d: &[&[u8]],
+        w: usize,
+        lines: [&mut StatLine; 2],
+    ) {
+        let taps = FILTER_S0.len();
+        let (one, two) = match split {
+            Some(sk) => (sk.stat_vertical_u8_dis, sk.stat_vertical_u8_dis_x2),
+            None => (self.stat_vertical_u8, self.stat_vertical_u8_x2),
+        };
+        #[cfg(feature = "check_simd")]
+        let want = |k: usize| {
+            let mut l = StatLine::new(w);
+            scalar::stat_vertical_u8(&r[k..k + taps], &d[k..k + taps], w, &mut l);
+            l
+        };
+        let [l0, l1] = lines;
+        match two {
+            Some(f) => f(r, d, w, [&mut *l0, &mut *l1]),
+            None => {
+                one(&r[..taps], &d[..taps], w, l0);
+                one(&r[1..], &d[1..], w, l1);
+            }
+        }
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            for (k, got) in [&*l0, &*l1].into_iter().enumerate() {
+                let what = format!("stat_vertical_u8_x2 line {k}");
+                assert_lines_eq(got, &want(k), w, &what, split.is_some());
+            }
         }
     }
 
@@ -375,21 +421,29 @@ fn madd_vertical_ok(filt: &[u16], sh: StatShifts) -> bool {
 
 #[cfg(feature = "check_simd")]
 fn assert_line_eq(got: &StatLine, want: &StatLine, w: usize, what: &str) {
+    assert_lines_eq(got, want, w, what, false);
+}
+
+/// [`assert_line_eq`], or with `dis_only` the distorted side's lines alone (`mu2`, `yy`, `xy`).
+#[cfg(feature = "check_simd")]
+fn assert_lines_eq(got: &StatLine, want: &StatLine, w: usize, what: &str, dis_only: bool) {
     let c = tables::PAD..tables::PAD + w;
-    assert_eq!(
-        got.mu1[c.clone()],
-        want.mu1[c.clone()],
-        "check_simd: vif {what} mu1"
-    );
+    if !dis_only {
+        assert_eq!(
+            got.mu1[c.clone()],
+            want.mu1[c.clone()],
+            "check_simd: vif {what} mu1"
+        );
+        assert_eq!(
+            got.xx[c.clone()],
+            want.xx[c.clone()],
+            "check_simd: vif {what} xx"
+        );
+    }
     assert_eq!(
         got.mu2[c.clone()],
         want.mu2[c.clone()],
         "check_simd: vif {what} mu2"
-    );
-    assert_eq!(
-        got.xx[c.clone()],
-        want.xx[c.clone()],
-        "check_simd: vif {what} xx"
     );
     assert_eq!(
         got.yy[c.clone()],
@@ -427,6 +481,8 @@ pub struct Vif {
     kernels: Kernels,
     log2: &'static [u16; LOG2_TABLE_LEN],
     line: StatLine,
+    /// The second line of scale 0's two-row vertical pass.
+    line2: StatLine,
     wide: WideAcc,
     /// Scales 1..=3.
     levels: Vec<Level>,
@@ -481,6 +537,7 @@ impl Vif {
             kernels: Kernels::for_level(cpu_level()),
             log2: tables::log2_table(),
             line: StatLine::new(width),
+            line2: StatLine::new(width),
             wide: WideAcc::new(width),
             levels,
         })
@@ -650,31 +707,48 @@ impl Vif {
     ) -> Result<VifSums> {
         let taps = FILTERS[0].len();
         let mut sums = VifSums::default();
-        let mut rr: [&[u8]; MAX_TAPS] = [&[]; MAX_TAPS];
-        let mut dr: [&[u8]; MAX_TAPS] = [&[]; MAX_TAPS];
-        for i in 0..r.h {
-            r.rows(i, taps, &mut rr);
-            d.rows(i, taps, &mut dr);
+        let mut rr: [&[u8]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
+        let mut dr: [&[u8]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
+        let mut i = 0;
+        while i < r.h {
             let k = &self.kernels;
-            match (side.split_kernels(k), &side) {
-                (Some(split), Side::Load(_)) => {
-                    (split.stat_vertical_u8_dis)(&rr[..taps], &dr[..taps], r.w, &mut self.line)
-                }
-                _ => k.stat_vertical_u8(&rr[..taps], &dr[..taps], r.w, &mut self.line),
+            // Only a `Load` pass (a ladder's later renditions) leaves out the reference side.
+            let split = match side {
+                Side::Load(_) => side.split_kernels(k),
+                _ => None,
+            };
+            // Two rows at a time (their windows share all but one row each), the last alone.
+            let n = (r.h - i).min(2);
+            let top = i as isize - (taps / 2) as isize;
+            r.window(top, &mut rr[..taps + n - 1]);
+            d.window(top, &mut dr[..taps + n - 1]);
+            if n == 2 {
+                let lines = [&mut self.line, &mut self.line2];
+                k.stat_vertical_u8_x2(split, &rr[..taps + 1], &dr[..taps + 1], r.w, lines);
+            } else if let Some(sk) = split {
+                (sk.stat_vertical_u8_dis)(&rr[..taps], &dr[..taps], r.w, &mut self.line);
+            } else {
+                k.stat_vertical_u8(&rr[..taps], &dr[..taps], r.w, &mut self.line);
             }
-            scalar::pad_stat_line(&mut self.line, r.w, taps / 2);
-            side.horizontal(
-                k,
-                0,
-                i,
-                &self.line,
-                FILTERS[0],
-                r.w,
-                self.gain_limit,
-                self.log2,
-                &mut self.wide,
-                &mut sums,
-            )?;
+            for (row, line) in [(i, &mut self.line), (i + 1, &mut self.line2)]
+                .into_iter()
+                .take(n)
+            {
+                scalar::pad_stat_line(line, r.w, taps / 2);
+                side.horizontal(
+                    k,
+                    0,
+                    row,
+                    line,
+                    FILTERS[0],
+                    r.w,
+                    self.gain_limit,
+                    self.log2,
+                    &mut self.wide,
+                    &mut sums,
+                )?;
+            }
+            i += n;
         }
         side.finish(0, &mut sums);
         Ok(sums)
@@ -793,8 +867,12 @@ impl<'a, T> Src<'a, T> {
 
     /// Fills `out[..taps]` with the rows `center - taps/2 ..= center + taps/2`, mirrored.
     fn rows(&self, center: usize, taps: usize, out: &mut [&'a [T]; MAX_TAPS]) {
-        let top = center as isize - (taps / 2) as isize;
-        for (k, slot) in out[..taps].iter_mut().enumerate() {
+        self.window(center as isize - (taps / 2) as isize, &mut out[..taps]);
+    }
+
+    /// Fills `out` with the rows from `top` on, mirrored.
+    fn window(&self, top: isize, out: &mut [&'a [T]]) {
+        for (k, slot) in out.iter_mut().enumerate() {
             let y = mirror(top + k as isize, self.h);
             let at = y * self.stride;
             *slot = &self.data[at..at + self.w];

@@ -398,6 +398,7 @@ pub fn stat_horizontal_cols_split(
 /// column `j` at `j`, and any gain limit and mean is taken.
 pub const SPLIT: super::SplitKernels = super::SplitKernels {
     stat_vertical_u8_dis,
+    stat_vertical_u8_dis_x2: None,
     stat_vertical_u16_dis,
     stat_horizontal_store,
     stat_horizontal_dis,

@@ -573,6 +573,57 @@ mod simd {
             && got.xy[c.clone()] == want.xy[c]
     }
 
+    /// The two-row vertical pass equals two single passes (its windows: rows 0..17, 1..18), in
+    /// full and distorted-side-only forms, at every width class (tails included).
+    #[test]
+    fn stat_vertical_x2_matches_scalar() {
+        let mut ran = 0;
+        for k in simd_kernels() {
+            let Some(x2) = k.stat_vertical_u8_x2 else {
+                continue;
+            };
+            let dis_x2 = k.split.and_then(|sp| sp.stat_vertical_u8_dis_x2);
+            for w in widths() {
+                for seed in 1..=3 {
+                    let (r, d) = (rows(18, w, 8, seed), rows(18, w, 8, seed + 10));
+                    let (r8, d8): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (
+                        r.iter().map(|x| to_u8(x)).collect(),
+                        d.iter().map(|x| to_u8(x)).collect(),
+                    );
+                    let rr: Vec<&[u8]> = r8.iter().map(|x| x.as_slice()).collect();
+                    let dr: Vec<&[u8]> = d8.iter().map(|x| x.as_slice()).collect();
+                    let (mut a0, mut a1) = (StatLine::new(w), StatLine::new(w));
+                    x2(&rr, &dr, w, [&mut a0, &mut a1]);
+                    for (line, got) in [(0, &a0), (1, &a1)] {
+                        let mut want = StatLine::new(w);
+                        let win = line..line + 17;
+                        scalar::stat_vertical_u8(&rr[win.clone()], &dr[win], w, &mut want);
+                        assert!(
+                            lines_eq(got, &want, w),
+                            "{:?} x2 line {line} w {w}",
+                            k.level()
+                        );
+                        if let Some(f) = dis_x2 {
+                            let (mut c0, mut c1) = (StatLine::new(w), StatLine::new(w));
+                            f(&rr, &dr, w, [&mut c0, &mut c1]);
+                            let c = if line == 0 { &c0 } else { &c1 };
+                            assert!(dis_lines_eq(c, &want, w), "{:?} dis x2 w {w}", k.level());
+                        }
+                    }
+                    ran += 1;
+                }
+            }
+        }
+        if crate::cpu::cpu_level() >= crate::cpu::CpuLevel::Avx512 {
+            assert!(
+                ran > 0,
+                "the AVX-512 level has a two-row pass and it was not tested"
+            );
+        } else {
+            println!("stat_vertical_x2_matches_scalar: no AVX-512 on this host, no two-row kernel to test");
+        }
+    }
+
     #[test]
     fn stat_vertical_matches_scalar() {
         for k in simd_kernels() {
@@ -929,13 +980,14 @@ fn vif_kernel_timings() {
     use std::time::Instant;
 
     let w = 1920;
-    let (r16, d16) = (texture(w, 17, 8, 31, 12), texture(w, 17, 8, 32, 30));
+    let (r16, d16) = (texture(w, 18, 8, 31, 12), texture(w, 18, 8, 32, 30));
     let (r8, d8) = (to_u8(&r16), to_u8(&d16));
     let rows8 = |v: &[u8]| -> Vec<Vec<u8>> { v.chunks(w).map(|c| c.to_vec()).collect() };
     let rows16 = |v: &[u16]| -> Vec<Vec<u16>> { v.chunks(w).map(|c| c.to_vec()).collect() };
     let (rr8, dr8, rr16, dr16) = (rows8(&r8), rows8(&d8), rows16(&r16), rows16(&d16));
-    let r8s: Vec<&[u8]> = rr8.iter().map(|x| x.as_slice()).collect();
-    let d8s: Vec<&[u8]> = dr8.iter().map(|x| x.as_slice()).collect();
+    let r8s_18: Vec<&[u8]> = rr8.iter().map(|x| x.as_slice()).collect();
+    let d8s_18: Vec<&[u8]> = dr8.iter().map(|x| x.as_slice()).collect();
+    let (r8s, d8s) = (&r8s_18[..17], &d8s_18[..17]);
     // 16-bit rows at the scale-1 range (`<< 8`, like a downsampled 8-bit scale).
     let r16s: Vec<Vec<u16>> = rr16
         .iter()
@@ -949,7 +1001,7 @@ fn vif_kernel_timings() {
     let d16r: Vec<&[u16]> = d16s.iter().map(|x| x.as_slice()).collect();
     let log2 = tables::log2_table();
     let mut line0 = StatLine::new(w);
-    scalar::stat_vertical_u8(&r8s, &d8s, w, &mut line0);
+    scalar::stat_vertical_u8(r8s, d8s, w, &mut line0);
     scalar::pad_stat_line(&mut line0, w, 8);
     // VIF_TIMING_ONLY=<name prefix> times only those kernels, VIF_TIMING_REPEATS=<n> longer
     // (for a profiler).
@@ -977,9 +1029,17 @@ fn vif_kernel_timings() {
         let mut line = StatLine::new(w);
         let mut acc = WideAcc::new(w);
         time("stat_vertical_u8", level, &mut || {
-            (k.stat_vertical_u8)(&r8s, &d8s, w, &mut line);
+            (k.stat_vertical_u8)(r8s, d8s, w, &mut line);
             black_box(&line);
         });
+        if let Some(x2) = k.stat_vertical_u8_x2 {
+            let mut line2 = StatLine::new(w);
+            let (r18, d18) = (&r8s_18[..], &d8s_18[..]);
+            time("stat_vertical_u8_x2 (2 rows)", level, &mut || {
+                x2(r18, d18, w, [&mut line, &mut line2]);
+                black_box((&line, &line2));
+            });
+        }
         for scale in [0, 1] {
             let filt = FILTERS[scale];
             let n = filt.len();

@@ -28,6 +28,7 @@ pub(super) fn install(k: &mut Kernels) {
     k.subsample_horizontal = subsample_horizontal;
     k.split = Some(SplitKernels {
         stat_vertical_u8_dis,
+        stat_vertical_u8_dis_x2: None,
         stat_vertical_u16_dis,
         stat_horizontal_store,
         stat_horizontal_dis,

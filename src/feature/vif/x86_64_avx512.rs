@@ -31,6 +31,7 @@ pub(super) fn install(k: &mut Kernels) {
         return;
     }
     k.stat_vertical_u8 = stat_vertical_u8;
+    k.stat_vertical_u8_x2 = Some(stat_vertical_u8_x2);
     k.stat_vertical_u16 = stat_vertical_u16;
     k.stat_horizontal = stat_horizontal;
     k.subsample_vertical_u8 = subsample_vertical_u8;
@@ -38,6 +39,7 @@ pub(super) fn install(k: &mut Kernels) {
     k.subsample_horizontal = subsample_horizontal;
     k.split = Some(SplitKernels {
         stat_vertical_u8_dis,
+        stat_vertical_u8_dis_x2: Some(stat_vertical_u8_dis_x2),
         stat_vertical_u16_dis,
         stat_horizontal_store,
         stat_horizontal_dis,
@@ -127,6 +129,18 @@ fn stat_horizontal_dis(
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
     unsafe { stat_horizontal_avx512(line, filt, w, gain_limit, log2, acc, sums, &mut side) }
+}
+
+fn stat_vertical_u8_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut StatLine; 2]) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_vertical_u8_x2_avx512::<false>(r, d, w, lines) }
+}
+
+fn stat_vertical_u8_dis_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut StatLine; 2]) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_vertical_u8_x2_avx512::<true>(r, d, w, lines) }
 }
 
 fn stat_vertical_u8_dis(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
@@ -465,6 +479,8 @@ fn madd_offset(filt: &[u16]) -> __m512i {
 /// The constants of [`stat_vertical_u8_block`].
 struct StatU8Consts {
     pairs: [__m512i; FILTER_S0.len().div_ceil(2)],
+    /// The second row's weights in [`stat_vertical_u8_x2_avx512`] ([`odd_tap_pairs`]).
+    odd: [__m512i; FILTER_S0.len().div_ceil(2)],
     offset: __m512i,
     flip: __m512i,
     round: __m512i,
@@ -489,18 +505,153 @@ fn stat_vertical_u8_avx512<const DIS_ONLY: bool>(
     assert!([&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy]
         .iter()
         .all(|b| b.len() >= PAD + w));
-    let k = StatU8Consts {
-        pairs: tap_pairs(&FILTER_S0),
-        offset: madd_offset(&FILTER_S0),
-        flip: _mm512_set1_epi16(i16::MIN),
-        round: _mm512_set1_epi32(128),
-    };
+    let k = StatU8Consts::new();
     let w32 = w / 32 * 32;
     for j in (0..w32).step_by(32) {
         stat_vertical_u8_block::<false, DIS_ONLY>(r, d, j, 32, &k, line);
     }
     if w32 < w {
         stat_vertical_u8_block::<true, DIS_ONLY>(r, d, w32, w - w32, &k, line);
+    }
+}
+
+impl StatU8Consts {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn new() -> Self {
+        StatU8Consts {
+            pairs: tap_pairs(&FILTER_S0),
+            odd: odd_tap_pairs(&FILTER_S0),
+            offset: madd_offset(&FILTER_S0),
+            flip: _mm512_set1_epi16(i16::MIN),
+            round: _mm512_set1_epi32(128),
+        }
+    }
+}
+
+/// Two output rows of [`stat_vertical_u8_avx512`] in one pass: `r` and `d` hold 18 rows,
+/// `lines[0]` gets the statistic of rows 0..17 and `lines[1]` that of rows 1..18. The two
+/// windows share 16 rows, so each row pair is loaded, interleaved and squared once and weighted
+/// twice: by the tap pairs `(f[2i], f[2i+1])` for the first line and `(f[2i-1], f[2i])`
+/// ([`odd_tap_pairs`]) for the second. The `madd` sums are the single pass's (the same
+/// products, a zero tap where a window has no row), so the lines are equal to two calls'.
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u8_x2_avx512<const DIS_ONLY: bool>(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    w: usize,
+    lines: [&mut StatLine; 2],
+) {
+    const ROWS: usize = FILTER_S0.len() + 1;
+    assert!(r.len() == ROWS && d.len() == ROWS);
+    assert!(r.iter().chain(d).all(|row| row.len() >= w));
+    assert!(lines
+        .iter()
+        .flat_map(|l| [&l.mu1, &l.mu2, &l.xx, &l.yy, &l.xy])
+        .all(|b| b.len() >= PAD + w));
+    let k = StatU8Consts::new();
+    let [l0, l1] = lines;
+    let w32 = w / 32 * 32;
+    for j in (0..w32).step_by(32) {
+        stat_vertical_u8_block2::<false, DIS_ONLY>(r, d, j, 32, &k, l0, l1);
+    }
+    if w32 < w {
+        stat_vertical_u8_block2::<true, DIS_ONLY>(r, d, w32, w - w32, &k, l0, l1);
+    }
+}
+
+/// The five sums of a block of 32 columns (`mu1`, `mu2`, `xx`, `yy`, `xy`; lo and hi halves in
+/// the `madd` column order).
+type U8BlockSums = [(__m512i, __m512i); 5];
+
+/// Columns `j .. j + n` of [`stat_vertical_u8_x2_avx512`] (the bounds of
+/// [`stat_vertical_u8_block`], for 18 rows and two lines).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u8_block2<const TAIL: bool, const DIS_ONLY: bool>(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    j: usize,
+    n: usize,
+    k: &StatU8Consts,
+    l0: &mut StatLine,
+    l1: &mut StatLine,
+) {
+    let (z, o) = (_mm512_setzero_si512(), k.offset);
+    // (First line, second line) sums, lo and hi halves each.
+    let (mut mu1, mut mu2) = (((z, z), (z, z)), ((z, z), (z, z)));
+    let (mut xx, mut yy, mut xy) = (((o, o), (o, o)), ((o, o), (o, o)), ((o, o), (o, o)));
+    for i in 0..FILTER_S0.len().div_ceil(2) {
+        let (c0, c1) = (k.pairs[i], k.odd[i]);
+        let (ra, rb, da, db) = (r[2 * i], r[2 * i + 1], d[2 * i], d[2 * i + 1]);
+        assert!(ra.len().min(rb.len()).min(da.len()).min(db.len()) >= j + n);
+        // SAFETY: each row holds at least j + n values (checked just above), and the loads read
+        // n values from column j (32 = n without TAIL).
+        let (xa, xb, ya, yb) = unsafe {
+            (
+                load_u8x32::<TAIL>(ra.as_ptr().add(j), n),
+                load_u8x32::<TAIL>(rb.as_ptr().add(j), n),
+                load_u8x32::<TAIL>(da.as_ptr().add(j), n),
+                load_u8x32::<TAIL>(db.as_ptr().add(j), n),
+            )
+        };
+        let (xl, xh) = (_mm512_unpacklo_epi16(xa, xb), _mm512_unpackhi_epi16(xa, xb));
+        let (yl, yh) = (_mm512_unpacklo_epi16(ya, yb), _mm512_unpackhi_epi16(ya, yb));
+        let sq = |a: __m512i, b: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(a, b), k.flip);
+        // Each interleaved pair weighed by both lines' taps.
+        macro_rules! acc2 {
+            ($s:ident, $lo:expr, $hi:expr) => {{
+                let (lo, hi) = ($lo, $hi);
+                $s.0 .0 = madd_acc($s.0 .0, lo, c0);
+                $s.0 .1 = madd_acc($s.0 .1, hi, c0);
+                $s.1 .0 = madd_acc($s.1 .0, lo, c1);
+                $s.1 .1 = madd_acc($s.1 .1, hi, c1);
+            }};
+        }
+        if !DIS_ONLY {
+            acc2!(mu1, xl, xh);
+            acc2!(xx, sq(xl, xl), sq(xh, xh));
+        }
+        acc2!(mu2, yl, yh);
+        acc2!(yy, sq(yl, yl), sq(yh, yh));
+        acc2!(xy, sq(xl, yl), sq(xh, yh));
+    }
+    let s0 = [mu1.0, mu2.0, xx.0, yy.0, xy.0];
+    let s1 = [mu1.1, mu2.1, xx.1, yy.1, xy.1];
+    store_u8_block::<DIS_ONLY>(l0, j, n, k, s0);
+    store_u8_block::<DIS_ONLY>(l1, j, n, k, s1);
+}
+
+/// Writes a block's sums to columns `j .. j + n` of `line` (the means rounded `>> 8`), in column
+/// order.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn store_u8_block<const DIS_ONLY: bool>(
+    line: &mut StatLine,
+    j: usize,
+    n: usize,
+    k: &StatU8Consts,
+    s: U8BlockSums,
+) {
+    let mean = |v: __m512i| _mm512_srli_epi32::<8>(_mm512_add_epi32(v, k.round));
+    let at = PAD + j;
+    let [mu1, mu2, xx, yy, xy] = s;
+    for (dst, (lo, hi), is_mean, reference) in [
+        (&mut line.mu1, mu1, true, true),
+        (&mut line.mu2, mu2, true, false),
+        (&mut line.xx, xx, false, true),
+        (&mut line.yy, yy, false, false),
+        (&mut line.xy, xy, false, false),
+    ] {
+        if DIS_ONLY && reference {
+            continue;
+        }
+        let v = in_column_order(lo, hi);
+        let v = if is_mean { [mean(v[0]), mean(v[1])] } else { v };
+        store_u32x16(&mut dst[at..], v[0], n);
+        if n > 16 {
+            store_u32x16(&mut dst[at + 16..], v[1], n - 16);
+        }
     }
 }
 
@@ -553,25 +704,7 @@ fn stat_vertical_u8_block<const TAIL: bool, const DIS_ONLY: bool>(
         acc(&mut yy, sq(yl, yl), sq(yh, yh));
         acc(&mut xy, sq(xl, yl), sq(xh, yh));
     }
-    let mean = |v: __m512i| _mm512_srli_epi32::<8>(_mm512_add_epi32(v, k.round));
-    let at = PAD + j;
-    for (dst, (lo, hi), is_mean, reference) in [
-        (&mut line.mu1, mu1, true, true),
-        (&mut line.mu2, mu2, true, false),
-        (&mut line.xx, xx, false, true),
-        (&mut line.yy, yy, false, false),
-        (&mut line.xy, xy, false, false),
-    ] {
-        if DIS_ONLY && reference {
-            continue;
-        }
-        let v = in_column_order(lo, hi);
-        let v = if is_mean { [mean(v[0]), mean(v[1])] } else { v };
-        store_u32x16(&mut dst[at..], v[0], n);
-        if n > 16 {
-            store_u32x16(&mut dst[at + 16..], v[1], n - 16);
-        }
-    }
+    store_u8_block::<DIS_ONLY>(line, j, n, k, [mu1, mu2, xx, yy, xy]);
 }
 
 /// The constants of [`stat_vertical_u16_block`].
