@@ -120,6 +120,10 @@ pub type StatVerticalU8x2 = fn(&[&[u8]], &[&[u8]], usize, [&mut StatLine; 2]);
 /// Vertical statistic pass of 16-bit samples ([`scalar::stat_vertical_u16`]).
 pub type StatVerticalU16 =
     fn(&[&[u16]], &[&[u16]], &[u16], StatShifts, usize, &mut StatLine, &mut WideAcc);
+/// [`StatVerticalU16`] of two consecutive output rows in one pass: `taps + 1` rows in, the first
+/// line from rows `0..taps`, the second from rows `1..=taps`.
+pub type StatVerticalU16x2 =
+    fn(&[&[u16]], &[&[u16]], &[u16], StatShifts, usize, [&mut StatLine; 2], &mut WideAcc);
 /// Horizontal statistic pass ([`scalar::stat_horizontal`]).
 pub type StatHorizontal =
     fn(&StatLine, &[u16], usize, f64, &[u16; LOG2_TABLE_LEN], &mut WideAcc, &mut VifSums);
@@ -188,6 +192,8 @@ pub struct SplitKernels {
     pub stat_vertical_u8_dis_x2: Option<StatVerticalU8x2>,
     /// [`StatVerticalU16`] writing only the distorted side's lines (`mu2`, `yy`, `xy`).
     pub stat_vertical_u16_dis: StatVerticalU16,
+    /// [`StatVerticalU16x2`] writing only the distorted side's lines, where the level has it.
+    pub stat_vertical_u16_dis_x2: Option<StatVerticalU16x2>,
     /// See [`StatHorizontalStore`].
     pub stat_horizontal_store: StatHorizontalStore,
     /// See [`StatHorizontalDis`].
@@ -210,6 +216,8 @@ pub struct Kernels {
     pub stat_vertical_u8_x2: Option<StatVerticalU8x2>,
     /// See [`StatVerticalU16`].
     pub stat_vertical_u16: StatVerticalU16,
+    /// See [`StatVerticalU16x2`]; levels without it make two [`StatVerticalU16`] calls.
+    pub stat_vertical_u16_x2: Option<StatVerticalU16x2>,
     /// See [`StatHorizontal`].
     pub stat_horizontal: StatHorizontal,
     /// See [`SubsampleVertical`].
@@ -229,6 +237,7 @@ impl Kernels {
         stat_vertical_u8: scalar::stat_vertical_u8,
         stat_vertical_u8_x2: None,
         stat_vertical_u16: scalar::stat_vertical_u16,
+        stat_vertical_u16_x2: None,
         stat_horizontal: scalar::stat_horizontal,
         subsample_vertical_u8: scalar::subsample_vertical::<u8>,
         subsample_vertical_u16: scalar::subsample_vertical::<u16>,
@@ -305,6 +314,45 @@ impl Kernels {
             for (k, got) in [&*l0, &*l1].into_iter().enumerate() {
                 let what = format!("stat_vertical_u8_x2 line {k}");
                 assert_lines_eq(got, &want(k), w, &what, split.is_some());
+            }
+        }
+    }
+
+    /// The 16-bit vertical pass of output rows `i` and `i + 1` from the `taps + 1` rows `r`/`d`:
+    /// the level's two-row kernel where it has one, else two calls.
+    #[allow(clippy::too_many_arguments)]
+    fn stat_vertical_u16_x2(
+        &self,
+        split: Option<SplitKernels>,
+        r: &[&[u16]],
+        d: &[&[u16]],
+        filt: &[u16],
+        sh: StatShifts,
+        w: usize,
+        lines: [&mut StatLine; 2],
+        acc: &mut WideAcc,
+    ) {
+        let taps = filt.len();
+        let (one, two) = match split {
+            Some(sk) => (sk.stat_vertical_u16_dis, sk.stat_vertical_u16_dis_x2),
+            None => (self.stat_vertical_u16, self.stat_vertical_u16_x2),
+        };
+        let [l0, l1] = lines;
+        match two {
+            Some(f) => f(r, d, filt, sh, w, [&mut *l0, &mut *l1], acc),
+            None => {
+                one(&r[..taps], &d[..taps], filt, sh, w, l0, acc);
+                one(&r[1..], &d[1..], filt, sh, w, l1, acc);
+            }
+        }
+        #[cfg(feature = "check_simd")]
+        if self.level > CpuLevel::Scalar {
+            for (k, got) in [&*l0, &*l1].into_iter().enumerate() {
+                let mut want = StatLine::new(w);
+                let (rs, ds) = (&r[k..k + taps], &d[k..k + taps]);
+                scalar::stat_vertical_u16(rs, ds, filt, sh, w, &mut want, &mut acc.clone());
+                let what = format!("stat_vertical_u16_x2 line {k}");
+                assert_lines_eq(got, &want, w, &what, split.is_some());
             }
         }
     }
@@ -674,6 +722,7 @@ impl Vif {
                 scale,
                 self.bpc as u32,
                 &mut self.line,
+                &mut self.line2,
                 &mut self.wide,
                 self.gain_limit,
                 self.log2,
@@ -768,6 +817,7 @@ impl Vif {
             scale,
             self.bpc as u32,
             &mut self.line,
+            &mut self.line2,
             &mut self.wide,
             self.gain_limit,
             self.log2,
@@ -908,6 +958,7 @@ fn statistic_u16(
     scale: usize,
     bpc: u32,
     line: &mut StatLine,
+    line2: &mut StatLine,
     wide: &mut WideAcc,
     gain_limit: f64,
     log2: &[u16; LOG2_TABLE_LEN],
@@ -917,22 +968,36 @@ fn statistic_u16(
     let taps = filt.len();
     let sh = StatShifts::for_scale(scale, bpc);
     let mut sums = VifSums::default();
-    let mut rr: [&[u16]; MAX_TAPS] = [&[]; MAX_TAPS];
-    let mut dr: [&[u16]; MAX_TAPS] = [&[]; MAX_TAPS];
-    for i in 0..r.h {
-        r.rows(i, taps, &mut rr);
-        d.rows(i, taps, &mut dr);
-        let (rs, ds) = (&rr[..taps], &dr[..taps]);
-        match (side.split_kernels(k), &side) {
-            (Some(split), Side::Load(_)) => {
-                (split.stat_vertical_u16_dis)(rs, ds, filt, sh, r.w, line, wide)
-            }
-            _ => k.stat_vertical_u16(rs, ds, filt, sh, r.w, line, wide),
+    let mut rr: [&[u16]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
+    let mut dr: [&[u16]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
+    let mut i = 0;
+    while i < r.h {
+        // Only a `Load` pass (a ladder's later renditions) leaves out the reference side.
+        let split = match side {
+            Side::Load(_) => side.split_kernels(k),
+            _ => None,
+        };
+        // Two rows at a time (their windows share all but one row each), the last alone.
+        let n = (r.h - i).min(2);
+        let top = i as isize - (taps / 2) as isize;
+        r.window(top, &mut rr[..taps + n - 1]);
+        d.window(top, &mut dr[..taps + n - 1]);
+        let (rs, ds) = (&rr[..taps + n - 1], &dr[..taps + n - 1]);
+        if n == 2 {
+            let lines = [&mut *line, &mut *line2];
+            k.stat_vertical_u16_x2(split, rs, ds, filt, sh, r.w, lines, wide);
+        } else if let Some(sk) = split {
+            (sk.stat_vertical_u16_dis)(rs, ds, filt, sh, r.w, line, wide);
+        } else {
+            k.stat_vertical_u16(rs, ds, filt, sh, r.w, line, wide);
         }
-        scalar::pad_stat_line(line, r.w, taps / 2);
-        side.horizontal(
-            k, scale, i, line, filt, r.w, gain_limit, log2, wide, &mut sums,
-        )?;
+        for (row, l) in [(i, &mut *line), (i + 1, &mut *line2)].into_iter().take(n) {
+            scalar::pad_stat_line(l, r.w, taps / 2);
+            side.horizontal(
+                k, scale, row, l, filt, r.w, gain_limit, log2, wide, &mut sums,
+            )?;
+        }
+        i += n;
     }
     side.finish(scale, &mut sums);
     Ok(sums)

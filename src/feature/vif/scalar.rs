@@ -400,6 +400,7 @@ pub const SPLIT: super::SplitKernels = super::SplitKernels {
     stat_vertical_u8_dis,
     stat_vertical_u8_dis_x2: None,
     stat_vertical_u16_dis,
+    stat_vertical_u16_dis_x2: None,
     stat_horizontal_store,
     stat_horizontal_dis,
     max_gain_limit: f64::INFINITY,

@@ -610,6 +610,39 @@ mod simd {
                             assert!(dis_lines_eq(c, &want, w), "{:?} dis x2 w {w}", k.level());
                         }
                     }
+                    for (scale, bits) in
+                        [(0, 8), (0, 10), (0, 12), (0, 16), (1, 16), (2, 16), (3, 16)]
+                    {
+                        let filt = FILTERS[scale];
+                        let n = filt.len() + 1;
+                        let (r, d) = (rows(n, w, bits, seed), rows(n, w, bits, seed + 20));
+                        let rr: Vec<&[u16]> = r.iter().map(|x| x.as_slice()).collect();
+                        let dr: Vec<&[u16]> = d.iter().map(|x| x.as_slice()).collect();
+                        let sh = StatShifts::for_scale(scale, bits);
+                        let mut acc = WideAcc::new(w);
+                        let Some(x2) = k.stat_vertical_u16_x2 else {
+                            panic!("{:?} has a two-row u8 pass but no u16 one", k.level());
+                        };
+                        let (mut a0, mut a1) = (StatLine::new(w), StatLine::new(w));
+                        x2(&rr, &dr, filt, sh, w, [&mut a0, &mut a1], &mut acc);
+                        let dis = k.split.and_then(|sp| sp.stat_vertical_u16_dis_x2);
+                        let (mut c0, mut c1) = (StatLine::new(w), StatLine::new(w));
+                        if let Some(f) = dis {
+                            f(&rr, &dr, filt, sh, w, [&mut c0, &mut c1], &mut acc);
+                        }
+                        for (line, got, dgot) in [(0, &a0, &c0), (1, &a1, &c1)] {
+                            let win = line..line + filt.len();
+                            let mut want = StatLine::new(w);
+                            let (rs, ds) = (&rr[win.clone()], &dr[win]);
+                            scalar::stat_vertical_u16(rs, ds, filt, sh, w, &mut want, &mut acc);
+                            let what = format!("w {w} scale {scale} bits {bits} line {line}");
+                            assert!(lines_eq(got, &want, w), "{:?} u16 x2 {what}", k.level());
+                            if dis.is_some() {
+                                let ok = dis_lines_eq(dgot, &want, w);
+                                assert!(ok, "{:?} u16 dis x2 {what}", k.level());
+                            }
+                        }
+                    }
                     ran += 1;
                 }
             }
@@ -1048,6 +1081,18 @@ fn vif_kernel_timings() {
                 (k.stat_vertical_u16)(&r16r[..n], &d16r[..n], filt, sh, w, &mut line, &mut acc);
                 black_box(&line);
             });
+            if let Some(x2) = k.stat_vertical_u16_x2 {
+                let mut line2 = StatLine::new(w);
+                let (rs, ds) = (&r16r[..n + 1], &d16r[..n + 1]);
+                time(
+                    &format!("stat_vertical_u16_x2 s{scale} (2 rows)"),
+                    level,
+                    &mut || {
+                        x2(rs, ds, filt, sh, w, [&mut line, &mut line2], &mut acc);
+                        black_box((&line, &line2));
+                    },
+                );
+            }
         }
         for (scale, filt) in FILTERS.iter().enumerate() {
             let ws = w >> scale;

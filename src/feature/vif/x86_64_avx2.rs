@@ -30,6 +30,7 @@ pub(super) fn install(k: &mut Kernels) {
         stat_vertical_u8_dis,
         stat_vertical_u8_dis_x2: None,
         stat_vertical_u16_dis,
+        stat_vertical_u16_dis_x2: None,
         stat_horizontal_store,
         stat_horizontal_dis,
         max_gain_limit: LogTerms::MAX_GAIN_LIMIT,

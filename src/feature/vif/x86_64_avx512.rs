@@ -33,6 +33,7 @@ pub(super) fn install(k: &mut Kernels) {
     k.stat_vertical_u8 = stat_vertical_u8;
     k.stat_vertical_u8_x2 = Some(stat_vertical_u8_x2);
     k.stat_vertical_u16 = stat_vertical_u16;
+    k.stat_vertical_u16_x2 = Some(stat_vertical_u16_x2);
     k.stat_horizontal = stat_horizontal;
     k.subsample_vertical_u8 = subsample_vertical_u8;
     k.subsample_vertical_u16 = subsample_vertical_u16;
@@ -41,6 +42,7 @@ pub(super) fn install(k: &mut Kernels) {
         stat_vertical_u8_dis,
         stat_vertical_u8_dis_x2: Some(stat_vertical_u8_dis_x2),
         stat_vertical_u16_dis,
+        stat_vertical_u16_dis_x2: Some(stat_vertical_u16_dis_x2),
         stat_horizontal_store,
         stat_horizontal_dis,
         max_gain_limit: TermSums::MAX_GAIN_LIMIT,
@@ -141,6 +143,36 @@ fn stat_vertical_u8_dis_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut Stat
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
     unsafe { stat_vertical_u8_x2_avx512::<true>(r, d, w, lines) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stat_vertical_u16_x2(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    lines: [&mut StatLine; 2],
+    acc: &mut WideAcc,
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_vertical_u16_x2_avx512::<false>(r, d, filt, sh, w, lines, acc) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stat_vertical_u16_dis_x2(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    lines: [&mut StatLine; 2],
+    acc: &mut WideAcc,
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_vertical_u16_x2_avx512::<true>(r, d, filt, sh, w, lines, acc) }
 }
 
 fn stat_vertical_u8_dis(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
@@ -268,6 +300,24 @@ unsafe fn load_u16x32<const TAIL: bool>(p: *const u16, n: usize) -> __m512i {
         // SAFETY: the caller guarantees 64 readable bytes; the load is unaligned.
         unsafe { _mm512_loadu_si512(p.cast()) }
     }
+}
+
+/// 16 `u16` in the low half of a vector (with `TAIL`, the first `n < 16` only; the rest 0).
+///
+/// # Safety
+/// `p` must be valid for reading 16 `u16` (with `TAIL`, `n`).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+unsafe fn load_u16x16_low<const TAIL: bool>(p: *const u16, n: usize) -> __m512i {
+    let v = if TAIL {
+        // SAFETY: the mask enables the first n `u16`, which the caller guarantees readable;
+        // masked-off lanes are not accessed.
+        unsafe { _mm256_maskz_loadu_epi16(mask16(n), p.cast()) }
+    } else {
+        // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    };
+    _mm512_castsi256_si512(v)
 }
 
 /// 16 `u8` widened to `u32` lanes (with `TAIL`, the first `n < 16` only; the others are 0).
@@ -950,6 +1000,183 @@ fn stat_vertical_u16_madd_block<const PAIRS: usize, const TAIL: bool, const DIS_
     out(&mut line.mu2, means(mu2));
     out(&mut line.yy, squares(yyl, yyh));
     out(&mut line.xy, squares(xyl, xyh));
+}
+
+/// Two output rows of [`stat_vertical_u16_avx512`] in one pass: `r` and `d` hold `filt.len() + 1`
+/// rows, `lines[0]` gets the statistic of rows `0..taps` and `lines[1]` that of rows
+/// `1..=taps`. Where the `madd` method applies (and the second line's tap pairs `(f[2i - 1],
+/// f[2i])` sum below 2^16 too), each row pair is interleaved, offset, squared and split once and
+/// weighed by both lines' taps, 16 columns per step (interleaved by one permute, so the sums come
+/// out in column order); elsewhere two single passes.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u16_x2_avx512<const DIS_ONLY: bool>(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    lines: [&mut StatLine; 2],
+    acc: &mut WideAcc,
+) {
+    let taps = filt.len();
+    assert!(r.len() == taps + 1 && d.len() == taps + 1);
+    assert!(r.iter().chain(d).all(|row| row.len() >= w));
+    assert!(lines
+        .iter()
+        .flat_map(|l| [&l.mu1, &l.mu2, &l.xx, &l.yy, &l.xy])
+        .all(|b| b.len() >= PAD + w));
+    let odd_ok = (0..taps.div_ceil(2)).all(|i| {
+        let f = |k: usize| filt.get(k).map_or(0, |&f| f as u32);
+        (if i == 0 { 0 } else { f(2 * i - 1) }) + f(2 * i) < 1 << 16
+    });
+    let [l0, l1] = lines;
+    if madd_vertical_ok(filt, sh) && odd_ok && taps % 2 == 1 {
+        match taps.div_ceil(2) {
+            9 => return stat_vertical_u16_x2_madd::<9, DIS_ONLY>(r, d, filt, sh, w, l0, l1),
+            5 => return stat_vertical_u16_x2_madd::<5, DIS_ONLY>(r, d, filt, sh, w, l0, l1),
+            3 => return stat_vertical_u16_x2_madd::<3, DIS_ONLY>(r, d, filt, sh, w, l0, l1),
+            2 => return stat_vertical_u16_x2_madd::<2, DIS_ONLY>(r, d, filt, sh, w, l0, l1),
+            _ => {}
+        }
+    }
+    stat_vertical_u16_avx512::<DIS_ONLY>(&r[..taps], &d[..taps], filt, sh, w, l0, acc);
+    stat_vertical_u16_avx512::<DIS_ONLY>(&r[1..], &d[1..], filt, sh, w, l1, acc);
+}
+
+/// The constants of [`stat_vertical_u16_x2_block`].
+struct StatU16X2Consts<const PAIRS: usize> {
+    /// The first line's tap pairs ([`tap_pairs`]) and the second's ([`odd_tap_pairs`]).
+    pairs: [(__m512i, __m512i); PAIRS],
+    /// Interleaves 16 `u16` of two rows into (first, second) pairs, in column order.
+    zip: __m512i,
+    offset: __m512i,
+    flip: __m512i,
+    mu_round: __m512i,
+    mu_shift: __m128i,
+    sq_round: __m512i,
+    sq_shift: __m128i,
+    hi_shift: __m128i,
+    low16: __m512i,
+}
+
+/// [`stat_vertical_u16_x2_avx512`] by the `madd` method of [`stat_vertical_u16_madd`] (whose
+/// bounds apply to both lines: odd taps, `PAIRS` pairs covering `taps + 1` rows).
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    l0: &mut StatLine,
+    l1: &mut StatLine,
+) {
+    let (even, odd) = (tap_pairs::<PAIRS>(filt), odd_tap_pairs::<PAIRS>(filt));
+    let mut zip = [0i16; 32];
+    for (k, z) in zip.iter_mut().enumerate() {
+        // Lane 2c takes value c of the first row, lane 2c + 1 value c of the second (index 32 +).
+        *z = (k / 2 + if k % 2 == 1 { 32 } else { 0 }) as i16;
+    }
+    let k = StatU16X2Consts::<PAIRS> {
+        pairs: from_fn(|i| (even[i], odd[i])),
+        // SAFETY: `zip` holds 32 `i16` (64 bytes); the load is unaligned.
+        zip: unsafe { _mm512_loadu_si512(zip.as_ptr().cast()) },
+        offset: madd_offset(filt),
+        flip: _mm512_set1_epi16(i16::MIN),
+        mu_round: _mm512_set1_epi32(sh.mu_round as i32),
+        mu_shift: _mm_cvtsi32_si128(sh.mu_shift as i32),
+        sq_round: _mm512_set1_epi32(sh.sq_round as i32),
+        sq_shift: _mm_cvtsi32_si128(sh.sq_shift as i32),
+        hi_shift: _mm_cvtsi32_si128(16 - sh.sq_shift as i32),
+        low16: _mm512_set1_epi32(0xffff),
+    };
+    let w16 = w / 16 * 16;
+    for j in (0..w16).step_by(16) {
+        stat_vertical_u16_x2_block::<PAIRS, false, DIS_ONLY>(r, d, j, 16, &k, l0, l1);
+    }
+    if w16 < w {
+        stat_vertical_u16_x2_block::<PAIRS, true, DIS_ONLY>(r, d, w16, w - w16, &k, l0, l1);
+    }
+}
+
+/// Columns `j .. j + n` (`n <= 16`, `n < 16` only with `TAIL`) of [`stat_vertical_u16_x2_madd`];
+/// requires `j + n <=` every row's length and `PAD + j + n <=` every line's length.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_vertical_u16_x2_block<const PAIRS: usize, const TAIL: bool, const DIS_ONLY: bool>(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    j: usize,
+    n: usize,
+    k: &StatU16X2Consts<PAIRS>,
+    l0: &mut StatLine,
+    l1: &mut StatLine,
+) {
+    let o = k.offset;
+    // (first line, second line) sums: means, then the low and high halves of the squares.
+    let (mut mu1, mut mu2) = ((o, o), (o, o));
+    let (mut xxl, mut xxh, mut yyl, mut yyh) = ((o, o), (o, o), (o, o), (o, o));
+    let (mut xyl, mut xyh) = ((o, o), (o, o));
+    for i in 0..PAIRS {
+        let (c0, c1) = k.pairs[i];
+        let (ra, rb, da, db) = (r[2 * i], r[2 * i + 1], d[2 * i], d[2 * i + 1]);
+        assert!(ra.len().min(rb.len()).min(da.len()).min(db.len()) >= j + n);
+        // SAFETY: each row holds at least j + n values (checked just above), and the loads read
+        // n values from column j (16 = n without TAIL).
+        let (xa, xb, ya, yb) = unsafe {
+            (
+                load_u16x16_low::<TAIL>(ra.as_ptr().add(j), n),
+                load_u16x16_low::<TAIL>(rb.as_ptr().add(j), n),
+                load_u16x16_low::<TAIL>(da.as_ptr().add(j), n),
+                load_u16x16_low::<TAIL>(db.as_ptr().add(j), n),
+            )
+        };
+        let x = _mm512_permutex2var_epi16(xa, k.zip, xb);
+        let y = _mm512_permutex2var_epi16(ya, k.zip, yb);
+        let flip = |v: __m512i| _mm512_xor_si512(v, k.flip);
+        macro_rules! acc2 {
+            ($s:ident, $v:expr) => {{
+                let v = flip($v);
+                $s.0 = madd_acc($s.0, v, c0);
+                $s.1 = madd_acc($s.1, v, c1);
+            }};
+        }
+        let (mlo, mhi) = (_mm512_mullo_epi16, _mm512_mulhi_epu16);
+        if !DIS_ONLY {
+            acc2!(mu1, x);
+            acc2!(xxl, mlo(x, x));
+            acc2!(xxh, mhi(x, x));
+        }
+        acc2!(mu2, y);
+        acc2!(yyl, mlo(y, y));
+        acc2!(yyh, mhi(y, y));
+        acc2!(xyl, mlo(x, y));
+        acc2!(xyh, mhi(x, y));
+    }
+    let mean = |v: __m512i| {
+        _mm512_and_si512(
+            _mm512_srl_epi32(_mm512_add_epi32(v, k.mu_round), k.mu_shift),
+            k.low16,
+        )
+    };
+    let sq = |lo: __m512i, hi: __m512i| {
+        _mm512_add_epi32(
+            _mm512_sll_epi32(hi, k.hi_shift),
+            _mm512_srl_epi32(_mm512_add_epi32(lo, k.sq_round), k.sq_shift),
+        )
+    };
+    for (line, pick) in [(l0, 0), (l1, 1)] {
+        let get = |p: (__m512i, __m512i)| if pick == 0 { p.0 } else { p.1 };
+        let at = PAD + j;
+        if !DIS_ONLY {
+            store_u32x16(&mut line.mu1[at..], mean(get(mu1)), n);
+            store_u32x16(&mut line.xx[at..], sq(get(xxl), get(xxh)), n);
+        }
+        store_u32x16(&mut line.mu2[at..], mean(get(mu2)), n);
+        store_u32x16(&mut line.yy[at..], sq(get(yyl), get(yyh)), n);
+        store_u32x16(&mut line.xy[at..], sq(get(xyl), get(xyh)), n);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
