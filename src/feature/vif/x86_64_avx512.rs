@@ -579,6 +579,35 @@ impl StatU8Consts {
     }
 }
 
+/// Writes a block's sums ([`U8BlockSums`]) to columns `j .. j + n` of `line` (the means rounded
+/// `>> 8`), in column order. A macro: as a function LLVM left it out of line in the VNNI copy,
+/// passing the sums through memory.
+macro_rules! store_u8_block {
+    ($dis_only:expr, $line:expr, $j:expr, $n:expr, $k:expr, $s:expr) => {{
+        let (line, n, k): (&mut StatLine, usize, &StatU8Consts) = ($line, $n, $k);
+        let mean = |v: __m512i| _mm512_srli_epi32::<8>(_mm512_add_epi32(v, k.round));
+        let at = PAD + $j;
+        let [mu1, mu2, xx, yy, xy]: U8BlockSums = $s;
+        for (dst, (lo, hi), is_mean, reference) in [
+            (&mut line.mu1, mu1, true, true),
+            (&mut line.mu2, mu2, true, false),
+            (&mut line.xx, xx, false, true),
+            (&mut line.yy, yy, false, false),
+            (&mut line.xy, xy, false, false),
+        ] {
+            if $dis_only && reference {
+                continue;
+            }
+            let v = in_column_order(lo, hi);
+            let v = if is_mean { [mean(v[0]), mean(v[1])] } else { v };
+            store_u32x16(&mut dst[at..], v[0], n);
+            if n > 16 {
+                store_u32x16(&mut dst[at + 16..], v[1], n - 16);
+            }
+        }
+    }};
+}
+
 /// Two output rows of [`stat_vertical_u8_avx512`] in one pass: `r` and `d` hold 18 rows,
 /// `lines[0]` gets the statistic of rows 0..17 and `lines[1]` that of rows 1..18. The two
 /// windows share 16 rows, so each row pair is loaded, interleaved and squared once and weighted
@@ -668,41 +697,8 @@ fn stat_vertical_u8_block2<const TAIL: bool, const DIS_ONLY: bool>(
     }
     let s0 = [mu1.0, mu2.0, xx.0, yy.0, xy.0];
     let s1 = [mu1.1, mu2.1, xx.1, yy.1, xy.1];
-    store_u8_block::<DIS_ONLY>(l0, j, n, k, s0);
-    store_u8_block::<DIS_ONLY>(l1, j, n, k, s1);
-}
-
-/// Writes a block's sums to columns `j .. j + n` of `line` (the means rounded `>> 8`), in column
-/// order.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-fn store_u8_block<const DIS_ONLY: bool>(
-    line: &mut StatLine,
-    j: usize,
-    n: usize,
-    k: &StatU8Consts,
-    s: U8BlockSums,
-) {
-    let mean = |v: __m512i| _mm512_srli_epi32::<8>(_mm512_add_epi32(v, k.round));
-    let at = PAD + j;
-    let [mu1, mu2, xx, yy, xy] = s;
-    for (dst, (lo, hi), is_mean, reference) in [
-        (&mut line.mu1, mu1, true, true),
-        (&mut line.mu2, mu2, true, false),
-        (&mut line.xx, xx, false, true),
-        (&mut line.yy, yy, false, false),
-        (&mut line.xy, xy, false, false),
-    ] {
-        if DIS_ONLY && reference {
-            continue;
-        }
-        let v = in_column_order(lo, hi);
-        let v = if is_mean { [mean(v[0]), mean(v[1])] } else { v };
-        store_u32x16(&mut dst[at..], v[0], n);
-        if n > 16 {
-            store_u32x16(&mut dst[at + 16..], v[1], n - 16);
-        }
-    }
+    store_u8_block!(DIS_ONLY, l0, j, n, k, s0);
+    store_u8_block!(DIS_ONLY, l1, j, n, k, s1);
 }
 
 /// Columns `j .. j + n` (`n <= 32`, `n < 32` only with `TAIL`) of [`stat_vertical_u8_avx512`];
@@ -754,7 +750,7 @@ fn stat_vertical_u8_block<const TAIL: bool, const DIS_ONLY: bool>(
         acc(&mut yy, sq(yl, yl), sq(yh, yh));
         acc(&mut xy, sq(xl, yl), sq(xh, yh));
     }
-    store_u8_block::<DIS_ONLY>(line, j, n, k, [mu1, mu2, xx, yy, xy]);
+    store_u8_block!(DIS_ONLY, line, j, n, k, [mu1, mu2, xx, yy, xy]);
 }
 
 /// The constants of [`stat_vertical_u16_block`].
