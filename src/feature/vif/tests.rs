@@ -621,7 +621,8 @@ mod simd {
                         let sh = StatShifts::for_scale(scale, bits);
                         let mut acc = WideAcc::new(w);
                         let Some(x2) = k.stat_vertical_u16_x2 else {
-                            panic!("{:?} has a two-row u8 pass but no u16 one", k.level());
+                            // (AVX2 has the 8-bit two-row pass only.)
+                            continue;
                         };
                         let (mut a0, mut a1) = (StatLine::new(w), StatLine::new(w));
                         x2(&rr, &dr, filt, sh, w, [&mut a0, &mut a1], &mut acc);
@@ -647,13 +648,15 @@ mod simd {
                 }
             }
         }
-        if crate::cpu::cpu_level() >= crate::cpu::CpuLevel::Avx512 {
+        if crate::cpu::cpu_level() >= crate::cpu::CpuLevel::Avx2 {
             assert!(
                 ran > 0,
-                "the AVX-512 level has a two-row pass and it was not tested"
+                "the SIMD levels have two-row passes and none was tested"
             );
         } else {
-            println!("stat_vertical_x2_matches_scalar: no AVX-512 on this host, no two-row kernel to test");
+            println!(
+                "stat_vertical_x2_matches_scalar: no AVX2 on this host, no two-row pass to test"
+            );
         }
     }
 

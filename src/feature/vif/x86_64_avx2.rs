@@ -21,6 +21,7 @@ pub(super) fn install(k: &mut Kernels) {
         return;
     }
     k.stat_vertical_u8 = stat_vertical_u8;
+    k.stat_vertical_u8_x2 = Some(stat_vertical_u8_x2);
     k.stat_vertical_u16 = stat_vertical_u16;
     k.stat_horizontal = stat_horizontal;
     k.subsample_vertical_u8 = subsample_vertical_u8;
@@ -28,7 +29,7 @@ pub(super) fn install(k: &mut Kernels) {
     k.subsample_horizontal = subsample_horizontal;
     k.split = Some(SplitKernels {
         stat_vertical_u8_dis,
-        stat_vertical_u8_dis_x2: None,
+        stat_vertical_u8_dis_x2: Some(stat_vertical_u8_dis_x2),
         stat_vertical_u16_dis,
         stat_vertical_u16_dis_x2: None,
         stat_horizontal_store,
@@ -114,6 +115,16 @@ fn stat_horizontal_dis(
     let mut side = RefSide::Split(SplitRow::Load(row));
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
     unsafe { stat_horizontal_avx2(line, filt, w, gain_limit, log2, acc, sums, &mut side) }
+}
+
+fn stat_vertical_u8_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut StatLine; 2]) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    unsafe { stat_vertical_u8_x2_avx2::<false>(r, d, w, lines) }
+}
+
+fn stat_vertical_u8_dis_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut StatLine; 2]) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    unsafe { stat_vertical_u8_x2_avx2::<true>(r, d, w, lines) }
 }
 
 fn stat_vertical_u8_dis(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
@@ -347,6 +358,93 @@ fn stat_vertical_u8_avx2<const DIS_ONLY: bool>(
         }
     }
     scalar::stat_vertical_u8_cols::<DIS_ONLY>(r, d, w16..w, line);
+}
+
+/// Two output rows of [`stat_vertical_u8_avx2`] in one pass (the AVX-512 level's method): `r`
+/// and `d` hold 18 rows, `lines[0]` gets the statistic of rows 0..17 and `lines[1]` that of rows
+/// 1..18. Each row pair is interleaved (bytes, then widened: 8 columns in column order) and
+/// squared once and weighed by both lines' taps, `(f[2i], f[2i+1])` and `(f[2i-1], f[2i])`; 8
+/// columns a step keeps both lines' 10 sums in registers. The `madd` sums are the single pass's,
+/// so the lines are equal to two calls'.
+#[target_feature(enable = "avx2")]
+fn stat_vertical_u8_x2_avx2<const DIS_ONLY: bool>(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    w: usize,
+    lines: [&mut StatLine; 2],
+) {
+    const TAPS: usize = FILTER_S0.len();
+    const PAIRS: usize = TAPS.div_ceil(2);
+    assert!(r.len() == TAPS + 1 && d.len() == TAPS + 1);
+    assert!(r.iter().chain(d).all(|row| row.len() >= w));
+    let [l0, l1] = lines;
+    assert!([&*l0, &*l1]
+        .iter()
+        .flat_map(|l| [&l.mu1, &l.mu2, &l.xx, &l.yy, &l.xy])
+        .all(|b| b.len() >= PAD + w));
+    let even: [__m256i; PAIRS] = tap_pairs(&FILTER_S0);
+    let odd: [__m256i; PAIRS] = from_fn(|i| {
+        let lo = if i == 0 {
+            0
+        } else {
+            FILTER_S0[2 * i - 1] as i32
+        };
+        _mm256_set1_epi32((FILTER_S0[2 * i] as i32) << 16 | lo)
+    });
+    let offset = madd_offset(&FILTER_S0);
+    let flip = _mm256_set1_epi16(i16::MIN);
+    let round = _mm256_set1_epi32(128);
+    let w8 = w / 8 * 8;
+    for j in (0..w8).step_by(8) {
+        let z = _mm256_setzero_si256();
+        let o = offset;
+        // (first line, second line) sums, 8 columns each.
+        let (mut mu1, mut mu2) = ((z, z), (z, z));
+        let (mut xx, mut yy, mut xy) = ((o, o), (o, o), (o, o));
+        for i in 0..PAIRS {
+            let (c0, c1) = (even[i], odd[i]);
+            // SAFETY: j + 8 <= w8 <= w <= every row's length (checked above); each load reads
+            // 8 bytes from column j.
+            let (x, y) = unsafe {
+                let ld = |row: &[u8]| _mm_loadl_epi64(row.as_ptr().add(j).cast());
+                (
+                    _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(ld(r[2 * i]), ld(r[2 * i + 1]))),
+                    _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(ld(d[2 * i]), ld(d[2 * i + 1]))),
+                )
+            };
+            let sq = |a: __m256i, b: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(a, b), flip);
+            macro_rules! acc2 {
+                ($s:ident, $v:expr) => {{
+                    let v = $v;
+                    $s.0 = _mm256_add_epi32($s.0, _mm256_madd_epi16(v, c0));
+                    $s.1 = _mm256_add_epi32($s.1, _mm256_madd_epi16(v, c1));
+                }};
+            }
+            if !DIS_ONLY {
+                acc2!(mu1, x);
+                acc2!(xx, sq(x, x));
+            }
+            acc2!(mu2, y);
+            acc2!(yy, sq(y, y));
+            acc2!(xy, sq(x, y));
+        }
+        let mean = |v: __m256i| _mm256_srli_epi32::<8>(_mm256_add_epi32(v, round));
+        let at = PAD + j;
+        for (line, first) in [(&mut *l0, true), (&mut *l1, false)] {
+            let get = |p: (__m256i, __m256i)| if first { p.0 } else { p.1 };
+            if !DIS_ONLY {
+                store_u32x8(&mut line.mu1[at..], mean(get(mu1)));
+                store_u32x8(&mut line.xx[at..], get(xx));
+            }
+            store_u32x8(&mut line.mu2[at..], mean(get(mu2)));
+            store_u32x8(&mut line.yy[at..], get(yy));
+            store_u32x8(&mut line.xy[at..], get(xy));
+        }
+    }
+    if w8 < w {
+        scalar::stat_vertical_u8_cols::<DIS_ONLY>(&r[..TAPS], &d[..TAPS], w8..w, l0);
+        scalar::stat_vertical_u8_cols::<DIS_ONLY>(&r[1..], &d[1..], w8..w, l1);
+    }
 }
 
 /// Tap pairs `(f[2i], f[2i + 1])` as `i16` pairs in each 32-bit lane, the last odd tap paired
