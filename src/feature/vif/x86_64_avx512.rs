@@ -861,9 +861,9 @@ fn stat_vertical_u16_block<const TAIL: bool, const DIS_ONLY: bool>(
     store_u32x16(&mut line.xy[at..], sq(xy), n);
 }
 
-/// The constants of [`stat_vertical_u16_madd_block`].
-struct StatU16MaddConsts<const PAIRS: usize> {
-    pairs: [__m512i; PAIRS],
+/// The constants of the 16-bit `madd` vertical passes besides their tap pairs: the operands'
+/// offset and the rounding of the sums into means and squares.
+struct U16Madd {
     offset: __m512i,
     flip: __m512i,
     mu_round: __m512i,
@@ -873,6 +873,49 @@ struct StatU16MaddConsts<const PAIRS: usize> {
     /// `16 - sq_shift`: where a square's high half lands after the rounding shift.
     hi_shift: __m128i,
     low16: __m512i,
+}
+
+impl U16Madd {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn new(filt: &[u16], sh: StatShifts) -> Self {
+        U16Madd {
+            offset: madd_offset(filt),
+            flip: _mm512_set1_epi16(i16::MIN),
+            mu_round: _mm512_set1_epi32(sh.mu_round as i32),
+            mu_shift: _mm_cvtsi32_si128(sh.mu_shift as i32),
+            sq_round: _mm512_set1_epi32(sh.sq_round as i32),
+            sq_shift: _mm_cvtsi32_si128(sh.sq_shift as i32),
+            hi_shift: _mm_cvtsi32_si128(16 - sh.sq_shift as i32),
+            low16: _mm512_set1_epi32(0xffff),
+        }
+    }
+
+    /// A mean's sum (offset included) rounded, shifted and kept to 16 bits.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn mean(&self, v: __m512i) -> __m512i {
+        _mm512_and_si512(
+            _mm512_srl_epi32(_mm512_add_epi32(v, self.mu_round), self.mu_shift),
+            self.low16,
+        )
+    }
+
+    /// A square from the sums of its low and high halves, rounded and shifted.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn sq(&self, lo: __m512i, hi: __m512i) -> __m512i {
+        _mm512_add_epi32(
+            _mm512_sll_epi32(hi, self.hi_shift),
+            _mm512_srl_epi32(_mm512_add_epi32(lo, self.sq_round), self.sq_shift),
+        )
+    }
+}
+
+/// The constants of [`stat_vertical_u16_madd_block`].
+struct StatU16MaddConsts<const PAIRS: usize> {
+    pairs: [__m512i; PAIRS],
+    m: U16Madd,
 }
 
 /// The 16-bit vertical pass in 16-bit `madd` lanes, 32 columns per step, two rows per `madd`
@@ -894,14 +937,7 @@ fn stat_vertical_u16_madd<const PAIRS: usize, const DIS_ONLY: bool>(
 ) {
     let k = StatU16MaddConsts::<PAIRS> {
         pairs: tap_pairs(filt),
-        offset: madd_offset(filt),
-        flip: _mm512_set1_epi16(i16::MIN),
-        mu_round: _mm512_set1_epi32(sh.mu_round as i32),
-        mu_shift: _mm_cvtsi32_si128(sh.mu_shift as i32),
-        sq_round: _mm512_set1_epi32(sh.sq_round as i32),
-        sq_shift: _mm_cvtsi32_si128(sh.sq_shift as i32),
-        hi_shift: _mm_cvtsi32_si128(16 - sh.sq_shift as i32),
-        low16: _mm512_set1_epi32(0xffff),
+        m: U16Madd::new(filt, sh),
     };
     let taps = filt.len();
     let w32 = w / 32 * 32;
@@ -926,7 +962,7 @@ fn stat_vertical_u16_madd_block<const PAIRS: usize, const TAIL: bool, const DIS_
     k: &StatU16MaddConsts<PAIRS>,
     line: &mut StatLine,
 ) {
-    let o = k.offset;
+    let o = k.m.offset;
     // Sums of the interleaved lo (columns 0-3, 8-11, …) and hi lanes: means, then the low and
     // high halves of the three squares.
     let (mut mu1, mut mu2) = ((o, o), (o, o));
@@ -950,7 +986,10 @@ fn stat_vertical_u16_madd_block<const PAIRS: usize, const TAIL: bool, const DIS_
         let (xl, xh) = (_mm512_unpacklo_epi16(xa, xb), _mm512_unpackhi_epi16(xa, xb));
         let (yl, yh) = (_mm512_unpacklo_epi16(ya, yb), _mm512_unpackhi_epi16(ya, yb));
         let acc = |s: &mut (__m512i, __m512i), lo: __m512i, hi: __m512i| {
-            let (lo, hi) = (_mm512_xor_si512(lo, k.flip), _mm512_xor_si512(hi, k.flip));
+            let (lo, hi) = (
+                _mm512_xor_si512(lo, k.m.flip),
+                _mm512_xor_si512(hi, k.m.flip),
+            );
             s.0 = madd_acc(s.0, lo, c);
             s.1 = madd_acc(s.1, hi, c);
         };
@@ -966,18 +1005,7 @@ fn stat_vertical_u16_madd_block<const PAIRS: usize, const TAIL: bool, const DIS_
         acc(&mut xyl, mlo(xl, yl), mlo(xh, yh));
         acc(&mut xyh, mhi(xl, yl), mhi(xh, yh));
     }
-    let mean = |v: __m512i| {
-        _mm512_and_si512(
-            _mm512_srl_epi32(_mm512_add_epi32(v, k.mu_round), k.mu_shift),
-            k.low16,
-        )
-    };
-    let sq = |lo: __m512i, hi: __m512i| {
-        _mm512_add_epi32(
-            _mm512_sll_epi32(hi, k.hi_shift),
-            _mm512_srl_epi32(_mm512_add_epi32(lo, k.sq_round), k.sq_shift),
-        )
-    };
+    let (mean, sq) = (|v| k.m.mean(v), |lo, hi| k.m.sq(lo, hi));
     let out = |dst: &mut Vec<u32>, v: [__m512i; 2]| {
         store_u32x16(&mut dst[PAD + j..], v[0], n);
         if n > 16 {
@@ -1046,14 +1074,7 @@ struct StatU16X2Consts<const PAIRS: usize> {
     pairs: [(__m512i, __m512i); PAIRS],
     /// Interleaves 16 `u16` of two rows into (first, second) pairs, in column order.
     zip: __m512i,
-    offset: __m512i,
-    flip: __m512i,
-    mu_round: __m512i,
-    mu_shift: __m128i,
-    sq_round: __m512i,
-    sq_shift: __m128i,
-    hi_shift: __m128i,
-    low16: __m512i,
+    m: U16Madd,
 }
 
 /// [`stat_vertical_u16_x2_avx512`] by the `madd` method of [`stat_vertical_u16_madd`] (whose
@@ -1078,14 +1099,7 @@ fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
         pairs: from_fn(|i| (even[i], odd[i])),
         // SAFETY: `zip` holds 32 `i16` (64 bytes); the load is unaligned.
         zip: unsafe { _mm512_loadu_si512(zip.as_ptr().cast()) },
-        offset: madd_offset(filt),
-        flip: _mm512_set1_epi16(i16::MIN),
-        mu_round: _mm512_set1_epi32(sh.mu_round as i32),
-        mu_shift: _mm_cvtsi32_si128(sh.mu_shift as i32),
-        sq_round: _mm512_set1_epi32(sh.sq_round as i32),
-        sq_shift: _mm_cvtsi32_si128(sh.sq_shift as i32),
-        hi_shift: _mm_cvtsi32_si128(16 - sh.sq_shift as i32),
-        low16: _mm512_set1_epi32(0xffff),
+        m: U16Madd::new(filt, sh),
     };
     let w16 = w / 16 * 16;
     for j in (0..w16).step_by(16) {
@@ -1109,7 +1123,7 @@ fn stat_vertical_u16_x2_block<const PAIRS: usize, const TAIL: bool, const DIS_ON
     l0: &mut StatLine,
     l1: &mut StatLine,
 ) {
-    let o = k.offset;
+    let o = k.m.offset;
     // (first line, second line) sums: means, then the low and high halves of the squares.
     let (mut mu1, mut mu2) = ((o, o), (o, o));
     let (mut xxl, mut xxh, mut yyl, mut yyh) = ((o, o), (o, o), (o, o), (o, o));
@@ -1130,7 +1144,7 @@ fn stat_vertical_u16_x2_block<const PAIRS: usize, const TAIL: bool, const DIS_ON
         };
         let x = _mm512_permutex2var_epi16(xa, k.zip, xb);
         let y = _mm512_permutex2var_epi16(ya, k.zip, yb);
-        let flip = |v: __m512i| _mm512_xor_si512(v, k.flip);
+        let flip = |v: __m512i| _mm512_xor_si512(v, k.m.flip);
         macro_rules! acc2 {
             ($s:ident, $v:expr) => {{
                 let v = flip($v);
@@ -1150,18 +1164,7 @@ fn stat_vertical_u16_x2_block<const PAIRS: usize, const TAIL: bool, const DIS_ON
         acc2!(xyl, mlo(x, y));
         acc2!(xyh, mhi(x, y));
     }
-    let mean = |v: __m512i| {
-        _mm512_and_si512(
-            _mm512_srl_epi32(_mm512_add_epi32(v, k.mu_round), k.mu_shift),
-            k.low16,
-        )
-    };
-    let sq = |lo: __m512i, hi: __m512i| {
-        _mm512_add_epi32(
-            _mm512_sll_epi32(hi, k.hi_shift),
-            _mm512_srl_epi32(_mm512_add_epi32(lo, k.sq_round), k.sq_shift),
-        )
-    };
+    let (mean, sq) = (|v| k.m.mean(v), |lo, hi| k.m.sq(lo, hi));
     for (line, pick) in [(l0, 0), (l1, 1)] {
         let get = |p: (__m512i, __m512i)| if pick == 0 { p.0 } else { p.1 };
         let at = PAD + j;
