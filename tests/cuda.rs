@@ -201,6 +201,26 @@ mod gpu {
         out
     }
 
+    /// 32x32 blocks of 0 and full scale whose polarity flips every frame (the distorted picture
+    /// a little off): the largest frame differences, so every filtered sum of motion, VIF and
+    /// ADM reaches the top of its range (32-bit intermediates overflow here first).
+    fn extreme_picture(w: usize, h: usize, t: u32, bpc: u8, distorted: bool) -> Vec<u32> {
+        let maxv = (1u32 << bpc) - 1;
+        let mut out = vec![0u32; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                let on = (x / 32 + y / 32 + t as usize) % 2 == 1;
+                let v = if on { maxv } else { 0 };
+                out[y * w + x] = if distorted && (x + y) % 7 == 0 {
+                    maxv - v
+                } else {
+                    v
+                };
+            }
+        }
+        out
+    }
+
     /// Stream layout of one test case.
     #[derive(Clone, Copy, Debug)]
     struct Layout {
@@ -268,6 +288,8 @@ mod gpu {
         null_stream: bool,
         depth: usize,
         isa: LibvmafIsaMode,
+        /// Full-range blocks whose polarity flips every frame ([`extreme_picture`]).
+        extreme: bool,
     }
 
     fn feat(name: &str, opts: &[(&str, &str)]) -> FeatureSpec {
@@ -315,8 +337,9 @@ mod gpu {
         let mut planes = Vec::new();
         let mut row = Vec::new();
         for t in 0..c.frames {
-            let r = host_plane(&l, &picture(l.w, l.h, t, l.bpc, false));
-            let d = host_plane(&l, &picture(l.w, l.h, t, l.bpc, true));
+            let pic = if c.extreme { extreme_picture } else { picture };
+            let r = host_plane(&l, &pic(l.w, l.h, t, l.bpc, false));
+            let d = host_plane(&l, &pic(l.w, l.h, t, l.bpc, true));
             let (rw, dw) = (words(&r), words(&d));
             cpu.send(
                 &cpu_picture(&l, fmt, &r, &rw),
@@ -424,6 +447,7 @@ mod gpu {
             null_stream: false,
             depth: vmaf_rs::cuda::DEFAULT_DEPTH,
             isa: LibvmafIsaMode::Auto,
+            extreme: false,
         }
     }
 
@@ -506,6 +530,29 @@ mod gpu {
             rows: 66,
         };
         run_case(&case("16-bit 96x64", l, 4));
+    }
+
+    #[test]
+    fn bit_identical_extreme_motion() {
+        let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        for (bpc, stride) in [(8, 384), (10, 320)] {
+            let l = Layout {
+                w: 320,
+                h: 184,
+                bpc,
+                shift: 0,
+                stride,
+                rows: 192,
+            };
+            let name = if bpc == 8 {
+                "8-bit full-range blocks flipping every frame"
+            } else {
+                "10-bit full-range blocks flipping every frame"
+            };
+            let mut c = case(name, l, 6);
+            c.extreme = true;
+            run_case(&c);
+        }
     }
 
     #[test]
