@@ -106,6 +106,18 @@ VMAF_RS_DEV void adm_decouple32(int32_t o, int32_t t, bool angle, const int32_t 
     *a_out = (int32_t)((uint32_t)t - (uint32_t)rst);
 }
 
+// The scale-0 vertical pass's rounding of its four sums (adm::scalar dwt_s0_vertical): low- and
+// high-pass of reference and distorted, centred and rounded by bpc bits into int16.
+VMAF_RS_DEV void adm_vertical_s0_round(const AdmDwtArgs &a, uint32_t lr, uint32_t hr, uint32_t ld,
+                                       uint32_t hd, int32_t *lo_r, int32_t *hi_r, int32_t *lo_d,
+                                       int32_t *hi_d) {
+    const uint32_t off = (uint32_t)(ADM_LO_SUM * a.vp_add);
+    *lo_r = (int16_t)((int32_t)(lr - off + (uint32_t)a.vp_add) >> a.vp_shift);
+    *lo_d = (int16_t)((int32_t)(ld - off + (uint32_t)a.vp_add) >> a.vp_shift);
+    *hi_r = (int16_t)((int32_t)(hr + (uint32_t)a.vp_add) >> a.vp_shift);
+    *hi_d = (int16_t)((int32_t)(hd + (uint32_t)a.vp_add) >> a.vp_shift);
+}
+
 // Scale-0 vertical pass of source column x (rows = the four source rows): low- and high-pass of
 // reference and distorted, centred and rounded by bpc bits into int16 (adm::scalar
 // dwt_s0_vertical).
@@ -122,70 +134,108 @@ VMAF_RS_DEV void adm_vertical_s0(const AdmDwtArgs &a, int x, const int rows[4], 
         ld += (uint32_t)(ADM_LO[k] * ud);
         hd += (uint32_t)(ADM_HI[k] * ud);
     }
-    const uint32_t off = (uint32_t)(ADM_LO_SUM * a.vp_add);
-    *lo_r = (int16_t)((int32_t)(lr - off + (uint32_t)a.vp_add) >> a.vp_shift);
-    *lo_d = (int16_t)((int32_t)(ld - off + (uint32_t)a.vp_add) >> a.vp_shift);
-    *hi_r = (int16_t)((int32_t)(hr + (uint32_t)a.vp_add) >> a.vp_shift);
-    *hi_d = (int16_t)((int32_t)(hd + (uint32_t)a.vp_add) >> a.vp_shift);
+    adm_vertical_s0_round(a, lr, hr, ld, hd, lo_r, hi_r, lo_d, hi_d);
 }
 
-// grid (ceil(ow / 128), oh), block 128. Output row i, columns [j0, j0 + 128).
+// Output rows of one DWT block (kernels.rs ADM_DWT_ROWS): one warp of its ADM_BX threads per row
+// in the second pass.
+#define ADM_DWT_ROWS 4
+
+// grid (ceil(ow / 128), ceil(oh / ADM_DWT_ROWS)), block ADM_BX. Output rows [i0, i0 + R), columns
+// [j0, j0 + 128): the vertical pass of every source column, each source row loaded once for the
+// (one or two) output rows it feeds; then per output row (one warp, 4 columns a thread) the
+// horizontal pass, the decoupling and the row's denominator sums.
 // S0 = true: scale 0 on T samples (int16 arithmetic); false: scales 1..3 on int32 band a.
 template <typename T, bool S0>
 __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
+    constexpr int R = ADM_DWT_ROWS;
     constexpr int N = 2 * ADM_BX + 2;
-    __shared__ int32_t lo_r[N], hi_r[N], lo_d[N], hi_d[N];
-    __shared__ unsigned long long scratch[32];
-    const int i = blockIdx.y;
+    static_assert(R * 32 == ADM_BX, "one warp per output row");
+    __shared__ int32_t lo_r[R][N], hi_r[R][N], lo_d[R][N], hi_d[R][N];
+    const int i0 = blockIdx.y * R;
+    const int nr = min(R, a.oh - i0);
     const int j0 = blockIdx.x * ADM_BX;
     const int n = min(ADM_BX, a.ow - j0);
-    int rows[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) rows[k] = adm_dwt_idx(2 * i - 1 + k, a.h);
-    // Vertical pass for the source columns 2*j0-1 .. 2*(j0+n-1)+2.
+    // Vertical pass for the source columns 2*j0-1 .. 2*(j0+n-1)+2 of source rows 2*i0-1 ..
+    // 2*(i0+R-1)+2 (rows past the end of a last, partial block are read clamped and unused).
     for (int t = threadIdx.x; t < 2 * n + 2; t += blockDim.x) {
         const int x = adm_dwt_idx(2 * j0 - 1 + t, a.w);
         if (S0) {
-            adm_vertical_s0<T>(a, x, rows, &lo_r[t], &hi_r[t], &lo_d[t], &hi_d[t]);
+            uint32_t lr[R], hr[R], ld[R], hd[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) lr[r] = hr[r] = ld[r] = hd[r] = 0;
+#pragma unroll
+            for (int y = 0; y < 2 * R + 2; ++y) {
+                const int row = adm_dwt_idx(2 * i0 - 1 + y, a.h);
+                const int32_t ur = (int32_t)load_px<T>(a.ref, x, row);
+                const int32_t ud = (int32_t)load_px<T>(a.dis, x, row);
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    const int k = y - 2 * r;
+                    if (k >= 0 && k < 4) {
+                        lr[r] += (uint32_t)(ADM_LO[k] * ur);
+                        hr[r] += (uint32_t)(ADM_HI[k] * ur);
+                        ld[r] += (uint32_t)(ADM_LO[k] * ud);
+                        hd[r] += (uint32_t)(ADM_HI[k] * ud);
+                    }
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                adm_vertical_s0_round(a, lr[r], hr[r], ld[r], hd[r], &lo_r[r][t], &hi_r[r][t], &lo_d[r][t], &hi_d[r][t]);
         } else {
             const int32_t *pr = reinterpret_cast<const int32_t *>(a.ref.ptr);
             const int32_t *pd = reinterpret_cast<const int32_t *>(a.dis.ptr);
             const uint64_t stride = a.ref.pitch / 4;
-            long long lr = 0, hr = 0, ld = 0, hd = 0;
+            long long lr[R], hr[R], ld[R], hd[R];
 #pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                const long long ur = __ldg(pr + rows[k] * stride + x);
-                const long long ud = __ldg(pd + rows[k] * stride + x);
-                lr += (long long)ADM_LO[k] * ur;
-                hr += (long long)ADM_HI[k] * ur;
-                ld += (long long)ADM_LO[k] * ud;
-                hd += (long long)ADM_HI[k] * ud;
+            for (int r = 0; r < R; ++r) lr[r] = hr[r] = ld[r] = hd[r] = 0;
+#pragma unroll
+            for (int y = 0; y < 2 * R + 2; ++y) {
+                const int row = adm_dwt_idx(2 * i0 - 1 + y, a.h);
+                const long long ur = __ldg(pr + row * stride + x);
+                const long long ud = __ldg(pd + row * stride + x);
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    const int k = y - 2 * r;
+                    if (k >= 0 && k < 4) {
+                        lr[r] += (long long)ADM_LO[k] * ur;
+                        hr[r] += (long long)ADM_HI[k] * ur;
+                        ld[r] += (long long)ADM_LO[k] * ud;
+                        hd[r] += (long long)ADM_HI[k] * ud;
+                    }
+                }
             }
-            lo_r[t] = (int32_t)((lr + a.vp_add) >> a.vp_shift);
-            hi_r[t] = (int32_t)((hr + a.vp_add) >> a.vp_shift);
-            lo_d[t] = (int32_t)((ld + a.vp_add) >> a.vp_shift);
-            hi_d[t] = (int32_t)((hd + a.vp_add) >> a.vp_shift);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                lo_r[r][t] = (int32_t)((lr[r] + a.vp_add) >> a.vp_shift);
+                hi_r[r][t] = (int32_t)((hr[r] + a.vp_add) >> a.vp_shift);
+                lo_d[r][t] = (int32_t)((ld[r] + a.vp_add) >> a.vp_shift);
+                hi_d[r][t] = (int32_t)((hd[r] + a.vp_add) >> a.vp_shift);
+            }
         }
     }
     __syncthreads();
+    const int rr = threadIdx.x / 32;  // this warp's output row in the block
+    const int i = i0 + rr;
     unsigned long long den[3] = {0, 0, 0};
-    const int j = j0 + threadIdx.x;
-    if ((int)threadIdx.x < n) {
-        const int s = 2 * threadIdx.x;  // shared index of source column 2j-1
+    for (int c = threadIdx.x % 32; rr < nr && c < n; c += 32) {
+        const int j = j0 + c;
+        const int s = 2 * c;  // shared index of source column 2j-1
         // Bands: a = lo(lo), v = hi(lo), h = lo(hi), d = hi(hi).
         int32_t ref_b[4], dis_b[4];
         if (S0) {
             uint32_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
-                acc[0] += (uint32_t)(ADM_LO[k] * lo_r[s + k]);
-                acc[1] += (uint32_t)(ADM_HI[k] * lo_r[s + k]);
-                acc[2] += (uint32_t)(ADM_LO[k] * hi_r[s + k]);
-                acc[3] += (uint32_t)(ADM_HI[k] * hi_r[s + k]);
-                acc[4] += (uint32_t)(ADM_LO[k] * lo_d[s + k]);
-                acc[5] += (uint32_t)(ADM_HI[k] * lo_d[s + k]);
-                acc[6] += (uint32_t)(ADM_LO[k] * hi_d[s + k]);
-                acc[7] += (uint32_t)(ADM_HI[k] * hi_d[s + k]);
+                acc[0] += (uint32_t)(ADM_LO[k] * lo_r[rr][s + k]);
+                acc[1] += (uint32_t)(ADM_HI[k] * lo_r[rr][s + k]);
+                acc[2] += (uint32_t)(ADM_LO[k] * hi_r[rr][s + k]);
+                acc[3] += (uint32_t)(ADM_HI[k] * hi_r[rr][s + k]);
+                acc[4] += (uint32_t)(ADM_LO[k] * lo_d[rr][s + k]);
+                acc[5] += (uint32_t)(ADM_HI[k] * lo_d[rr][s + k]);
+                acc[6] += (uint32_t)(ADM_LO[k] * hi_d[rr][s + k]);
+                acc[7] += (uint32_t)(ADM_HI[k] * hi_d[rr][s + k]);
             }
             // order a, v, h, d
 #pragma unroll
@@ -201,10 +251,13 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
                 for (int k = 0; k < 4; ++k) {
                     const int x = 2 * j - 1 + k;
                     if (x < a.w) {
-                        tr[k] = lo_r[s + k];
-                        td[k] = lo_d[s + k];
+                        tr[k] = lo_r[rr][s + k];
+                        td[k] = lo_d[rr][s + k];
                     } else {
                         int32_t l_r, h_r, l_d, h_d;
+                        int rows[4];
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) rows[q] = adm_dwt_idx(2 * i - 1 + q, a.h);
                         adm_vertical_s0<T>(a, x - a.w, rows, &l_r, &h_r, &l_d, &h_d);
                         tr[k] = h_r;
                         td[k] = h_d;
@@ -227,14 +280,14 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
             long long acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
-                acc[0] += (long long)ADM_LO[k] * lo_r[s + k];
-                acc[1] += (long long)ADM_HI[k] * lo_r[s + k];
-                acc[2] += (long long)ADM_LO[k] * hi_r[s + k];
-                acc[3] += (long long)ADM_HI[k] * hi_r[s + k];
-                acc[4] += (long long)ADM_LO[k] * lo_d[s + k];
-                acc[5] += (long long)ADM_HI[k] * lo_d[s + k];
-                acc[6] += (long long)ADM_LO[k] * hi_d[s + k];
-                acc[7] += (long long)ADM_HI[k] * hi_d[s + k];
+                acc[0] += (long long)ADM_LO[k] * lo_r[rr][s + k];
+                acc[1] += (long long)ADM_HI[k] * lo_r[rr][s + k];
+                acc[2] += (long long)ADM_LO[k] * hi_r[rr][s + k];
+                acc[3] += (long long)ADM_HI[k] * hi_r[rr][s + k];
+                acc[4] += (long long)ADM_LO[k] * lo_d[rr][s + k];
+                acc[5] += (long long)ADM_HI[k] * lo_d[rr][s + k];
+                acc[6] += (long long)ADM_LO[k] * hi_d[rr][s + k];
+                acc[7] += (long long)ADM_HI[k] * hi_d[rr][s + k];
             }
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
@@ -255,10 +308,10 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
             for (int q = 0; q < 3; ++q) {
                 if (S0) {
                     const unsigned long long v = (uint16_t)(o3[q] < 0 ? -o3[q] : o3[q]);
-                    den[q] = v * v * v;
+                    den[q] += v * v * v;
                 } else {
                     const unsigned long long v = o3[q] < 0 ? (uint32_t)0 - (uint32_t)o3[q] : (uint32_t)o3[q];
-                    den[q] = ((((v * v + a.den_add_sq) >> a.den_shift_sq) * v) + a.den_add_cub) >> a.den_shift_cub;
+                    den[q] += ((((v * v + a.den_add_sq) >> a.den_shift_sq) * v) + a.den_add_cub) >> a.den_shift_cub;
                 }
             }
         }
@@ -271,19 +324,19 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
         const int32_t t3[3] = {th, tv, td};
 #pragma unroll
         for (int q = 0; q < 3; ++q) {
-            int32_t rr, aa;
-            if (S0) adm_decouple16(o3[q], t3[q], angle, div, a.gain_limit, &rr, &aa);
-            else adm_decouple32(o3[q], t3[q], angle, div, a.gain_limit, &rr, &aa);
-            reinterpret_cast<int32_t *>(a.r[q])[at] = rr;
-            reinterpret_cast<int32_t *>(a.a[q])[at] = aa;
+            int32_t rv, av;
+            if (S0) adm_decouple16(o3[q], t3[q], angle, div, a.gain_limit, &rv, &av);
+            else adm_decouple32(o3[q], t3[q], angle, div, a.gain_limit, &rv, &av);
+            reinterpret_cast<int32_t *>(a.r[q])[at] = rv;
+            reinterpret_cast<int32_t *>(a.a[q])[at] = av;
         }
     }
-    if (i >= a.den_top && i < a.den_bottom) {
+    if (rr < nr && i >= a.den_top && i < a.den_bottom) {
         unsigned long long *rows_out = reinterpret_cast<unsigned long long *>(a.den_rows);
 #pragma unroll
         for (int q = 0; q < 3; ++q) {
-            const unsigned long long tot = block_sum_u64(den[q], scratch);
-            if (threadIdx.x == 0 && tot != 0) atomicAdd(rows_out + (uint64_t)q * a.oh + i, tot);
+            const unsigned long long tot = warp_sum_u64(den[q]);
+            if ((threadIdx.x & 31) == 0 && tot != 0) atomicAdd(rows_out + (uint64_t)q * a.oh + i, tot);
         }
     }
 }
@@ -330,94 +383,118 @@ VMAF_RS_DEV void adm_csf(int32_t v, int band, const AdmCmArgs &a, int32_t *flt, 
     }
 }
 
-VMAF_RS_DEV void adm_cm_neighbours(int i, int n, int out[3]) {
-    const int m = n - 1;
-    if (i == 0) {
-        out[0] = out[2] = m < 1 ? m : 1;
-    } else if (i == m) {
-        out[0] = i - 1;
-        out[2] = m;
-    } else {
-        out[0] = i - 1;
-        out[2] = i + 1;
-    }
-    out[1] = i;
+// libvmaf's mirrored neighbours of index i in 0..n: i - 1 and i + 1, with -1 -> 1 and n -> n - 1
+// (0 -> (1, 1), n-1 -> (n-2, n-1); (0, 0) when n == 1). `v` is i - 1, i or i + 1.
+VMAF_RS_DEV int adm_cm_idx(int v, int n) {
+    if (v < 0) return n > 1 ? 1 : 0;
+    return v > n - 1 ? n - 1 : v;
 }
 
-// grid (ceil((right - left) / 128), bottom - top), block 128: contrast masking sums of one row.
+// Rows of one contrast-masking block (kernels.rs ADM_CM_ROWS); its ADM_BX threads are 16 per row,
+// each taking every 16th of the row's 128 columns.
+#define ADM_CM_ROWS 8
+#define ADM_CM_LANES (ADM_BX / ADM_CM_ROWS)
+
+// grid (ceil((right - left) / 128), ceil((bottom - top) / ADM_CM_ROWS)), block ADM_BX: contrast
+// masking sums of ADM_CM_ROWS rows of 128 columns. The neighbour (CSF) terms of the tile and its
+// border are computed once, summed over the three bands, into shared memory; each coefficient's
+// masking threshold then sums 8 of them and its own three centre terms (u32, wrapping: any order).
 // libvmaf visits the single column of a 1-wide band twice (as its first and its last column),
 // and the single row of a 1-high band twice (adm_finish doubles that row).
-
 template <bool S0>
 __device__ void adm_cm_impl(const AdmCmArgs &a) {
-    __shared__ unsigned long long scratch[32];
-    const int i = a.top + blockIdx.y;
-    const int j = a.left + blockIdx.x * ADM_BX + threadIdx.x;
-    long long acc[6] = {0, 0, 0, 0, 0, 0};
-    if (j < a.right) {
-        // libvmaf's mirrored neighbours: 0 -> (1, 1), n-1 -> (n-2, n-1); (0, 0) when n == 1.
-        int ys[3], xs[3];
-        adm_cm_neighbours(i, a.h, ys);
-        adm_cm_neighbours(j, a.w, xs);
-        uint32_t thr[2] = {0, 0};  // [0]: DLM (CSF of a), [1]: AIM (CSF of r)
+    constexpr int R = ADM_CM_ROWS;
+    constexpr int W = ADM_BX + 2;
+    static_assert(R * ADM_CM_LANES == ADM_BX && ADM_CM_LANES <= 32 && (32 % ADM_CM_LANES) == 0, "lanes");
+    // [0]: the CSF of a (DLM threshold), [1]: the CSF of r (AIM threshold).
+    __shared__ uint32_t nb[2][R + 2][W];
+    const int i0 = a.top + blockIdx.y * R;
+    const int nr = min(R, a.bottom - i0);
+    const int j0 = a.left + blockIdx.x * ADM_BX;
+    const int n = min(ADM_BX, a.right - j0);
+    for (int p = threadIdx.x; p < (nr + 2) * (n + 2); p += ADM_BX) {
+        const int v = p / (n + 2), u = p % (n + 2);
+        const uint64_t at = (uint64_t)adm_cm_idx(i0 - 1 + v, a.h) * a.w + adm_cm_idx(j0 - 1 + u, a.w);
+        uint32_t s0 = 0, s1 = 0;
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
-            const int32_t *src[2] = {reinterpret_cast<const int32_t *>(a.a[b]),
-                                     reinterpret_cast<const int32_t *>(a.r[b])};
-#pragma unroll
-            for (int m = 0; m < 2; ++m) {
-                uint32_t sum = 0;
-#pragma unroll
-                for (int dy = 0; dy < 3; ++dy) {
-#pragma unroll
-                    for (int dx = 0; dx < 3; ++dx) {
-                        int32_t flt, ctr;
-                        adm_csf<S0>(__ldg(src[m] + (uint64_t)ys[dy] * a.w + xs[dx]), b, a, &flt, &ctr);
-                        sum += (uint32_t)((dy == 1 && dx == 1) ? ctr : flt);
-                    }
-                }
-                thr[m] += sum;
-            }
+            int32_t flt, ctr;
+            adm_csf<S0>(__ldg(reinterpret_cast<const int32_t *>(a.a[b]) + at), b, a, &flt, &ctr);
+            s0 += (uint32_t)flt;
+            adm_csf<S0>(__ldg(reinterpret_cast<const int32_t *>(a.r[b]) + at), b, a, &flt, &ctr);
+            s1 += (uint32_t)flt;
         }
-        const uint64_t at = (uint64_t)i * a.w + j;
-#pragma unroll
-        for (int b = 0; b < 3; ++b) {
-            // DLM: x from r, threshold from a; AIM: x from a, threshold from r.
-            const int32_t xsrc[2] = {__ldg(reinterpret_cast<const int32_t *>(a.r[b]) + at),
-                                     __ldg(reinterpret_cast<const int32_t *>(a.a[b]) + at)};
+        nb[0][v][u] = s0;
+        nb[1][v][u] = s1;
+    }
+    __syncthreads();
+    const int r = threadIdx.x / ADM_CM_LANES;
+    const int lane = threadIdx.x % ADM_CM_LANES;
+    unsigned long long acc[6] = {0, 0, 0, 0, 0, 0};  // wrapping sums, as the atomics
+    if (r < nr) {
+        const int i = i0 + r;
+        for (int c = lane; c < n; c += ADM_CM_LANES) {
+            const uint64_t at = (uint64_t)i * a.w + j0 + c;
+            uint32_t thr[2];
 #pragma unroll
             for (int m = 0; m < 2; ++m) {
-                int32_t x;
-                long long xm;
-                int32_t x_sq;
-                if (S0) {
-                    x = (int32_t)(a.rfactor[b] * (uint32_t)xsrc[m]);
-                    const int sub_shift = b == 2 ? 12 : 10;
-                    const long long sq_add = b == 2 ? 536870912ll : 268435456ll;
-                    const int sq_shift = b == 2 ? 30 : 29;
-                    xm = (long long)(x < 0 ? -(long long)x : (long long)x) -
-                         (long long)(int32_t)(thr[m] << sub_shift);
-                    // C: int32 arithmetic; values stay in range for valid input.
-                    x = (int32_t)xm;
-                    x = x < 0 ? 0 : x;
-                    x_sq = (int32_t)(((long long)x * x + sq_add) >> sq_shift);
-                } else {
-                    x = (int32_t)(((long long)xsrc[m] * a.rfactor[b] + (1ll << 27)) >> 28);
-                    xm = (long long)(x < 0 ? -(long long)x : (long long)x) - (long long)(int32_t)thr[m];
-                    x = (int32_t)xm;
-                    x = x < 0 ? 0 : x;
-                    x_sq = (int32_t)(((long long)x * x + 536870912ll) >> 30);
+                thr[m] = nb[m][r][c] + nb[m][r][c + 1] + nb[m][r][c + 2] + nb[m][r + 1][c] +
+                         nb[m][r + 1][c + 2] + nb[m][r + 2][c] + nb[m][r + 2][c + 1] + nb[m][r + 2][c + 2];
+            }
+            int32_t xa[3], xr[3];
+#pragma unroll
+            for (int b = 0; b < 3; ++b) {
+                xa[b] = __ldg(reinterpret_cast<const int32_t *>(a.a[b]) + at);
+                xr[b] = __ldg(reinterpret_cast<const int32_t *>(a.r[b]) + at);
+                int32_t flt, ctr;
+                adm_csf<S0>(xa[b], b, a, &flt, &ctr);
+                thr[0] += (uint32_t)ctr;
+                adm_csf<S0>(xr[b], b, a, &flt, &ctr);
+                thr[1] += (uint32_t)ctr;
+            }
+#pragma unroll
+            for (int b = 0; b < 3; ++b) {
+                // DLM: x from r, threshold from a; AIM: x from a, threshold from r.
+                const int32_t xsrc[2] = {xr[b], xa[b]};
+#pragma unroll
+                for (int m = 0; m < 2; ++m) {
+                    int32_t x;
+                    long long xm;
+                    int32_t x_sq;
+                    if (S0) {
+                        x = (int32_t)(a.rfactor[b] * (uint32_t)xsrc[m]);
+                        const int sub_shift = b == 2 ? 12 : 10;
+                        const long long sq_add = b == 2 ? 536870912ll : 268435456ll;
+                        const int sq_shift = b == 2 ? 30 : 29;
+                        xm = (long long)(x < 0 ? -(long long)x : (long long)x) -
+                             (long long)(int32_t)(thr[m] << sub_shift);
+                        // C: int32 arithmetic; values stay in range for valid input.
+                        x = (int32_t)xm;
+                        x = x < 0 ? 0 : x;
+                        x_sq = (int32_t)(((long long)x * x + sq_add) >> sq_shift);
+                    } else {
+                        x = (int32_t)(((long long)xsrc[m] * a.rfactor[b] + (1ll << 27)) >> 28);
+                        xm = (long long)(x < 0 ? -(long long)x : (long long)x) - (long long)(int32_t)thr[m];
+                        x = (int32_t)xm;
+                        x = x < 0 ? 0 : x;
+                        x_sq = (int32_t)(((long long)x * x + 536870912ll) >> 30);
+                    }
+                    long long v = ((long long)x_sq * x + (long long)a.add_cub[b]) >> a.shift_cub[b];
+                    if (a.w == 1) v *= 2;
+                    acc[m * 3 + b] += (unsigned long long)v;
                 }
-                acc[m * 3 + b] = ((long long)x_sq * x + (long long)a.add_cub[b]) >> a.shift_cub[b];
-                if (a.w == 1) acc[m * 3 + b] *= 2;
             }
         }
     }
+    // Per row: the sum over its ADM_CM_LANES threads (consecutive lanes of one warp), then one
+    // atomic per quantity.
     long long *rows = reinterpret_cast<long long *>(a.rows);
 #pragma unroll
     for (int q = 0; q < 6; ++q) {
-        const unsigned long long tot = block_sum_u64((unsigned long long)acc[q], scratch);
-        if (threadIdx.x == 0 && tot != 0) atomic_add_i64(rows + (uint64_t)q * a.h + i, (long long)tot);
+        unsigned long long v = acc[q];
+#pragma unroll
+        for (int o = ADM_CM_LANES / 2; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o, ADM_CM_LANES);
+        if (lane == 0 && r < nr && v != 0) atomic_add_i64(rows + (uint64_t)q * a.h + i0 + r, (long long)v);
     }
 }
 

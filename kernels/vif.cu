@@ -64,66 +64,126 @@ VMAF_RS_DEV void vif_term(int32_t s1, int32_t s2, int32_t s12, const VifStatArgs
     }
 }
 
-// grid (ceil(w / 128), h), block 128: the statistic of row i for 128 columns, accumulated into
-// a.sums. T is the sample type of the planes (8-bit input, or 16-bit input / our scale buffers).
+// Rows of output one block computes per scale (kernels.rs `vif_rows`): enough to share each
+// input row's loads and products among the output rows it feeds and to amortise the block's
+// set-up and its one reduction; fewer at the coarse scales, which have few rows.
+template <int S> struct VifRows { static constexpr int R = 8 >> S; };
+// Threads per block of the statistic (kernels.rs VIF_THREADS): the widest vertical pass, VIF_BX
+// + 16 columns, rounded up to whole warps.
+#define VIF_THREADS 160
+
+template <bool NARROW> struct VifAcc { typedef unsigned long long T; };
+template <> struct VifAcc<true> { typedef uint32_t T; };
+
+// grid (ceil(w / 128), ceil(h / R)), block VIF_THREADS: the statistic of rows
+// [R * blockIdx.y, +R) for 128 columns, accumulated into a.sums (one reduction per block).
+//   vertical pass: one thread per column (128 + 2 * HALF of them), each input row loaded once
+//   and added, with its tap, into every output row it feeds (R + TAPS - 1 rows for R outputs);
+//   horizontal pass: four adjacent output columns per thread, their 4 + TAPS - 1 inputs read as
+//   16-byte vectors from shared memory.
+// T is the sample type of the planes (8-bit input, or 16-bit input / our scale buffers).
 template <typename T, int S>
 __device__ void vif_stat_impl(const VifStatArgs &a) {
     constexpr int TAPS = VifFilter<S>::TAPS;
     constexpr int HALF = TAPS / 2;
-    constexpr int N = VIF_BX + 2 * HALF;
-    __shared__ uint32_t s_mu1[N], s_mu2[N], s_xx[N], s_yy[N], s_xy[N];
+    constexpr int R = VifRows<S>::R;
+    // Row length in shared memory, a multiple of 4 (16-byte vector reads) covering the 4 + TAPS
+    // - 1 values the last quad reads.
+    constexpr int N = (VIF_BX + 2 * HALF + 3) / 4 * 4;
+    // 8-bit scale 0: every vertical sum fits 32 bits (sum of taps 2^16 times 255^2 < 2^32, and
+    // libvmaf keeps them unshifted), so the squares need no 64-bit arithmetic.
+    constexpr bool NARROW = sizeof(T) == 1 && S == 0;
+    typedef typename VifAcc<NARROW>::T Acc;
+    static_assert(VIF_BX + 2 * HALF <= VIF_THREADS, "one thread per vertical-pass column");
+    __shared__ __align__(16) uint32_t s_mu1[R][N];
+    __shared__ __align__(16) uint32_t s_mu2[R][N];
+    __shared__ __align__(16) uint32_t s_xx[R][N];
+    __shared__ __align__(16) uint32_t s_yy[R][N];
+    __shared__ __align__(16) uint32_t s_xy[R][N];
     __shared__ unsigned long long scratch[32];
-    const int i = blockIdx.y;
+    const int i0 = blockIdx.y * R;
     const int x0 = blockIdx.x * VIF_BX;
     const int n = min(VIF_BX, a.w - x0);
-    int rows[TAPS];
-#pragma unroll
-    for (int k = 0; k < TAPS; ++k) rows[k] = mirror_iter(i - HALF + k, a.h);
-    for (int t = threadIdx.x; t < n + 2 * HALF; t += blockDim.x) {
+    const int nr = min(R, a.h - i0);
+    const int t = threadIdx.x;
+    if (t < n + 2 * HALF) {
         const int x = mirror_iter(x0 - HALF + t, a.w);
-        uint32_t m1 = 0, m2 = 0;
-        unsigned long long xx = 0, yy = 0, xy = 0;
+        uint32_t m1[R], m2[R];
+        Acc xx[R], yy[R], xy[R];
 #pragma unroll
-        for (int k = 0; k < TAPS; ++k) {
-            const uint32_t f = VifFilter<S>::f(k);
-            const uint32_t X = load_px<T>(a.ref, x, rows[k]);
-            const uint32_t Y = load_px<T>(a.dis, x, rows[k]);
-            const uint32_t fx = f * X, fy = f * Y;
-            m1 += fx;
-            m2 += fy;
-            xx += (unsigned long long)fx * X;
-            yy += (unsigned long long)fy * Y;
-            xy += (unsigned long long)fx * Y;
+        for (int r = 0; r < R; ++r) m1[r] = m2[r] = 0, xx[r] = yy[r] = xy[r] = 0;
+#pragma unroll
+        for (int y = 0; y < R + TAPS - 1; ++y) {
+            // Rows past the picture's end (a last, partial block) are read mirrored and their
+            // outputs never used.
+            const int row = mirror_iter(i0 - HALF + y, a.h);
+            const uint32_t X = load_px<T>(a.ref, x, row);
+            const uint32_t Y = load_px<T>(a.dis, x, row);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int k = y - r;
+                if (k >= 0 && k < TAPS) {
+                    const uint32_t f = VifFilter<S>::f(k);
+                    const uint32_t fx = f * X, fy = f * Y;  // below 2^32: 16-bit taps and samples
+                    m1[r] += fx;
+                    m2[r] += fy;
+                    xx[r] += (Acc)fx * X;
+                    yy[r] += (Acc)fy * Y;
+                    xy[r] += (Acc)fx * Y;
+                }
+            }
         }
-        s_mu1[t] = (uint16_t)((m1 + a.mu_round) >> a.mu_shift);
-        s_mu2[t] = (uint16_t)((m2 + a.mu_round) >> a.mu_shift);
-        s_xx[t] = (uint32_t)((xx + a.sq_round) >> a.sq_shift);
-        s_yy[t] = (uint32_t)((yy + a.sq_round) >> a.sq_shift);
-        s_xy[t] = (uint32_t)((xy + a.sq_round) >> a.sq_shift);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            s_mu1[r][t] = (uint16_t)((m1[r] + a.mu_round) >> a.mu_shift);
+            s_mu2[r][t] = (uint16_t)((m2[r] + a.mu_round) >> a.mu_shift);
+            s_xx[r][t] = (uint32_t)(((unsigned long long)xx[r] + a.sq_round) >> a.sq_shift);
+            s_yy[r][t] = (uint32_t)(((unsigned long long)yy[r] + a.sq_round) >> a.sq_shift);
+            s_xy[r][t] = (uint32_t)(((unsigned long long)xy[r] + a.sq_round) >> a.sq_shift);
+        }
     }
     __syncthreads();
     long long acc[4] = {0, 0, 0, 0};
-    if ((int)threadIdx.x < n) {
-        const int s = threadIdx.x;
-        uint32_t mu1 = 0, mu2 = 0;
-        unsigned long long xx = 0, yy = 0, xy = 0;
-#pragma unroll
-        for (int k = 0; k < TAPS; ++k) {
-            const uint32_t f = VifFilter<S>::f(k);
-            mu1 += f * s_mu1[s + k];
-            mu2 += f * s_mu2[s + k];
-            xx += (unsigned long long)f * s_xx[s + k];
-            yy += (unsigned long long)f * s_yy[s + k];
-            xy += (unsigned long long)f * s_xy[s + k];
+    const uint16_t *table = reinterpret_cast<const uint16_t *>(a.log2_table);
+    // Quads: R rows of VIF_BX / 4, spread over the block's threads.
+    for (int q = t; q < R * (VIF_BX / 4); q += VIF_THREADS) {
+        const int r = q / (VIF_BX / 4);
+        const int c = 4 * (q % (VIF_BX / 4));  // first of the quad's columns, in the block
+        if (r >= nr || c >= n) continue;
+        uint32_t mu1[4] = {0, 0, 0, 0}, mu2[4] = {0, 0, 0, 0};
+        unsigned long long sxx[4] = {0, 0, 0, 0}, syy[4] = {0, 0, 0, 0}, sxy[4] = {0, 0, 0, 0};
+        // One stream at a time: its 4 + TAPS - 1 values, then the four outputs' sums.
+#define VIF_HSUM(ARR, SUM, WIDE)                                                                \
+        {                                                                                       \
+            uint32_t v[(4 + TAPS - 1 + 3) / 4 * 4];                                             \
+            _Pragma("unroll") for (int u = 0; u < (4 + TAPS - 1 + 3) / 4; ++u) {                \
+                const uint4 w4 = *reinterpret_cast<const uint4 *>(&ARR[r][c + 4 * u]);          \
+                v[4 * u] = w4.x, v[4 * u + 1] = w4.y, v[4 * u + 2] = w4.z, v[4 * u + 3] = w4.w; \
+            }                                                                                   \
+            _Pragma("unroll") for (int o = 0; o < 4; ++o) {                                     \
+                _Pragma("unroll") for (int k = 0; k < TAPS; ++k) {                              \
+                    SUM[o] += (WIDE)VifFilter<S>::f(k) * v[o + k];                              \
+                }                                                                               \
+            }                                                                                   \
         }
-        const uint32_t mu1_sq = (uint32_t)(((unsigned long long)mu1 * mu1 + 2147483648ull) >> 32);
-        const uint32_t mu2_sq = (uint32_t)(((unsigned long long)mu2 * mu2 + 2147483648ull) >> 32);
-        const uint32_t mu1_mu2 = (uint32_t)(((unsigned long long)mu1 * mu2 + 2147483648ull) >> 32);
-        const uint32_t xx_f = (uint32_t)((xx + 32768ull) >> 16);
-        const uint32_t yy_f = (uint32_t)((yy + 32768ull) >> 16);
-        const uint32_t xy_f = (uint32_t)((xy + 32768ull) >> 16);
-        vif_term((int32_t)(xx_f - mu1_sq), (int32_t)(yy_f - mu2_sq), (int32_t)(xy_f - mu1_mu2), a,
-                 reinterpret_cast<const uint16_t *>(a.log2_table), acc);
+        VIF_HSUM(s_mu1, mu1, uint32_t)
+        VIF_HSUM(s_mu2, mu2, uint32_t)
+        VIF_HSUM(s_xx, sxx, unsigned long long)
+        VIF_HSUM(s_yy, syy, unsigned long long)
+        VIF_HSUM(s_xy, sxy, unsigned long long)
+#undef VIF_HSUM
+#pragma unroll
+        for (int o = 0; o < 4; ++o) {
+            if (c + o >= n) break;
+            const uint32_t mu1_sq = (uint32_t)(((unsigned long long)mu1[o] * mu1[o] + 2147483648ull) >> 32);
+            const uint32_t mu2_sq = (uint32_t)(((unsigned long long)mu2[o] * mu2[o] + 2147483648ull) >> 32);
+            const uint32_t mu1_mu2 = (uint32_t)(((unsigned long long)mu1[o] * mu2[o] + 2147483648ull) >> 32);
+            const uint32_t xx_f = (uint32_t)((sxx[o] + 32768ull) >> 16);
+            const uint32_t yy_f = (uint32_t)((syy[o] + 32768ull) >> 16);
+            const uint32_t xy_f = (uint32_t)((sxy[o] + 32768ull) >> 16);
+            vif_term((int32_t)(xx_f - mu1_sq), (int32_t)(yy_f - mu2_sq), (int32_t)(xy_f - mu1_mu2),
+                     a, table, acc);
+        }
     }
     long long *sums = reinterpret_cast<long long *>(a.sums);
 #pragma unroll
@@ -134,7 +194,7 @@ __device__ void vif_stat_impl(const VifStatArgs &a) {
 }
 
 #define VIF_STAT(T, TN, S)                                                                      \
-    extern "C" __global__ void __launch_bounds__(VIF_BX) vmaf_vif_stat_##TN##_s##S(VifStatArgs a) { \
+    extern "C" __global__ void __launch_bounds__(VIF_THREADS) vmaf_vif_stat_##TN##_s##S(VifStatArgs a) { \
         vif_stat_impl<T, S>(a);                                                                 \
     }
 VIF_STAT(uint8_t, u8, 0)
@@ -151,52 +211,74 @@ struct VifDownArgs {
 };
 static_assert(sizeof(VifDownArgs) == 80, "ABI: keep in sync with src/cuda/kernels.rs");
 
-// grid (ceil((w/2) / 128), h/2), block 128: filters with the taps of scale S and keeps even rows
-// and columns (vif::mod.rs `downsample`).
+// Threads per block of the downsampling (kernels.rs VIF_DOWN_THREADS): its vertical pass,
+// 2 * (VIF_BX - 1) + TAPS columns, in one round.
+#define VIF_DOWN_THREADS 288
+
+// grid (ceil((w/2) / 128), ceil((h/2) / R)), block VIF_DOWN_THREADS, R = VifRows<S>::R: filters
+// with the taps of scale S and keeps even rows and columns (vif::mod.rs `downsample`), R output
+// rows per block, each input row loaded once for every output row it feeds.
 template <typename T, int S>
 __device__ void vif_down_impl(const VifDownArgs &a) {
     constexpr int TAPS = VifFilter<S>::TAPS;
     constexpr int HALF = TAPS / 2;
+    constexpr int R = VifRows<S>::R;
     constexpr int N = 2 * VIF_BX + 2 * HALF;
-    __shared__ uint32_t lr[N], ld[N];
+    static_assert(2 * (VIF_BX - 1) + TAPS <= VIF_DOWN_THREADS, "one thread per column");
+    __shared__ uint32_t lr[R][N], ld[R][N];
     const int wo = a.w / 2;
-    const int k_out = blockIdx.y;
+    const int k0 = blockIdx.y * R;
+    const int nr = min(R, a.h / 2 - k0);
     const int m0 = blockIdx.x * VIF_BX;
     const int n = min(VIF_BX, wo - m0);
-    int rows[TAPS];
-#pragma unroll
-    for (int k = 0; k < TAPS; ++k) rows[k] = mirror_iter(2 * k_out - HALF + k, a.h);
     const int ncols = 2 * (n - 1) + 2 * HALF + 1;
-    for (int t = threadIdx.x; t < ncols; t += blockDim.x) {
+    const int t = threadIdx.x;
+    if (t < ncols) {
         const int x = mirror_iter(2 * m0 - HALF + t, a.w);
-        uint32_t ar = 0, ad = 0;
+        uint32_t ar[R], ad[R];
 #pragma unroll
-        for (int k = 0; k < TAPS; ++k) {
-            const uint32_t f = VifFilter<S>::f(k);
-            ar += f * load_px<T>(a.ref, x, rows[k]);
-            ad += f * load_px<T>(a.dis, x, rows[k]);
+        for (int r = 0; r < R; ++r) ar[r] = ad[r] = 0;
+#pragma unroll
+        for (int y = 0; y < 2 * (R - 1) + TAPS; ++y) {
+            const int row = mirror_iter(2 * k0 - HALF + y, a.h);
+            const uint32_t X = load_px<T>(a.ref, x, row);
+            const uint32_t Y = load_px<T>(a.dis, x, row);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int k = y - 2 * r;
+                if (k >= 0 && k < TAPS) {
+                    const uint32_t f = VifFilter<S>::f(k);
+                    ar[r] += f * X;
+                    ad[r] += f * Y;
+                }
+            }
         }
-        lr[t] = (uint16_t)((ar + a.round) >> a.shift);
-        ld[t] = (uint16_t)((ad + a.round) >> a.shift);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            lr[r][t] = (uint16_t)((ar[r] + a.round) >> a.shift);
+            ld[r][t] = (uint16_t)((ad[r] + a.round) >> a.shift);
+        }
     }
     __syncthreads();
-    if ((int)threadIdx.x < n) {
-        const int s = 2 * threadIdx.x;
+    for (int q = t; q < R * VIF_BX; q += VIF_DOWN_THREADS) {
+        const int r = q / VIF_BX, j = q % VIF_BX;
+        if (r >= nr || j >= n) continue;
+        const int s = 2 * j;
         uint32_t ar = 0, ad = 0;
 #pragma unroll
         for (int k = 0; k < TAPS; ++k) {
             const uint32_t f = VifFilter<S>::f(k);
-            ar += f * lr[s + k];
-            ad += f * ld[s + k];
+            ar += f * lr[r][s + k];
+            ad += f * ld[r][s + k];
         }
-        const uint64_t at = (uint64_t)k_out * wo + m0 + threadIdx.x;
+        const uint64_t at = (uint64_t)(k0 + r) * wo + m0 + j;
         reinterpret_cast<uint16_t *>(a.out_ref)[at] = (uint16_t)((ar + 32768u) >> 16);
         reinterpret_cast<uint16_t *>(a.out_dis)[at] = (uint16_t)((ad + 32768u) >> 16);
     }
 }
 
 #define VIF_DOWN(T, TN, S)                                                                      \
-    extern "C" __global__ void __launch_bounds__(VIF_BX) vmaf_vif_down_##TN##_s##S(VifDownArgs a) { \
+    extern "C" __global__ void __launch_bounds__(VIF_DOWN_THREADS) vmaf_vif_down_##TN##_s##S(VifDownArgs a) { \
         vif_down_impl<T, S>(a);                                                                 \
     }
 VIF_DOWN(uint8_t, u8, 1)

@@ -1065,6 +1065,26 @@ fn speed_abi_sizes() {
 /// Threads per block of the row kernels (`*_BX` in the .cu files).
 pub(crate) const BX: u32 = 128;
 
+/// Threads per block of `vmaf_vif_stat_*` (`VIF_THREADS` in vif.cu): its vertical pass's
+/// 128 + 16 columns in whole warps.
+pub(crate) const VIF_THREADS: u32 = 160;
+
+/// Threads per block of `vmaf_vif_down_*` (`VIF_DOWN_THREADS` in vif.cu).
+pub(crate) const VIF_DOWN_THREADS: u32 = 288;
+
+/// Output rows one block of VIF's statistic or downsampling computes at `scale` (`VifRows` in
+/// vif.cu).
+pub(crate) fn vif_rows(scale: usize) -> usize {
+    8 >> scale
+}
+
+/// Output rows one block of `vmaf_adm_dwt_*` computes (`ADM_DWT_ROWS` in adm.cu; `BX` threads,
+/// one warp per row).
+pub(crate) const ADM_DWT_ROWS: usize = 4;
+
+/// Rows one block of `vmaf_adm_cm_*` computes (`ADM_CM_ROWS` in adm.cu; `BX` threads).
+pub(crate) const ADM_CM_ROWS: usize = 8;
+
 /// Every kernel of the module, looked up once after loading.
 pub(crate) struct Kernels {
     pub motion_sad_u8: sys::CUfunction,

@@ -3,7 +3,9 @@
 //! functions (`feature::adm::scalar`), so both backends share every constant.
 
 use super::super::driver::{launch, DevBuf};
-use super::super::kernels::{blocks, AdmCmArgs, AdmDwtArgs, AdmFinishArgs, BX};
+use super::super::kernels::{
+    blocks, AdmCmArgs, AdmDwtArgs, AdmFinishArgs, ADM_CM_ROWS, ADM_DWT_ROWS, BX,
+};
 use super::{
     packed_plane, Ctx, FrameIo, FrameMeta, Geometry, GpuDef, GpuPlan, Scratch, ScratchBufs,
 };
@@ -343,7 +345,7 @@ impl AdmPlan {
         unsafe {
             launch(
                 f,
-                (blocks(x.w), x.h as u32, 1),
+                (blocks(x.w), x.h.div_ceil(ADM_DWT_ROWS) as u32, 1),
                 BX,
                 c.stream,
                 &dwt,
@@ -472,7 +474,7 @@ fn enqueue_cm(c: &Ctx<'_>, sc: &AdmScratch, m: &Member, s: usize) -> Result<()> 
     };
     let grid = (
         blocks(x.reg.right - x.reg.left),
-        (x.reg.bottom - x.reg.top) as u32,
+        (x.reg.bottom - x.reg.top).div_ceil(ADM_CM_ROWS) as u32,
         1,
     );
     // SAFETY: AdmCmArgs mirrors adm.cu; r/a hold w x h values written by the scale's dwt, queued

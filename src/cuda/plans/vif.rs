@@ -3,7 +3,9 @@
 //! `feature::vif` does.
 
 use super::super::driver::{launch, DevBuf};
-use super::super::kernels::{blocks, SrcPlane, VifDownArgs, VifStatArgs, BX};
+use super::super::kernels::{
+    blocks, vif_rows, SrcPlane, VifDownArgs, VifStatArgs, VIF_DOWN_THREADS, VIF_THREADS,
+};
 use super::{
     packed_plane, Ctx, FrameIo, FrameMeta, Geometry, GpuDef, GpuPlan, Scratch, ScratchBufs,
 };
@@ -107,7 +109,16 @@ impl VifPlan {
             };
             // SAFETY: VifStatArgs mirrors vif.cu; planes are live (borrowed frames or our scale
             // buffers of w x h samples); `sums` points at 4 i64 of the result block.
-            unsafe { launch(f, (blocks(w), h as u32, 1), BX, c.stream, &args, "vif stat") }
+            unsafe {
+                launch(
+                    f,
+                    (blocks(w), h.div_ceil(vif_rows(s)) as u32, 1),
+                    VIF_THREADS,
+                    c.stream,
+                    &args,
+                    "vif stat",
+                )
+            }
         };
         let level = |s: usize| -> (SrcPlane, SrcPlane, usize, usize) {
             let (w, h) = (g.w >> s, g.h >> s);
@@ -143,8 +154,8 @@ impl VifPlan {
             unsafe {
                 launch(
                     f,
-                    (blocks(wo), ho as u32, 1),
-                    BX,
+                    (blocks(wo), ho.div_ceil(vif_rows(s)) as u32, 1),
+                    VIF_DOWN_THREADS,
                     c.stream,
                     &args,
                     "vif downsample",
