@@ -749,16 +749,7 @@ impl Vif {
         let mut i = 0;
         while i < r.h {
             let k = &self.kernels;
-            // Only a `Load` pass (a ladder's later renditions) leaves out the reference side.
-            let split = match side {
-                Side::Load(_) => side.split_kernels(k),
-                _ => None,
-            };
-            // Two rows at a time (their windows share all but one row each), the last alone.
-            let n = (r.h - i).min(2);
-            let top = i as isize - (taps / 2) as isize;
-            r.window(top, &mut rr[..taps + n - 1]);
-            d.window(top, &mut dr[..taps + n - 1]);
+            let (n, split) = row_pair(side, k, (&r, &d), i, taps, (&mut rr, &mut dr));
             if n == 2 {
                 let lines = [&mut self.line, &mut self.line2];
                 k.stat_vertical_u8_x2(split, &rr[..taps + 1], &dr[..taps + 1], r.w, lines);
@@ -960,16 +951,7 @@ fn statistic_u16(
     let mut dr: [&[u16]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
     let mut i = 0;
     while i < r.h {
-        // Only a `Load` pass (a ladder's later renditions) leaves out the reference side.
-        let split = match side {
-            Side::Load(_) => side.split_kernels(k),
-            _ => None,
-        };
-        // Two rows at a time (their windows share all but one row each), the last alone.
-        let n = (r.h - i).min(2);
-        let top = i as isize - (taps / 2) as isize;
-        r.window(top, &mut rr[..taps + n - 1]);
-        d.window(top, &mut dr[..taps + n - 1]);
+        let (n, split) = row_pair(side, k, (&r, &d), i, taps, (&mut rr, &mut dr));
         let (rs, ds) = (&rr[..taps + n - 1], &dr[..taps + n - 1]);
         if n == 2 {
             let lines = [&mut *line, &mut *line2];
@@ -989,6 +971,29 @@ fn statistic_u16(
     }
     side.finish(scale, &mut sums);
     Ok(sums)
+}
+
+/// The next step of a statistic's row loop at row `i`: two rows at a time (their windows share
+/// all but one row each), the last row of an odd height alone. Fills the first `taps + n - 1`
+/// entries of `rows` with the mirrored input rows of both pictures and returns `n`, and the split
+/// kernels where the pass is a `Load` (a ladder's later renditions leave out the reference side).
+fn row_pair<'a, T>(
+    side: &Side<'_>,
+    k: &Kernels,
+    (r, d): (&Src<'a, T>, &Src<'a, T>),
+    i: usize,
+    taps: usize,
+    rows: (&mut [&'a [T]], &mut [&'a [T]]),
+) -> (usize, Option<SplitKernels>) {
+    let split = match side {
+        Side::Load(_) => side.split_kernels(k),
+        _ => None,
+    };
+    let n = (r.h - i).min(2);
+    let top = i as isize - (taps / 2) as isize;
+    r.window(top, &mut rows.0[..taps + n - 1]);
+    d.window(top, &mut rows.1[..taps + n - 1]);
+    (n, split)
 }
 
 /// Which pass a statistic runs: a rendition's whole statistic, or one of ladder scoring's split
