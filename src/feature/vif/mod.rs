@@ -280,9 +280,11 @@ impl Kernels {
         }
     }
 
-    /// The vertical pass of output rows `i` and `i + 1` from the 18 rows `r`/`d` (the first 17
-    /// are row `i`'s window): the level's two-row kernel where it has one, else two calls.
-    fn stat_vertical_u8_x2(
+    /// The vertical pass of one step of the row loop ([`row_pair`]): with 17 rows in `r`/`d`,
+    /// row `i` into `lines[0]`; with 18 (the first 17 row `i`'s window), rows `i` and `i + 1`
+    /// into both lines, by the level's two-row kernel where it has one, else two calls. `split`:
+    /// the distorted side only.
+    fn stat_vertical_u8_pair(
         &self,
         split: Option<SplitKernels>,
         r: &[&[u8]],
@@ -291,6 +293,13 @@ impl Kernels {
         lines: [&mut StatLine; 2],
     ) {
         let taps = FILTER_S0.len();
+        if r.len() == taps {
+            let [l0, _] = lines;
+            return match split {
+                Some(sk) => (sk.stat_vertical_u8_dis)(r, d, w, l0),
+                None => self.stat_vertical_u8(r, d, w, l0),
+            };
+        }
         let (one, two) = match split {
             Some(sk) => (sk.stat_vertical_u8_dis, sk.stat_vertical_u8_dis_x2),
             None => (self.stat_vertical_u8, self.stat_vertical_u8_x2),
@@ -318,10 +327,10 @@ impl Kernels {
         }
     }
 
-    /// The 16-bit vertical pass of output rows `i` and `i + 1` from the `taps + 1` rows `r`/`d`:
-    /// the level's two-row kernel where it has one, else two calls.
+    /// [`Kernels::stat_vertical_u8_pair`] for 16-bit samples: `taps` rows (one line) or
+    /// `taps + 1` (two).
     #[allow(clippy::too_many_arguments)]
-    fn stat_vertical_u16_x2(
+    fn stat_vertical_u16_pair(
         &self,
         split: Option<SplitKernels>,
         r: &[&[u16]],
@@ -333,6 +342,13 @@ impl Kernels {
         acc: &mut WideAcc,
     ) {
         let taps = filt.len();
+        if r.len() == taps {
+            let [l0, _] = lines;
+            return match split {
+                Some(sk) => (sk.stat_vertical_u16_dis)(r, d, filt, sh, w, l0, acc),
+                None => self.stat_vertical_u16(r, d, filt, sh, w, l0, acc),
+            };
+        }
         let (one, two) = match split {
             Some(sk) => (sk.stat_vertical_u16_dis, sk.stat_vertical_u16_dis_x2),
             None => (self.stat_vertical_u16, self.stat_vertical_u16_x2),
@@ -750,14 +766,9 @@ impl Vif {
         while i < r.h {
             let k = &self.kernels;
             let (n, split) = row_pair(side, k, (&r, &d), i, taps, (&mut rr, &mut dr));
-            if n == 2 {
-                let lines = [&mut self.line, &mut self.line2];
-                k.stat_vertical_u8_x2(split, &rr[..taps + 1], &dr[..taps + 1], r.w, lines);
-            } else if let Some(sk) = split {
-                (sk.stat_vertical_u8_dis)(&rr[..taps], &dr[..taps], r.w, &mut self.line);
-            } else {
-                k.stat_vertical_u8(&rr[..taps], &dr[..taps], r.w, &mut self.line);
-            }
+            let (rs, ds) = (&rr[..taps + n - 1], &dr[..taps + n - 1]);
+            let lines = [&mut self.line, &mut self.line2];
+            k.stat_vertical_u8_pair(split, rs, ds, r.w, lines);
             for (row, line) in [(i, &mut self.line), (i + 1, &mut self.line2)]
                 .into_iter()
                 .take(n)
@@ -953,14 +964,8 @@ fn statistic_u16(
     while i < r.h {
         let (n, split) = row_pair(side, k, (&r, &d), i, taps, (&mut rr, &mut dr));
         let (rs, ds) = (&rr[..taps + n - 1], &dr[..taps + n - 1]);
-        if n == 2 {
-            let lines = [&mut *line, &mut *line2];
-            k.stat_vertical_u16_x2(split, rs, ds, filt, sh, r.w, lines, wide);
-        } else if let Some(sk) = split {
-            (sk.stat_vertical_u16_dis)(rs, ds, filt, sh, r.w, line, wide);
-        } else {
-            k.stat_vertical_u16(rs, ds, filt, sh, r.w, line, wide);
-        }
+        let lines = [&mut *line, &mut *line2];
+        k.stat_vertical_u16_pair(split, rs, ds, filt, sh, r.w, lines, wide);
         for (row, l) in [(i, &mut *line), (i + 1, &mut *line2)].into_iter().take(n) {
             scalar::pad_stat_line(l, r.w, taps / 2);
             side.horizontal(
@@ -974,7 +979,7 @@ fn statistic_u16(
 }
 
 /// The next step of a statistic's row loop at row `i`: two rows at a time (their windows share
-/// all but one row each), the last row of an odd height alone. Fills the first `taps + n - 1`
+/// all but one row each), the last row of an odd height alone ([`Kernels::stat_vertical_u8_pair`]). Fills the first `taps + n - 1`
 /// entries of `rows` with the mirrored input rows of both pictures and returns `n`, and the split
 /// kernels where the pass is a `Load` (a ladder's later renditions leave out the reference side).
 fn row_pair<'a, T>(

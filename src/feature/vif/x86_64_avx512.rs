@@ -1089,16 +1089,21 @@ fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
     l0: &mut StatLine,
     l1: &mut StatLine,
 ) {
+    // Lane 2c takes value c of the first row, lane 2c + 1 value c of the second (index 32 + c).
+    const ZIP: [i16; 32] = {
+        let mut z = [0i16; 32];
+        let mut k = 0;
+        while k < 32 {
+            z[k] = (k / 2 + (k % 2) * 32) as i16;
+            k += 1;
+        }
+        z
+    };
     let (even, odd) = (tap_pairs::<PAIRS>(filt), odd_tap_pairs::<PAIRS>(filt));
-    let mut zip = [0i16; 32];
-    for (k, z) in zip.iter_mut().enumerate() {
-        // Lane 2c takes value c of the first row, lane 2c + 1 value c of the second (index 32 +).
-        *z = (k / 2 + if k % 2 == 1 { 32 } else { 0 }) as i16;
-    }
     let k = StatU16X2Consts::<PAIRS> {
         pairs: from_fn(|i| (even[i], odd[i])),
-        // SAFETY: `zip` holds 32 `i16` (64 bytes); the load is unaligned.
-        zip: unsafe { _mm512_loadu_si512(zip.as_ptr().cast()) },
+        // SAFETY: `ZIP` holds 32 `i16` (64 bytes); the load is unaligned.
+        zip: unsafe { _mm512_loadu_si512(ZIP.as_ptr().cast()) },
         m: U16Madd::new(filt, sh),
     };
     let w16 = w / 16 * 16;
