@@ -15,47 +15,71 @@ struct MotionArgs {
 };
 static_assert(sizeof(MotionArgs) == 72, "ABI: keep in sync with src/cuda/kernels.rs");
 
-// grid (ceil(w / 128), h), block 128. Row i, columns [x0, x0 + 128): vertical blur of prev - cur
-// (rounded by bpc bits) for the needed columns into shared memory, horizontal blur (rounded by 16
-// bits), |.| summed per row in u32 (wrapping, like the CPU's `row_sad`).
+// Rows per block and threads per block (kernels.rs MOTION_ROWS, MOTION_THREADS: the vertical
+// pass's MOTION_BX + 4 columns in whole warps).
+#define MOTION_ROWS 8
+#define MOTION_THREADS 160
+
+template <typename T> struct MotionAcc { typedef long long A; };
+// 8-bit: every vertically filtered value is at most 2^16 * 255 in magnitude, exact in 32 bits
+// (the horizontal sums are not: they stay 64-bit).
+template <> struct MotionAcc<uint8_t> { typedef int32_t A; };
+
+// grid (ceil(w / 128), ceil(h / MOTION_ROWS)), block MOTION_THREADS. Rows [MOTION_ROWS *
+// blockIdx.y, +MOTION_ROWS), columns [x0, x0 + 128): vertical blur of prev - cur (rounded by bpc
+// bits) for the needed columns into shared memory, each input row loaded once for the output
+// rows it feeds; horizontal blur (rounded by 16 bits), |.| summed per row in u32 (wrapping, like
+// the CPU's `row_sad`).
 template <typename T>
 __device__ void motion_sad_impl(const MotionArgs &a) {
-    __shared__ int32_t ys[MOTION_BX + 4];
-    const int i = blockIdx.y;
+    typedef typename MotionAcc<T>::A A;
+    constexpr int R = MOTION_ROWS;
+    static_assert(MOTION_BX + 4 <= MOTION_THREADS, "one thread per vertical-pass column");
+    __shared__ int32_t ys[R][MOTION_BX + 4];
+    const int i0 = blockIdx.y * R;
+    const int nr = min(R, a.h - i0);
     const int x0 = blockIdx.x * MOTION_BX;
     const int n = min(MOTION_BX, a.w - x0);
-    int rows[5];
-#pragma unroll
-    for (int k = 0; k < 5; ++k) rows[k] = mirror_iter(i - 2 + k, a.h);
-    const long long y_round = 1ll << (a.bpc - 1);
-    for (int t = threadIdx.x; t < n + 4; t += blockDim.x) {
+    const int t = threadIdx.x;
+    const A y_round = (A)1 << (a.bpc - 1);
+    if (t < n + 4) {
         const int x = mirror_iter(x0 - 2 + t, a.w);
-        long long acc = 0;
+        A acc[R];
 #pragma unroll
-        for (int k = 0; k < 5; ++k) {
-            const long long d =
-                (long long)load_px<T>(a.prev, x, rows[k]) - (long long)load_px<T>(a.cur, x, rows[k]);
-            acc += (long long)MOTION_FILTER[k] * d;
+        for (int r = 0; r < R; ++r) acc[r] = 0;
+#pragma unroll
+        for (int y = 0; y < R + 4; ++y) {
+            const int row = mirror_iter(i0 - 2 + y, a.h);
+            const A d = (A)load_px<T>(a.prev, x, row) - (A)load_px<T>(a.cur, x, row);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int k = y - r;
+                if (k >= 0 && k < 5) acc[r] += (A)MOTION_FILTER[k] * d;
+            }
         }
-        ys[t] = (int32_t)((acc + y_round) >> a.bpc);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ys[r][t] = (int32_t)((acc[r] + y_round) >> a.bpc);
     }
     __syncthreads();
-    uint32_t v = 0;
-    if ((int)threadIdx.x < n) {
-        long long acc = 0;
+    for (int r = 0; r < nr; ++r) {
+        uint32_t v = 0;
+        if (t < n) {
+            // 64-bit even for 8-bit input: |ys| reaches 65280, and 2^16 * 65280 overflows int32.
+            long long acc = 0;
 #pragma unroll
-        for (int k = 0; k < 5; ++k) acc += (long long)MOTION_FILTER[k] * (long long)ys[threadIdx.x + k];
-        const int32_t b = (int32_t)((acc + (1ll << 15)) >> 16);
-        v = b < 0 ? (uint32_t)0 - (uint32_t)b : (uint32_t)b;
+            for (int k = 0; k < 5; ++k) acc += (long long)MOTION_FILTER[k] * ys[r][t + k];
+            const int32_t b = (int32_t)((acc + (1 << 15)) >> 16);
+            v = b < 0 ? (uint32_t)0 - (uint32_t)b : (uint32_t)b;
+        }
+        v = warp_sum_u32(v);
+        if ((t & 31) == 0 && v != 0) atomicAdd(reinterpret_cast<uint32_t *>(a.row_sums) + i0 + r, v);
     }
-    v = warp_sum_u32(v);
-    if ((threadIdx.x & 31) == 0 && v != 0) atomicAdd(reinterpret_cast<uint32_t *>(a.row_sums) + i, v);
 }
 
-extern "C" __global__ void __launch_bounds__(MOTION_BX) vmaf_motion_sad_u8(MotionArgs a) {
+extern "C" __global__ void __launch_bounds__(MOTION_THREADS) vmaf_motion_sad_u8(MotionArgs a) {
     motion_sad_impl<uint8_t>(a);
 }
-extern "C" __global__ void __launch_bounds__(MOTION_BX) vmaf_motion_sad_u16(MotionArgs a) {
+extern "C" __global__ void __launch_bounds__(MOTION_THREADS) vmaf_motion_sad_u16(MotionArgs a) {
     motion_sad_impl<uint16_t>(a);
 }
 

@@ -1085,6 +1085,11 @@ pub(crate) const ADM_DWT_ROWS: usize = 4;
 /// Rows one block of `vmaf_adm_cm_*` computes (`ADM_CM_ROWS` in adm.cu; `BX` threads).
 pub(crate) const ADM_CM_ROWS: usize = 8;
 
+/// Rows per block and threads per block of `vmaf_motion_sad_*` (motion.cu).
+pub(crate) const MOTION_ROWS: usize = 8;
+/// See [`MOTION_ROWS`].
+pub(crate) const MOTION_THREADS: u32 = 160;
+
 /// Every kernel of the module, looked up once after loading.
 pub(crate) struct Kernels {
     pub motion_sad_u8: sys::CUfunction,

@@ -3,7 +3,7 @@
 //! scales it as `feature::motion` does.
 
 use super::super::driver::{launch, DevBuf};
-use super::super::kernels::{blocks, MotionArgs, MotionFinishArgs, BX};
+use super::super::kernels::{blocks, MotionArgs, MotionFinishArgs, MOTION_ROWS, MOTION_THREADS};
 use super::{Ctx, FrameIo, FrameMeta, Geometry, GpuDef, GpuPlan, Scratch, ScratchBufs};
 use crate::engine::InstanceInfo;
 use crate::error::{Error, Result};
@@ -97,8 +97,8 @@ impl MotionPlan {
         unsafe {
             launch(
                 f,
-                (blocks(g.w), g.h as u32, 1),
-                BX,
+                (blocks(g.w), g.h.div_ceil(MOTION_ROWS) as u32, 1),
+                MOTION_THREADS,
                 c.stream,
                 &args,
                 "motion sad",
