@@ -106,18 +106,6 @@ VMAF_RS_DEV void adm_decouple32(int32_t o, int32_t t, bool angle, const int32_t 
     *a_out = (int32_t)((uint32_t)t - (uint32_t)rst);
 }
 
-// The scale-0 vertical pass's rounding of its four sums (adm::scalar dwt_s0_vertical): low- and
-// high-pass of reference and distorted, centred and rounded by bpc bits into int16.
-VMAF_RS_DEV void adm_vertical_s0_round(const AdmDwtArgs &a, uint32_t lr, uint32_t hr, uint32_t ld,
-                                       uint32_t hd, int32_t *lo_r, int32_t *hi_r, int32_t *lo_d,
-                                       int32_t *hi_d) {
-    const uint32_t off = (uint32_t)(ADM_LO_SUM * a.vp_add);
-    *lo_r = (int16_t)((int32_t)(lr - off + (uint32_t)a.vp_add) >> a.vp_shift);
-    *lo_d = (int16_t)((int32_t)(ld - off + (uint32_t)a.vp_add) >> a.vp_shift);
-    *hi_r = (int16_t)((int32_t)(hr + (uint32_t)a.vp_add) >> a.vp_shift);
-    *hi_d = (int16_t)((int32_t)(hd + (uint32_t)a.vp_add) >> a.vp_shift);
-}
-
 // Scale-0 vertical pass of source column x (rows = the four source rows): low- and high-pass of
 // reference and distorted, centred and rounded by bpc bits into int16 (adm::scalar
 // dwt_s0_vertical).
@@ -134,108 +122,70 @@ VMAF_RS_DEV void adm_vertical_s0(const AdmDwtArgs &a, int x, const int rows[4], 
         ld += (uint32_t)(ADM_LO[k] * ud);
         hd += (uint32_t)(ADM_HI[k] * ud);
     }
-    adm_vertical_s0_round(a, lr, hr, ld, hd, lo_r, hi_r, lo_d, hi_d);
+    const uint32_t off = (uint32_t)(ADM_LO_SUM * a.vp_add);
+    *lo_r = (int16_t)((int32_t)(lr - off + (uint32_t)a.vp_add) >> a.vp_shift);
+    *lo_d = (int16_t)((int32_t)(ld - off + (uint32_t)a.vp_add) >> a.vp_shift);
+    *hi_r = (int16_t)((int32_t)(hr + (uint32_t)a.vp_add) >> a.vp_shift);
+    *hi_d = (int16_t)((int32_t)(hd + (uint32_t)a.vp_add) >> a.vp_shift);
 }
 
-// Output rows of one DWT block (kernels.rs ADM_DWT_ROWS): one warp of its ADM_BX threads per row
-// in the second pass.
-#define ADM_DWT_ROWS 4
-
-// grid (ceil(ow / 128), ceil(oh / ADM_DWT_ROWS)), block ADM_BX. Output rows [i0, i0 + R), columns
-// [j0, j0 + 128): the vertical pass of every source column, each source row loaded once for the
-// (one or two) output rows it feeds; then per output row (one warp, 4 columns a thread) the
-// horizontal pass, the decoupling and the row's denominator sums.
+// grid (ceil(ow / 128), oh), block 128. Output row i, columns [j0, j0 + 128).
 // S0 = true: scale 0 on T samples (int16 arithmetic); false: scales 1..3 on int32 band a.
 template <typename T, bool S0>
 __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
-    constexpr int R = ADM_DWT_ROWS;
     constexpr int N = 2 * ADM_BX + 2;
-    static_assert(R * 32 == ADM_BX, "one warp per output row");
-    __shared__ int32_t lo_r[R][N], hi_r[R][N], lo_d[R][N], hi_d[R][N];
-    const int i0 = blockIdx.y * R;
-    const int nr = min(R, a.oh - i0);
+    __shared__ int32_t lo_r[N], hi_r[N], lo_d[N], hi_d[N];
+    __shared__ unsigned long long scratch[32];
+    const int i = blockIdx.y;
     const int j0 = blockIdx.x * ADM_BX;
     const int n = min(ADM_BX, a.ow - j0);
-    // Vertical pass for the source columns 2*j0-1 .. 2*(j0+n-1)+2 of source rows 2*i0-1 ..
-    // 2*(i0+R-1)+2 (rows past the end of a last, partial block are read clamped and unused).
+    int rows[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) rows[k] = adm_dwt_idx(2 * i - 1 + k, a.h);
+    // Vertical pass for the source columns 2*j0-1 .. 2*(j0+n-1)+2.
     for (int t = threadIdx.x; t < 2 * n + 2; t += blockDim.x) {
         const int x = adm_dwt_idx(2 * j0 - 1 + t, a.w);
         if (S0) {
-            uint32_t lr[R], hr[R], ld[R], hd[R];
-#pragma unroll
-            for (int r = 0; r < R; ++r) lr[r] = hr[r] = ld[r] = hd[r] = 0;
-#pragma unroll
-            for (int y = 0; y < 2 * R + 2; ++y) {
-                const int row = adm_dwt_idx(2 * i0 - 1 + y, a.h);
-                const int32_t ur = (int32_t)load_px<T>(a.ref, x, row);
-                const int32_t ud = (int32_t)load_px<T>(a.dis, x, row);
-#pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    const int k = y - 2 * r;
-                    if (k >= 0 && k < 4) {
-                        lr[r] += (uint32_t)(ADM_LO[k] * ur);
-                        hr[r] += (uint32_t)(ADM_HI[k] * ur);
-                        ld[r] += (uint32_t)(ADM_LO[k] * ud);
-                        hd[r] += (uint32_t)(ADM_HI[k] * ud);
-                    }
-                }
-            }
-#pragma unroll
-            for (int r = 0; r < R; ++r)
-                adm_vertical_s0_round(a, lr[r], hr[r], ld[r], hd[r], &lo_r[r][t], &hi_r[r][t], &lo_d[r][t], &hi_d[r][t]);
+            adm_vertical_s0<T>(a, x, rows, &lo_r[t], &hi_r[t], &lo_d[t], &hi_d[t]);
         } else {
             const int32_t *pr = reinterpret_cast<const int32_t *>(a.ref.ptr);
             const int32_t *pd = reinterpret_cast<const int32_t *>(a.dis.ptr);
             const uint64_t stride = a.ref.pitch / 4;
-            long long lr[R], hr[R], ld[R], hd[R];
+            long long lr = 0, hr = 0, ld = 0, hd = 0;
 #pragma unroll
-            for (int r = 0; r < R; ++r) lr[r] = hr[r] = ld[r] = hd[r] = 0;
-#pragma unroll
-            for (int y = 0; y < 2 * R + 2; ++y) {
-                const int row = adm_dwt_idx(2 * i0 - 1 + y, a.h);
-                const long long ur = __ldg(pr + row * stride + x);
-                const long long ud = __ldg(pd + row * stride + x);
-#pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    const int k = y - 2 * r;
-                    if (k >= 0 && k < 4) {
-                        lr[r] += (long long)ADM_LO[k] * ur;
-                        hr[r] += (long long)ADM_HI[k] * ur;
-                        ld[r] += (long long)ADM_LO[k] * ud;
-                        hd[r] += (long long)ADM_HI[k] * ud;
-                    }
-                }
+            for (int k = 0; k < 4; ++k) {
+                const long long ur = __ldg(pr + rows[k] * stride + x);
+                const long long ud = __ldg(pd + rows[k] * stride + x);
+                lr += (long long)ADM_LO[k] * ur;
+                hr += (long long)ADM_HI[k] * ur;
+                ld += (long long)ADM_LO[k] * ud;
+                hd += (long long)ADM_HI[k] * ud;
             }
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                lo_r[r][t] = (int32_t)((lr[r] + a.vp_add) >> a.vp_shift);
-                hi_r[r][t] = (int32_t)((hr[r] + a.vp_add) >> a.vp_shift);
-                lo_d[r][t] = (int32_t)((ld[r] + a.vp_add) >> a.vp_shift);
-                hi_d[r][t] = (int32_t)((hd[r] + a.vp_add) >> a.vp_shift);
-            }
+            lo_r[t] = (int32_t)((lr + a.vp_add) >> a.vp_shift);
+            hi_r[t] = (int32_t)((hr + a.vp_add) >> a.vp_shift);
+            lo_d[t] = (int32_t)((ld + a.vp_add) >> a.vp_shift);
+            hi_d[t] = (int32_t)((hd + a.vp_add) >> a.vp_shift);
         }
     }
     __syncthreads();
-    const int rr = threadIdx.x / 32;  // this warp's output row in the block
-    const int i = i0 + rr;
     unsigned long long den[3] = {0, 0, 0};
-    for (int c = threadIdx.x % 32; rr < nr && c < n; c += 32) {
-        const int j = j0 + c;
-        const int s = 2 * c;  // shared index of source column 2j-1
+    const int j = j0 + threadIdx.x;
+    if ((int)threadIdx.x < n) {
+        const int s = 2 * threadIdx.x;  // shared index of source column 2j-1
         // Bands: a = lo(lo), v = hi(lo), h = lo(hi), d = hi(hi).
         int32_t ref_b[4], dis_b[4];
         if (S0) {
             uint32_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
-                acc[0] += (uint32_t)(ADM_LO[k] * lo_r[rr][s + k]);
-                acc[1] += (uint32_t)(ADM_HI[k] * lo_r[rr][s + k]);
-                acc[2] += (uint32_t)(ADM_LO[k] * hi_r[rr][s + k]);
-                acc[3] += (uint32_t)(ADM_HI[k] * hi_r[rr][s + k]);
-                acc[4] += (uint32_t)(ADM_LO[k] * lo_d[rr][s + k]);
-                acc[5] += (uint32_t)(ADM_HI[k] * lo_d[rr][s + k]);
-                acc[6] += (uint32_t)(ADM_LO[k] * hi_d[rr][s + k]);
-                acc[7] += (uint32_t)(ADM_HI[k] * hi_d[rr][s + k]);
+                acc[0] += (uint32_t)(ADM_LO[k] * lo_r[s + k]);
+                acc[1] += (uint32_t)(ADM_HI[k] * lo_r[s + k]);
+                acc[2] += (uint32_t)(ADM_LO[k] * hi_r[s + k]);
+                acc[3] += (uint32_t)(ADM_HI[k] * hi_r[s + k]);
+                acc[4] += (uint32_t)(ADM_LO[k] * lo_d[s + k]);
+                acc[5] += (uint32_t)(ADM_HI[k] * lo_d[s + k]);
+                acc[6] += (uint32_t)(ADM_LO[k] * hi_d[s + k]);
+                acc[7] += (uint32_t)(ADM_HI[k] * hi_d[s + k]);
             }
             // order a, v, h, d
 #pragma unroll
@@ -251,13 +201,10 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
                 for (int k = 0; k < 4; ++k) {
                     const int x = 2 * j - 1 + k;
                     if (x < a.w) {
-                        tr[k] = lo_r[rr][s + k];
-                        td[k] = lo_d[rr][s + k];
+                        tr[k] = lo_r[s + k];
+                        td[k] = lo_d[s + k];
                     } else {
                         int32_t l_r, h_r, l_d, h_d;
-                        int rows[4];
-#pragma unroll
-                        for (int q = 0; q < 4; ++q) rows[q] = adm_dwt_idx(2 * i - 1 + q, a.h);
                         adm_vertical_s0<T>(a, x - a.w, rows, &l_r, &h_r, &l_d, &h_d);
                         tr[k] = h_r;
                         td[k] = h_d;
@@ -280,14 +227,14 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
             long long acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
-                acc[0] += (long long)ADM_LO[k] * lo_r[rr][s + k];
-                acc[1] += (long long)ADM_HI[k] * lo_r[rr][s + k];
-                acc[2] += (long long)ADM_LO[k] * hi_r[rr][s + k];
-                acc[3] += (long long)ADM_HI[k] * hi_r[rr][s + k];
-                acc[4] += (long long)ADM_LO[k] * lo_d[rr][s + k];
-                acc[5] += (long long)ADM_HI[k] * lo_d[rr][s + k];
-                acc[6] += (long long)ADM_LO[k] * hi_d[rr][s + k];
-                acc[7] += (long long)ADM_HI[k] * hi_d[rr][s + k];
+                acc[0] += (long long)ADM_LO[k] * lo_r[s + k];
+                acc[1] += (long long)ADM_HI[k] * lo_r[s + k];
+                acc[2] += (long long)ADM_LO[k] * hi_r[s + k];
+                acc[3] += (long long)ADM_HI[k] * hi_r[s + k];
+                acc[4] += (long long)ADM_LO[k] * lo_d[s + k];
+                acc[5] += (long long)ADM_HI[k] * lo_d[s + k];
+                acc[6] += (long long)ADM_LO[k] * hi_d[s + k];
+                acc[7] += (long long)ADM_HI[k] * hi_d[s + k];
             }
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
@@ -308,10 +255,10 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
             for (int q = 0; q < 3; ++q) {
                 if (S0) {
                     const unsigned long long v = (uint16_t)(o3[q] < 0 ? -o3[q] : o3[q]);
-                    den[q] += v * v * v;
+                    den[q] = v * v * v;
                 } else {
                     const unsigned long long v = o3[q] < 0 ? (uint32_t)0 - (uint32_t)o3[q] : (uint32_t)o3[q];
-                    den[q] += ((((v * v + a.den_add_sq) >> a.den_shift_sq) * v) + a.den_add_cub) >> a.den_shift_cub;
+                    den[q] = ((((v * v + a.den_add_sq) >> a.den_shift_sq) * v) + a.den_add_cub) >> a.den_shift_cub;
                 }
             }
         }
@@ -324,19 +271,19 @@ __device__ void adm_dwt_impl(const AdmDwtArgs &a) {
         const int32_t t3[3] = {th, tv, td};
 #pragma unroll
         for (int q = 0; q < 3; ++q) {
-            int32_t rv, av;
-            if (S0) adm_decouple16(o3[q], t3[q], angle, div, a.gain_limit, &rv, &av);
-            else adm_decouple32(o3[q], t3[q], angle, div, a.gain_limit, &rv, &av);
-            reinterpret_cast<int32_t *>(a.r[q])[at] = rv;
-            reinterpret_cast<int32_t *>(a.a[q])[at] = av;
+            int32_t rr, aa;
+            if (S0) adm_decouple16(o3[q], t3[q], angle, div, a.gain_limit, &rr, &aa);
+            else adm_decouple32(o3[q], t3[q], angle, div, a.gain_limit, &rr, &aa);
+            reinterpret_cast<int32_t *>(a.r[q])[at] = rr;
+            reinterpret_cast<int32_t *>(a.a[q])[at] = aa;
         }
     }
-    if (rr < nr && i >= a.den_top && i < a.den_bottom) {
+    if (i >= a.den_top && i < a.den_bottom) {
         unsigned long long *rows_out = reinterpret_cast<unsigned long long *>(a.den_rows);
 #pragma unroll
         for (int q = 0; q < 3; ++q) {
-            const unsigned long long tot = warp_sum_u64(den[q]);
-            if ((threadIdx.x & 31) == 0 && tot != 0) atomicAdd(rows_out + (uint64_t)q * a.oh + i, tot);
+            const unsigned long long tot = block_sum_u64(den[q], scratch);
+            if (threadIdx.x == 0 && tot != 0) atomicAdd(rows_out + (uint64_t)q * a.oh + i, tot);
         }
     }
 }

@@ -1078,10 +1078,6 @@ pub(crate) fn vif_rows(scale: usize) -> usize {
     8 >> scale
 }
 
-/// Output rows one block of `vmaf_adm_dwt_*` computes (`ADM_DWT_ROWS` in adm.cu; `BX` threads,
-/// one warp per row).
-pub(crate) const ADM_DWT_ROWS: usize = 4;
-
 /// Rows one block of `vmaf_adm_cm_*` computes (`ADM_CM_ROWS` in adm.cu; `BX` threads).
 pub(crate) const ADM_CM_ROWS: usize = 8;
 

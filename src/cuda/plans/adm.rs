@@ -3,9 +3,7 @@
 //! functions (`feature::adm::scalar`), so both backends share every constant.
 
 use super::super::driver::{launch, DevBuf};
-use super::super::kernels::{
-    blocks, AdmCmArgs, AdmDwtArgs, AdmFinishArgs, ADM_CM_ROWS, ADM_DWT_ROWS, BX,
-};
+use super::super::kernels::{blocks, AdmCmArgs, AdmDwtArgs, AdmFinishArgs, ADM_CM_ROWS, BX};
 use super::{
     packed_plane, Ctx, FrameIo, FrameMeta, Geometry, GpuDef, GpuPlan, Scratch, ScratchBufs,
 };
@@ -345,7 +343,7 @@ impl AdmPlan {
         unsafe {
             launch(
                 f,
-                (blocks(x.w), x.h.div_ceil(ADM_DWT_ROWS) as u32, 1),
+                (blocks(x.w), x.h as u32, 1),
                 BX,
                 c.stream,
                 &dwt,
