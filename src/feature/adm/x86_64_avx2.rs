@@ -523,8 +523,8 @@ fn cm_s123_interior_avx2(
 // ---------------------------------------------------------------------------------------------
 
 /// The AVX2 [`DecoupleS0`](super::DecoupleS0): 8 samples per step in 32-bit lanes. The angle
-/// test runs in `double` like the scalar (the `int64` dot products and magnitudes are exact in
-/// `double`, so rounding them to `float` there equals the scalar's direct conversion); the
+/// test's dot products exact in `int32` (`vpmaddwd`, the one wrapping value told apart) rounded
+/// to `float`, compared in `double` 4 lanes at a time, as the AVX-512 peer does; the
 /// reciprocal `DIV_LOOKUP` entry from a `double` division ([`div_q30`]) and its 64-bit product
 /// with `t` as even/odd lane pairs; the gain limit in `double` with `minpd`/`maxpd` (which return the second operand
 /// unless the first is smaller/greater, as the scalar's comparisons) and `cvttpd2dq` (C's
@@ -585,12 +585,11 @@ fn decouple_s0_avx2(
     let k32768 = _mm256_set1_epi32(32768);
     let r16384 = _mm256_set1_epi32(16384);
     let r16384x = _mm256_set1_epi64x(16384);
-    let inv4096 = _mm256_set1_pd(1.0 / 4096.0);
     let cos = _mm256_set1_pd(COS_1DEG_SQ as f64);
     let zd = _mm256_setzero_pd();
     let egl_v = _mm256_set1_pd(egl);
-    // (f32)(exact integer in a double) as double, scaled by 1/4096 (exact).
-    let f32_scaled = |x: __m256d| _mm256_mul_pd(_mm256_cvtps_pd(_mm256_cvtpd_ps(x)), inv4096);
+    let int_min = _mm256_set1_epi32(i32::MIN);
+    let two31 = _mm256_set1_ps(2_147_483_648.0);
     for i in reg.top..reg.bottom {
         for j in (reg.left..reg.left + n8).step_by(8) {
             let p = i * stride + j;
@@ -604,7 +603,6 @@ fn decouple_s0_avx2(
                         .map(|b| _mm256_cvtepi16_epi32(_mm_loadu_si128(b.as_ptr().add(p).cast()))),
                 )
             };
-            // The angle flag, 4 lanes per half in double.
             let half = |v: __m256i, hi: bool| {
                 _mm256_cvtepi32_pd(if hi {
                     _mm256_extracti128_si256::<1>(v)
@@ -612,15 +610,32 @@ fn decouple_s0_avx2(
                     _mm256_castsi256_si128(v)
                 })
             };
+            // The angle flag: the dot products of the (h, v) pairs in `int32` by `madd`, exact
+            // but for 2^31 (both products 2^30), which wraps to INT32_MIN, a value no exact sum
+            // takes; `(float)` of them by `vcvtdq2ps` (correctly rounded, as C's of the
+            // `int64`); the comparisons in `double`, 4 lanes per half, without the scalar's
+            // `/ 4096` of each operand (both sides scale by 2^-24 exactly, which changes no
+            // rounding and so no comparison).
+            let pair = |a: __m256i, b: __m256i| {
+                _mm256_blend_epi16::<0b1010_1010>(a, _mm256_slli_epi32::<16>(b))
+            };
+            let (op, tp) = (pair(o[0], o[1]), pair(t[0], t[1]));
+            let to_f32 = |d: __m256i| {
+                let wrapped = _mm256_castsi256_ps(_mm256_cmpeq_epi32(d, int_min));
+                _mm256_blendv_ps(_mm256_cvtepi32_ps(d), two31, wrapped)
+            };
+            let ot = to_f32(_mm256_madd_epi16(op, tp));
+            let om = to_f32(_mm256_madd_epi16(op, op));
+            let tm = to_f32(_mm256_madd_epi16(tp, tp));
             let flag_half = |hi: bool| {
-                let (o0, o1) = (half(o[0], hi), half(o[1], hi));
-                let (t0, t1) = (half(t[0], hi), half(t[1], hi));
-                let dot = |a0: __m256d, a1: __m256d, b0: __m256d, b1: __m256d| {
-                    _mm256_add_pd(_mm256_mul_pd(a0, b0), _mm256_mul_pd(a1, b1))
+                let half_ps = |v: __m256| {
+                    _mm256_cvtps_pd(if hi {
+                        _mm256_extractf128_ps::<1>(v)
+                    } else {
+                        _mm256_castps256_ps128(v)
+                    })
                 };
-                let ot = f32_scaled(dot(o0, o1, t0, t1));
-                let om = f32_scaled(dot(o0, o1, o0, o1));
-                let tm = f32_scaled(dot(t0, t1, t0, t1));
+                let (ot, om, tm) = (half_ps(ot), half_ps(om), half_ps(tm));
                 let rhs = _mm256_mul_pd(_mm256_mul_pd(cos, om), tm);
                 _mm256_and_pd(
                     _mm256_cmp_pd::<_CMP_GE_OQ>(ot, zd),
