@@ -1081,9 +1081,11 @@ pub(crate) fn vif_rows(scale: usize) -> usize {
 /// Rows one block of `vmaf_adm_cm_*` computes (`ADM_CM_ROWS` in adm.cu; `BX` threads).
 pub(crate) const ADM_CM_ROWS: usize = 8;
 
-/// Rows per block and threads per block of `vmaf_motion_sad_*` (motion.cu).
+/// Output rows one block of `vmaf_motion_sad_*` computes (`MOTION_ROWS` in motion.cu).
 pub(crate) const MOTION_ROWS: usize = 8;
-/// See [`MOTION_ROWS`].
+
+/// Threads per block of `vmaf_motion_sad_*` (`MOTION_THREADS` in motion.cu): its vertical
+/// pass's 128 + 4 columns in whole warps.
 pub(crate) const MOTION_THREADS: u32 = 160;
 
 /// Every kernel of the module, looked up once after loading.

@@ -979,9 +979,10 @@ fn statistic_u16(
 }
 
 /// The next step of a statistic's row loop at row `i`: two rows at a time (their windows share
-/// all but one row each), the last row of an odd height alone ([`Kernels::stat_vertical_u8_pair`]). Fills the first `taps + n - 1`
-/// entries of `rows` with the mirrored input rows of both pictures and returns `n`, and the split
-/// kernels where the pass is a `Load` (a ladder's later renditions leave out the reference side).
+/// all but one row each), the last row of an odd height alone
+/// ([`Kernels::stat_vertical_u8_pair`]). Fills the first `taps + n - 1` entries of `rows` with
+/// the mirrored input rows of both pictures and returns `n`, and the split kernels where the
+/// pass is a `Load` (a ladder's later renditions leave out the reference side).
 fn row_pair<'a, T>(
     side: &Side<'_>,
     k: &Kernels,
