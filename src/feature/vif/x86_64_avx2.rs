@@ -3,9 +3,9 @@
 //! the columns left over handled by the scalar `*_cols` kernels. Only the order of the integer
 //! sums differs, which is exact.
 //!
-//! The kernels are `#[target_feature(enable = "avx2")]` functions reached only through
-//! [`install`], which checks that the CPU has AVX2; that check is what every `unsafe` call of
-//! them relies on.
+//! The kernels are `#[target_feature(enable = "avx2,fma")]` functions reached only through
+//! [`install`], which checks that the CPU has AVX2 and FMA (every AVX2 CPU has it; the `log2`
+//! arithmetic fuses its multiply-adds); that check is what every `unsafe` call of them relies on.
 
 use core::arch::x86_64::*;
 use std::array::from_fn;
@@ -15,9 +15,9 @@ use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES,
 use super::tables::{self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
 use super::{each2, madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels};
 
-/// Replaces the entries of `k` that have an AVX2 kernel, if this CPU has AVX2.
+/// Replaces the entries of `k` that have an AVX2 kernel, if this CPU has AVX2 and FMA.
 pub(super) fn install(k: &mut Kernels) {
-    if !is_x86_feature_detected!("avx2") {
+    if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
         return;
     }
     k.stat_vertical_u8 = stat_vertical_u8;
@@ -43,7 +43,7 @@ pub(super) fn install(k: &mut Kernels) {
 // ---------------------------------------------------------------------------------------------
 
 fn stat_vertical_u8(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { stat_vertical_u8_avx2::<false>(r, d, w, line) }
 }
 
@@ -56,7 +56,7 @@ fn stat_vertical_u16(
     line: &mut StatLine,
     acc: &mut WideAcc,
 ) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { stat_vertical_u16_avx2::<false>(r, d, filt, sh, w, line, acc) }
 }
 
@@ -69,7 +69,7 @@ fn stat_horizontal(
     acc: &mut WideAcc,
     sums: &mut VifSums,
 ) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     let done = unsafe {
         stat_horizontal_avx2(
             line,
@@ -97,7 +97,7 @@ fn stat_horizontal_store(
     row: RefRowMut<'_>,
 ) -> bool {
     let mut side = RefSide::Split(SplitRow::Store(row));
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { stat_horizontal_avx2(line, filt, w, gain_limit, log2, acc, sums, &mut side) }
 }
 
@@ -113,22 +113,22 @@ fn stat_horizontal_dis(
     row: RefRow<'_>,
 ) -> bool {
     let mut side = RefSide::Split(SplitRow::Load(row));
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { stat_horizontal_avx2(line, filt, w, gain_limit, log2, acc, sums, &mut side) }
 }
 
 fn stat_vertical_u8_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut StatLine; 2]) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { stat_vertical_u8_x2_avx2::<false>(r, d, w, lines) }
 }
 
 fn stat_vertical_u8_dis_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut StatLine; 2]) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { stat_vertical_u8_x2_avx2::<true>(r, d, w, lines) }
 }
 
 fn stat_vertical_u8_dis(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { stat_vertical_u8_avx2::<true>(r, d, w, line) }
 }
 
@@ -141,7 +141,7 @@ fn stat_vertical_u16_dis(
     line: &mut StatLine,
     acc: &mut WideAcc,
 ) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { stat_vertical_u16_avx2::<true>(r, d, filt, sh, w, line, acc) }
 }
 
@@ -156,7 +156,7 @@ fn subsample_vertical_u8(
     out_r: &mut [u32],
     out_d: &mut [u32],
 ) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { subsample_vertical_u8_avx2(r, d, filt, round, shift, w, out_r, out_d) }
 }
 
@@ -171,7 +171,7 @@ fn subsample_vertical_u16(
     out_r: &mut [u32],
     out_d: &mut [u32],
 ) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { subsample_vertical_u16_avx2(r, d, filt, round, shift, w, out_r, out_d) }
 }
 
@@ -183,7 +183,7 @@ fn subsample_horizontal(
     out_r: &mut [u16],
     out_d: &mut [u16],
 ) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { subsample_horizontal_avx2(lr, ld, filt, w, out_r, out_d) }
 }
 
@@ -197,7 +197,7 @@ fn subsample_horizontal(
 /// # Safety
 /// `p` must be valid for reading 8 `u8`.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn load_u8x8(p: *const u8) -> __m256i {
     // SAFETY: the caller guarantees 8 readable bytes; the load is unaligned.
     _mm256_cvtepu8_epi32(unsafe { _mm_loadl_epi64(p.cast()) })
@@ -208,7 +208,7 @@ unsafe fn load_u8x8(p: *const u8) -> __m256i {
 /// # Safety
 /// `p` must be valid for reading 8 `u16`.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn load_u16x8(p: *const u16) -> __m256i {
     // SAFETY: the caller guarantees 16 readable bytes; the load is unaligned.
     _mm256_cvtepu16_epi32(unsafe { _mm_loadu_si128(p.cast()) })
@@ -219,7 +219,7 @@ unsafe fn load_u16x8(p: *const u16) -> __m256i {
 /// # Safety
 /// `p` must be valid for reading 8 `u32`.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn load_u32x8(p: *const u32) -> __m256i {
     // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
     unsafe { _mm256_loadu_si256(p.cast()) }
@@ -227,7 +227,7 @@ unsafe fn load_u32x8(p: *const u32) -> __m256i {
 
 /// Stores 8 `u32` to the start of `d` (bounds-checked: used once per output vector).
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn store_u32x8(d: &mut [u32], v: __m256i) {
     let d = &mut d[..8];
     // SAFETY: `d` holds 8 `u32` (32 bytes); the store is unaligned.
@@ -236,7 +236,7 @@ fn store_u32x8(d: &mut [u32], v: __m256i) {
 
 /// Stores 8 `u16` to the start of `d` (bounds-checked: used once per output vector).
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn store_u16x8(d: &mut [u16], v: __m128i) {
     let d = &mut d[..8];
     // SAFETY: `d` holds 8 `u16` (16 bytes); the store is unaligned.
@@ -246,14 +246,14 @@ fn store_u16x8(d: &mut [u16], v: __m128i) {
 /// Interleaves the low 32 bits of the 64-bit lanes of `even` (lanes 0, 2, 4, 6) and `odd`
 /// (lanes 1, 3, 5, 7) back into 8 `u32` lanes.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn merge_even_odd(even: __m256i, odd: __m256i) -> __m256i {
     _mm256_blend_epi32::<0b1010_1010>(even, _mm256_slli_epi64::<32>(odd))
 }
 
 /// Even/odd 64-bit products `a * b` of the `u32` lanes: `(lanes 0,2,4,6, lanes 1,3,5,7)`.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn mul_wide(a: __m256i, b: __m256i) -> (__m256i, __m256i) {
     (
         _mm256_mul_epu32(a, b),
@@ -263,7 +263,7 @@ fn mul_wide(a: __m256i, b: __m256i) -> (__m256i, __m256i) {
 
 /// Adds a pair of even/odd 64-bit products to a pair of accumulators.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn add_wide(acc: &mut (__m256i, __m256i), p: (__m256i, __m256i)) {
     acc.0 = _mm256_add_epi64(acc.0, p.0);
     acc.1 = _mm256_add_epi64(acc.1, p.1);
@@ -280,7 +280,7 @@ fn add_wide(acc: &mut (__m256i, __m256i), p: (__m256i, __m256i)) {
 /// filtered values are below 2^32, so the wrapping `i32` sums are the scalar's `u32` ones. The
 /// in-lane interleave leaves columns 0-3, 8-11 in the `lo` sums and 4-7, 12-15 in the `hi` sums,
 /// put back in order at the store.
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn stat_vertical_u8_avx2<const DIS_ONLY: bool>(
     r: &[&[u8]],
     d: &[&[u8]],
@@ -366,7 +366,7 @@ fn stat_vertical_u8_avx2<const DIS_ONLY: bool>(
 /// squared once and weighed by both lines' taps, `(f[2i], f[2i+1])` and `(f[2i-1], f[2i])`; 8
 /// columns a step keeps both lines' 10 sums in registers. The `madd` sums are the single pass's,
 /// so the lines are equal to two calls'.
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn stat_vertical_u8_x2_avx2<const DIS_ONLY: bool>(
     r: &[&[u8]],
     d: &[&[u8]],
@@ -450,7 +450,7 @@ fn stat_vertical_u8_x2_avx2<const DIS_ONLY: bool>(
 /// Tap pairs `(f[2i], f[2i + 1])` as `i16` pairs in each 32-bit lane, the last odd tap paired
 /// with 0 (the `madd` weights of two rows or columns).
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn tap_pairs<const PAIRS: usize>(filt: &[u16]) -> [__m256i; PAIRS] {
     debug_assert_eq!(filt.len().div_ceil(2), PAIRS);
     std::array::from_fn(|i| {
@@ -462,7 +462,7 @@ fn tap_pairs<const PAIRS: usize>(filt: &[u16]) -> [__m256i; PAIRS] {
 
 /// `2^15 * sum(filt)` (wrapping): what the -2^15 offset of every `madd` operand takes away.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn madd_offset(filt: &[u16]) -> __m256i {
     _mm256_set1_epi32(
         filt.iter()
@@ -477,13 +477,13 @@ fn madd_offset(filt: &[u16]) -> __m256i {
 /// # Safety
 /// `p` must be valid for reading 16 `u8`.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn load_u8x16(p: *const u8) -> __m256i {
     // SAFETY: the caller guarantees 16 readable bytes; the load is unaligned.
     _mm256_cvtepu8_epi16(unsafe { _mm_loadu_si128(p.cast()) })
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn stat_vertical_u16_avx2<const DIS_ONLY: bool>(
     r: &[&[u16]],
     d: &[&[u16]],
@@ -560,7 +560,7 @@ fn stat_vertical_u16_avx2<const DIS_ONLY: bool>(
 /// `(hi << (16 - sq_shift)) + ((lo + sq_round) >> sq_shift)` in wrapping 32-bit arithmetic (`lo
 /// + sq_round` stays below 2^32). Requires [`madd_vertical_ok`] and the caller's length checks;
 /// the last `w % 16` columns go to the scalar kernel.
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn stat_vertical_u16_madd<const PAIRS: usize, const DIS_ONLY: bool>(
     r: &[&[u16]],
     d: &[&[u16]],
@@ -693,7 +693,7 @@ impl RefSide<'_> {
     /// Adds `N` groups of 8 pixels' terms, group `i` at row position `at[i]`, storing or
     /// loading their reference side as the mode says.
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn add<const N: usize>(
         &mut self,
         at: [usize; N],
@@ -748,7 +748,7 @@ struct Stats8 {
 /// produce). A split pass picks its path from the taps and the width only, so the pass that
 /// writes a row and those that read it agree on its order.
 #[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn stat_horizontal_avx2(
     line: &StatLine,
     filt: &[u16],
@@ -816,7 +816,7 @@ struct TermSums<'a> {
 
 impl<'a> TermSums<'a> {
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn new(gain_limit: f64, log2: &'a [u16; LOG2_TABLE_LEN]) -> Self {
         let z = _mm256_setzero_si256();
         TermSums {
@@ -841,7 +841,7 @@ impl<'a> TermSums<'a> {
 
     /// Moves the 32-bit lane sums of the log terms into the 64-bit ones.
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn widen(&mut self) {
         let wide = |v: __m256i| {
             _mm256_add_epi64(
@@ -857,7 +857,7 @@ impl<'a> TermSums<'a> {
 
     /// Adds the lane sums to `sums`.
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn flush(&mut self, sums: &mut VifSums) {
         self.widen();
         sums.num_non_log += sum_i64x4(self.non_log);
@@ -872,7 +872,7 @@ impl<'a> TermSums<'a> {
     /// by lane (gain limit out of the vector range) add to `sums` directly. Returns each
     /// group's `sigma1_sq`.
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn add<const N: usize>(&mut self, g: [Stats8; N], sums: &mut VifSums) -> [__m256i; N] {
         let sigma1_sq = from_fn(|i| _mm256_sub_epi32(g[i].xx, rsh32(g[i].mu1, g[i].mu1)));
         self.add_with(g.map(|s| s.mu1), sigma1_sq, g, true, sums);
@@ -885,7 +885,7 @@ impl<'a> TermSums<'a> {
     /// which needs the vector log path. The `N` groups go through each step together, so that
     /// their independent dependency chains overlap (the log terms are latency-bound).
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn add_with<const N: usize>(
         &mut self,
         mu1: [__m256i; N],
@@ -964,20 +964,18 @@ impl<'a> TermSums<'a> {
     }
 }
 
-/// The 4 `i64` lanes of `a`, then those of `b`, each truncated to 32 bits.
+/// The high 32 bits of the 4 `double` lanes of `a`, then those of `b`, as 8 `u32` lanes.
 #[inline]
-#[target_feature(enable = "avx2")]
-fn narrow64(a: __m256i, b: __m256i) -> __m256i {
-    let low32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    _mm256_set_m128i(
-        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(b, low32)),
-        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(a, low32)),
-    )
+#[target_feature(enable = "avx2,fma")]
+fn high_words(a: __m256d, b: __m256d) -> __m256i {
+    // Per 128-bit half: a's odd words, then b's; the qword permute puts the halves in order.
+    let s = _mm256_shuffle_ps::<0b11_01_11_01>(_mm256_castpd_ps(a), _mm256_castpd_ps(b));
+    _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_castps_si256(s))
 }
 
 /// Lanes `4h .. 4h + 4` of `v` (`h` 0 or 1).
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn half128(v: __m256i, h: usize) -> __m128i {
     if h == 1 {
         _mm256_extracti128_si256::<1>(v)
@@ -988,7 +986,7 @@ fn half128(v: __m256i, h: usize) -> __m128i {
 
 /// `(a * b + 2^31) >> 32` of the `u32` lanes.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn rsh32(a: __m256i, b: __m256i) -> __m256i {
     let round32 = _mm256_set1_epi64x(1 << 31);
     let (e, o) = mul_wide(a, b);
@@ -1000,7 +998,7 @@ fn rsh32(a: __m256i, b: __m256i) -> __m256i {
 
 /// The horizontal filter with 64-bit sums of the squares (even/odd lane pairs), 8 columns per
 /// step, for any taps and line values. Returns the columns done (`0 .. w / 8 * 8`).
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn stat_horizontal_wide(
     line: &StatLine,
     filt: &[u16],
@@ -1082,7 +1080,7 @@ fn madd_taps_ok(filt: &[u16]) -> bool {
 
 /// Whether the mean lines the pass reads (`mu1` only with `reference`) are 16-bit, as
 /// [`stat_horizontal_madd`] needs (always, as the vertical passes round them).
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn means_16bit(line: &StatLine, filt: &[u16], w: usize, reference: bool) -> bool {
     let start = PAD - filt.len() / 2;
     let reach = start..start + w + filt.len() - 1;
@@ -1104,7 +1102,7 @@ fn means_16bit(line: &StatLine, filt: &[u16], w: usize, reference: bool) -> bool
 /// columns done (`0 .. w / 16 * 16`). Requires [`madd_taps_ok`] and [`means_16bit`]; `narrow`
 /// is the scratch of [`WideAcc::narrow`] (its contents on entry do not matter). A `Load` pass
 /// filters only the distorted side's copies.
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn stat_horizontal_madd<const PAIRS: usize>(
     line: &StatLine,
     filt: &[u16],
@@ -1259,7 +1257,7 @@ fn stat_horizontal_madd<const PAIRS: usize>(
 /// # Safety
 /// `p` must be valid for reading 16 `i16`.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn load_i16x16(p: *const i16) -> __m256i {
     // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
     unsafe { _mm256_loadu_si256(p.cast()) }
@@ -1267,7 +1265,7 @@ unsafe fn load_i16x16(p: *const i16) -> __m256i {
 
 /// Sum of the four `i64` lanes.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn sum_i64x4(v: __m256i) -> i64 {
     let mut l = [0i64; 4];
     // SAFETY: `l` holds 4 `i64` (32 bytes); the store is unaligned.
@@ -1277,7 +1275,8 @@ fn sum_i64x4(v: __m256i) -> i64 {
 
 /// The log branch of [`scalar::vif_term`] for `N` groups of 8 lanes, in the same `double`
 /// operations (division, products and difference in the scalar's order, no fused multiply-add;
-/// 4 lanes at a time), the same truncations and the same table entries.
+/// 4 lanes at a time), the same truncations (toward zero, kept in `double` where the value is an
+/// integer below 2^53) and the same table entries.
 struct LogTerms<'a> {
     log2: &'a [u16; LOG2_TABLE_LEN],
     fast: Option<&'a FastLog2>,
@@ -1286,7 +1285,7 @@ struct LogTerms<'a> {
 
 impl LogTerms<'_> {
     /// Largest gain limit for which `g * g * sigma1_sq` (`sigma1_sq < 2^31`) stays below 2^52,
-    /// where [`trunc_u52`] is exact; libvmaf's option allows at most 100.
+    /// where its truncation and the sums after it are exact; libvmaf's option allows at most 100.
     const MAX_GAIN_LIMIT: f64 = 1024.0;
 
     /// `(den_log, num_log)` terms of each group's 8 lanes as `i32` lanes, zero where the lane
@@ -1294,7 +1293,7 @@ impl LogTerms<'_> {
     /// log, `sigma12 > 0`, `sigma2_sq > 0`); `den_log` zero without `den`. `s2` is
     /// `max(sigma2_sq, 0)`. Lanes outside the masks compute garbage that reads no memory.
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn terms<const N: usize>(
         &self,
         s1: [__m256i; N],
@@ -1328,23 +1327,27 @@ impl LogTerms<'_> {
         let eps = _mm256_set1_pd(EPS);
         let g: [[__m256d; 2]; N] =
             each2!(|i, h| _mm256_div_pd(s12d[i][h], _mm256_add_pd(s1d[i][h], eps)));
-        // cvttpd gives INT32_MIN out of range, like the scalar's saturation (only downwards).
-        let sv: [[__m128i; 2]; N] = each2!(|i, h| {
-            _mm256_cvttpd_epi32(_mm256_sub_pd(s2d[i][h], _mm256_mul_pd(g[i][h], s12d[i][h])))
+        // numer1 = max((int32)(sigma2_sq - g * sigma12), 0) + sigma_nsq, kept in `double`: the
+        // truncation toward zero is exact, and where C's conversion leaves the int32 range (only
+        // downwards: g * sigma12 > 0) its INT_MIN and the truncated value both become 0 at the
+        // max. Every value is an integer below 2^53, so the sums below are exact too.
+        let zd = _mm256_setzero_pd();
+        let nsqd = _mm256_set1_pd(SIGMA_NSQ as f64);
+        let numer1: [[__m256d; 2]; N] = each2!(|i, h| {
+            let sv = _mm256_sub_pd(s2d[i][h], _mm256_mul_pd(g[i][h], s12d[i][h]));
+            let sv = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(sv);
+            _mm256_add_pd(_mm256_max_pd(sv, zd), nsqd)
         });
         // g = g < limit ? g : limit (minpd returns its second operand unless first < second).
         let g: [[__m256d; 2]; N] = each2!(|i, h| _mm256_min_pd(g[i][h], self.gain_limit));
-        let ggs: [[__m256i; 2]; N] =
-            each2!(|i, h| trunc_u52(_mm256_mul_pd(_mm256_mul_pd(g[i][h], g[i][h]), s1d[i][h])));
-        let numer1: [__m256i; N] = from_fn(|i| {
-            let sv = _mm256_max_epi32(_mm256_set_m128i(sv[i][1], sv[i][0]), z);
-            _mm256_add_epi32(sv, nsq)
+        // (int64)(g * g * sigma1_sq) + numer1: below 2^52 + 2^32 (MAX_GAIN_LIMIT).
+        let numer1_tmp: [[__m256d; 2]; N] = each2!(|i, h| {
+            let ggs = _mm256_mul_pd(_mm256_mul_pd(g[i][h], g[i][h]), s1d[i][h]);
+            let ggs = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(ggs);
+            _mm256_add_pd(ggs, numer1[i][h])
         });
-        let numer1_tmp: [[__m256i; 2]; N] = each2!(|i, h| {
-            _mm256_add_epi64(ggs[i][h], _mm256_cvtepu32_epi64(half128(numer1[i], h)))
-        });
-        let a = self.log2_u52x2(numer1_tmp, cond);
-        let b = self.log2_u32(numer1, cond);
+        let a = self.log2_f64x2(numer1_tmp, cond);
+        let b = self.log2_f64x2(numer1, cond);
         (
             den_t,
             from_fn(|i| _mm256_and_si256(_mm256_sub_epi32(a[i], b[i]), cond[i])),
@@ -1354,7 +1357,7 @@ impl LogTerms<'_> {
     /// libvmaf's `log2_32` of the `u32` lanes in `m` (each in `[2^15, 2^32)`), per group:
     /// `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`; other lanes are garbage.
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn log2_u32<const N: usize>(&self, v: [__m256i; N], m: [__m256i; N]) -> [__m256i; N] {
         // floor(log2(v)) is the exponent of (float)(v >> 1) plus one, or that less one where the
         // float rounded up to a power of two (then v >> k falls below 2^15).
@@ -1372,32 +1375,24 @@ impl LogTerms<'_> {
         from_fn(|i| _mm256_add_epi32(e[i], _mm256_slli_epi32::<11>(k[i])))
     }
 
-    /// libvmaf's `log2_64` of 8 `u64` lanes per group (two vectors of 4, each in
-    /// `[2^15, 2^52)`) in `m`: `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`, the
-    /// floor taken from the exponent of the exact `double` of `v`, as `i32` lanes (lanes 0-3
-    /// from `v[i][0]`); other lanes are garbage.
+    /// libvmaf's `log2_64` of 8 integers per group held exactly in `double` (two vectors of 4,
+    /// each in `[2^15, 2^53)`) in `m`: `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`,
+    /// as `i32` lanes (lanes 0-3 from `v[i][0]`); other lanes are garbage. Both come from the
+    /// `double`'s high word: `k` is its exponent less `1023 + 15`, and `v >> k` (16 bits, the
+    /// leading one and the 15 fraction bits below it) sits at bits 5..20.
     #[inline]
-    #[target_feature(enable = "avx2")]
-    fn log2_u52x2<const N: usize>(&self, v: [[__m256i; 2]; N], m: [__m256i; N]) -> [__m256i; N] {
-        let two52 = _mm256_set1_pd(4_503_599_627_370_496.0);
-        let kh: [[__m256i; 2]; N] = each2!(|i, h| {
-            let d = _mm256_sub_pd(
-                _mm256_castsi256_pd(_mm256_or_si256(v[i][h], _mm256_castpd_si256(two52))),
-                two52,
-            );
-            _mm256_sub_epi64(
-                _mm256_srli_epi64::<52>(_mm256_castpd_si256(d)),
-                _mm256_set1_epi64x(1023 + 15),
-            )
+    #[target_feature(enable = "avx2,fma")]
+    fn log2_f64x2<const N: usize>(&self, v: [[__m256d; 2]; N], m: [__m256i; N]) -> [__m256i; N] {
+        let hi: [__m256i; N] = from_fn(|i| high_words(v[i][0], v[i][1]));
+        let k: [__m256i; N] = from_fn(|i| {
+            _mm256_sub_epi32(_mm256_srli_epi32::<20>(hi[i]), _mm256_set1_epi32(1023 + 15))
         });
-        // v >> k is below 2^16 and k below 64: both narrow to 32 bits exactly.
         let idx: [__m256i; N] = from_fn(|i| {
-            narrow64(
-                _mm256_srlv_epi64(v[i][0], kh[i][0]),
-                _mm256_srlv_epi64(v[i][1], kh[i][1]),
+            _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi32::<5>(hi[i]), _mm256_set1_epi32(0x7fff)),
+                _mm256_set1_epi32(0x8000),
             )
         });
-        let k: [__m256i; N] = from_fn(|i| narrow64(kh[i][0], kh[i][1]));
         let e = self.lookup(idx, m);
         from_fn(|i| _mm256_add_epi32(e[i], _mm256_slli_epi32::<11>(k[i])))
     }
@@ -1407,7 +1402,7 @@ impl LogTerms<'_> {
     /// gathered for the lanes near a rounding boundary (about 16 in 10 000) and for every lane
     /// of another table.
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn lookup<const N: usize>(&self, idx: [__m256i; N], m: [__m256i; N]) -> [__m256i; N] {
         let (mut value, near) = match self.fast {
             Some(f) => {
@@ -1441,9 +1436,9 @@ impl LogTerms<'_> {
 /// `p` the degree-4 fit [`tables::LOG2_FAST8_POLY`] of `2048 * log2(1 + r)`; the entry
 /// `15 * 2048 + round(y)` unless `y` lies near a rounding boundary,
 /// [`tables::LOG2_FAST_GUARD_BELOW`]). Eight segments keep each constant table in one register,
-/// picked by one `vpermps`; the polynomial runs in separate multiplies and adds (no FMA at this
-/// level), by Estrin's scheme. The exhaustive unit test `fast_log2_every_index` checks every unflagged index against
-/// the table: its operations are IEEE `f32` ones, the same on every CPU.
+/// picked by one `vpermps`; the polynomial runs in fused multiply-adds, by Estrin's scheme. The
+/// exhaustive unit test `fast_log2_every_index` checks every unflagged index against the table:
+/// its operations are IEEE `f32` ones (a fused multiply-add rounds once), the same on every CPU.
 #[derive(Clone, Copy)]
 struct FastLog2 {
     inv: __m256,
@@ -1453,7 +1448,7 @@ struct FastLog2 {
 
 impl FastLog2 {
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn new() -> Self {
         let (inv, base) = tables::log2_fast8_consts();
         // SAFETY: each table holds 8 `f32`, one vector; the loads are unaligned.
@@ -1474,7 +1469,7 @@ impl FastLog2 {
     /// `[2^15, 2^16)`), correct in every lane outside `near` (all ones where near a rounding
     /// boundary).
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn entry<const N: usize>(&self, idx: [__m256i; N]) -> ([__m256i; N], [__m256i; N]) {
         // idx >> 12 is 8 + j; vpermps reads its low three bits.
         let j: [__m256i; N] = from_fn(|i| _mm256_srli_epi32::<12>(idx[i]));
@@ -1488,11 +1483,10 @@ impl FastLog2 {
         // chain than Horner's (three multiply-add steps deep instead of five), which is what
         // bounds this code.
         let [c0, c1, c2, c3] = self.poly;
-        let lo: [__m256; N] = from_fn(|i| _mm256_add_ps(_mm256_mul_ps(c2, r[i]), c3));
-        let hi: [__m256; N] = from_fn(|i| _mm256_add_ps(_mm256_mul_ps(c0, r[i]), c1));
-        let p: [__m256; N] =
-            from_fn(|i| _mm256_add_ps(_mm256_mul_ps(hi[i], _mm256_mul_ps(r[i], r[i])), lo[i]));
-        let y: [__m256; N] = from_fn(|i| _mm256_add_ps(_mm256_mul_ps(p[i], r[i]), base[i]));
+        let lo: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(c2, r[i], c3));
+        let hi: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(c0, r[i], c1));
+        let p: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(hi[i], _mm256_mul_ps(r[i], r[i]), lo[i]));
+        let y: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(p[i], r[i], base[i]));
         let c: [__m256; N] =
             from_fn(|i| _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y[i]));
         // y - c is in [-1/2, 1/2]: near +1/2, y is just below a tie; near -1/2, just above.
@@ -1513,18 +1507,6 @@ impl FastLog2 {
     }
 }
 
-/// `(i64)x` for 4 lanes with `0 <= x < 2^52` (truncation toward zero, exact).
-#[inline]
-#[target_feature(enable = "avx2")]
-fn trunc_u52(x: __m256d) -> __m256i {
-    let two52 = _mm256_set1_pd(4_503_599_627_370_496.0);
-    let t = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x);
-    _mm256_sub_epi64(
-        _mm256_castpd_si256(_mm256_add_pd(t, two52)),
-        _mm256_castpd_si256(two52),
-    )
-}
-
 // ---------------------------------------------------------------------------------------------
 // Downsampling
 // ---------------------------------------------------------------------------------------------
@@ -1533,7 +1515,7 @@ fn trunc_u52(x: __m256d) -> __m256i {
 macro_rules! subsample_vertical_avx2 {
     ($name:ident, $t:ty, $load:ident) => {
         #[allow(clippy::too_many_arguments)]
-        #[target_feature(enable = "avx2")]
+        #[target_feature(enable = "avx2,fma")]
         fn $name(
             r: &[&[$t]],
             d: &[&[$t]],
@@ -1578,7 +1560,7 @@ subsample_vertical_avx2!(subsample_vertical_u16_avx2, u16, load_u16x8);
 /// # Safety
 /// `p` must be valid for reading 16 `u32`.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn load_even_u32x8(p: *const u32) -> __m256i {
     // SAFETY: the caller guarantees 16 readable `u32`.
     let (a, b) = unsafe { (load_u32x8(p), load_u32x8(p.add(8))) };
@@ -1588,7 +1570,7 @@ unsafe fn load_even_u32x8(p: *const u32) -> __m256i {
     _mm256_permute4x64_epi64::<0b11_01_10_00>(ev)
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn subsample_horizontal_avx2(
     lr: &[u32],
     ld: &[u32],
@@ -1641,11 +1623,11 @@ mod fast_log2_tests {
     /// table must be left to few enough lanes to be worth having.
     #[test]
     fn fast_log2_every_index() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("fast_log2_every_index (AVX2): this CPU has no AVX2: not run");
+        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
+            eprintln!("fast_log2_every_index (AVX2): this CPU lacks AVX2 or FMA: not run");
             return;
         }
-        // SAFETY: the CPU has AVX2 (checked just above).
+        // SAFETY: the CPU has AVX2 and FMA (checked just above).
         let (trusted, near) = unsafe { check() };
         eprintln!("fast_log2_every_index (AVX2): {trusted} by arithmetic, {near} near a boundary");
         assert_eq!(trusted + near, 1 << 15);
@@ -1656,7 +1638,7 @@ mod fast_log2_tests {
     }
 
     /// `(trusted, near)` over every index of `[2^15, 2^16)`; panics at a wrong entry.
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn check() -> (usize, usize) {
         let table = tables::log2_table();
         let fast = FastLog2::new();
@@ -1700,26 +1682,26 @@ mod fast_log2_tests {
         (trusted, near_count)
     }
 
-    /// `log2_u32` (its exponent from a `float` that may round up) and `log2_u52x2` against the
+    /// `log2_u32` (its exponent from a `float` that may round up) and `log2_f64x2` against the
     /// scalar `log2_32` / `log2_64` at powers of two, their neighbours, and values whose top bits
     /// are all ones (where the `float` rounds up), over the whole range.
     #[test]
     fn log2_wide_values_match_scalar() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("log2_wide_values_match_scalar (AVX2): this CPU has no AVX2: not run");
+        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
+            eprintln!("log2_wide_values_match_scalar (AVX2): this CPU lacks AVX2 or FMA: not run");
             return;
         }
-        // SAFETY: the CPU has AVX2 (checked just above).
+        // SAFETY: the CPU has AVX2 and FMA (checked just above).
         unsafe { check_wide() };
     }
 
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn check_wide() {
         let table = tables::log2_table();
         let fast = FastLog2::new();
         let all = _mm256_set1_epi32(-1);
         let mut vals: Vec<u64> = Vec::new();
-        for b in 15..52u32 {
+        for b in 15..53u32 {
             let p = 1u64 << b;
             vals.extend([
                 p,
@@ -1730,7 +1712,7 @@ mod fast_log2_tests {
                 (p << 1) - (p >> 9),
             ]);
         }
-        vals.retain(|&v| (1 << 15..1 << 52).contains(&v));
+        vals.retain(|&v| (1 << 15..1 << 53).contains(&v));
         // The `u32` ones on their own, so no chunk of 8 mixes them with wider ones.
         let vals32: Vec<u64> = vals.iter().copied().filter(|&v| v < 1 << 32).collect();
         for t in [Some(&fast), None] {
@@ -1742,13 +1724,14 @@ mod fast_log2_tests {
             for c in vals.chunks(8) {
                 let v: [u64; 8] = std::array::from_fn(|l| c[l.min(c.len() - 1)]);
                 let load = |s: &[u64]| {
-                    // SAFETY: `s` holds 4 `u64` (32 bytes); the load is unaligned.
-                    unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
+                    let d: [f64; 4] = std::array::from_fn(|l| s[l] as f64);
+                    // SAFETY: `d` holds 4 `f64` (32 bytes); the load is unaligned.
+                    unsafe { _mm256_loadu_pd(d.as_ptr()) }
                 };
                 let mut got = [0u32; 8];
                 store_u32x8(
                     &mut got,
-                    terms.log2_u52x2([[load(&v[..4]), load(&v[4..])]], [all])[0],
+                    terms.log2_f64x2([[load(&v[..4]), load(&v[4..])]], [all])[0],
                 );
                 for l in 0..8 {
                     assert_eq!(
