@@ -109,7 +109,7 @@ pub static DEF: ExtractorDef = ExtractorDef {
 };
 
 /// The blurred-difference SAD kernel ([`scalar::blurred_diff_sad`]).
-pub type SadKernel = fn(&Plane<'_>, &Plane<'_>, &mut [i32], u8) -> u64;
+pub type SadKernel = fn(&Plane<'_>, &Plane<'_>, &mut scalar::SadScratch, u8) -> u64;
 
 /// The best SAD kernel at or below `level` that this machine runs.
 pub fn sad_kernel(level: CpuLevel) -> SadKernel {
@@ -130,7 +130,13 @@ pub fn sad_kernel(level: CpuLevel) -> SadKernel {
 }
 
 /// Calls `kernel`; with the `check_simd` feature also the scalar kernel, asserting equality.
-fn dispatch(kernel: SadKernel, prev: &Plane<'_>, cur: &Plane<'_>, y: &mut [i32], bpc: u8) -> u64 {
+fn dispatch(
+    kernel: SadKernel,
+    prev: &Plane<'_>,
+    cur: &Plane<'_>,
+    y: &mut scalar::SadScratch,
+    bpc: u8,
+) -> u64 {
     let sad = kernel(prev, cur, y, bpc);
     #[cfg(feature = "check_simd")]
     if kernel as usize != scalar::blurred_diff_sad as SadKernel as usize {
@@ -144,7 +150,7 @@ fn dispatch(kernel: SadKernel, prev: &Plane<'_>, cur: &Plane<'_>, y: &mut [i32],
 /// one-before-previous) reference frame.
 struct Motion {
     kernel: SadKernel,
-    y_row: Vec<i32>,
+    scratch: scalar::SadScratch,
     bpc: u8,
     fps_weight: f64,
     max_val: f64,
@@ -155,7 +161,7 @@ struct Motion {
 fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     Ok(Box::new(Motion {
         kernel: sad_kernel(cpu_level()),
-        y_row: vec![0; cfg.format.width],
+        scratch: scalar::SadScratch::new(cfg.format.width),
         bpc: cfg.format.bpc,
         fps_weight: cfg.opts.f64("motion_fps_weight"),
         max_val: cfg.opts.f64("motion_max_val"),
@@ -176,7 +182,7 @@ impl Extractor for Motion {
             }
             .ok_or_else(|| Error::Internal("motion: previous reference frame missing".into()))?;
             let cur = &input.reference;
-            let sad = dispatch(self.kernel, &prev, cur, &mut self.y_row, self.bpc);
+            let sad = dispatch(self.kernel, &prev, cur, &mut self.scratch, self.bpc);
             // Same operation order as libvmaf: sad / 256 / (w*h) (a 32-bit unsigned product).
             let area = (cur.width as u32).wrapping_mul(cur.height as u32) as f64;
             score = (sad as f64 / 256.0 / area * self.fps_weight).min(self.max_val);

@@ -29,10 +29,34 @@ pub fn row_taps(i: usize, h: usize) -> [usize; 5] {
     std::array::from_fn(|k| mirror(i as isize - 2 + k as isize, h as isize))
 }
 
+/// Padding of each of [`SadScratch::split`]'s two rows beyond the plane width: the SIMD
+/// horizontal passes read a few values past the last column (multiplied by a zero tap).
+pub const SPLIT_PAD: usize = 64;
+
+/// Row buffers of the SAD kernels, sized once for a plane width (no per-frame allocation).
+pub struct SadScratch {
+    /// The vertical pass's output row (`w` values).
+    pub y_row: Vec<i32>,
+    /// The 8-bit SIMD kernels' 16-bit split of `y_row`: `y >> 8` in `[0, w + SPLIT_PAD)`, then
+    /// `y & 0xff` in `[w + SPLIT_PAD, 2 (w + SPLIT_PAD))`.
+    pub split: Vec<i16>,
+}
+
+impl SadScratch {
+    /// Buffers for planes `w` columns wide.
+    pub fn new(w: usize) -> Self {
+        SadScratch {
+            y_row: vec![0; w],
+            split: vec![0; 2 * (w + SPLIT_PAD)],
+        }
+    }
+}
+
 /// Sum over the frame of |blur(prev − cur)|: vertical blur of the difference rounded by `bpc`
 /// bits, horizontal blur rounded by 16 bits, absolute values summed per row in 32 bits (wrapping,
 /// as libvmaf's `uint32_t row_sad`), rows summed in 64 bits.
-pub fn blurred_diff_sad(prev: &Plane<'_>, cur: &Plane<'_>, y_row: &mut [i32], bpc: u8) -> u64 {
+pub fn blurred_diff_sad(prev: &Plane<'_>, cur: &Plane<'_>, s: &mut SadScratch, bpc: u8) -> u64 {
+    let y_row = &mut s.y_row;
     match (prev.samples, cur.samples) {
         (Samples::U8(p), Samples::U8(c)) => {
             sad_impl(p, prev.stride, c, cur.stride, cur, y_row, bpc)

@@ -119,7 +119,7 @@ fn sad_of_identical_frames_is_zero_and_shift_is_exact() {
     let h = 17;
     let a: Vec<u8> = (0..w * h).map(|i| (i * 7 % 251) as u8).collect();
     let pa = Plane::new_u8(&a, w, h, w).unwrap();
-    let mut row = vec![0; w];
+    let mut row = scalar::SadScratch::new(w);
     assert_eq!(scalar::blurred_diff_sad(&pa, &pa, &mut row, 8), 0);
     // A constant offset of d: the taps sum to 65536, so every pixel gives
     // round(round(d·65536/2^bpc)·65536/65536) = 10·256 / 2^(bpc-8).
@@ -209,7 +209,7 @@ fn sad_kernels_match_scalar_at_every_level() {
                 };
                 let a = gen(&mut rnd, true);
                 let b = gen(&mut rnd, false);
-                let mut y = vec![0i32; w];
+                let mut y = scalar::SadScratch::new(w);
                 let (a8, b8): (Vec<u8>, Vec<u8>) = (
                     a.iter().map(|&x| x as u8).collect(),
                     b.iter().map(|&x| x as u8).collect(),
