@@ -157,7 +157,16 @@ fn subsample_vertical_u8(
     out_d: &mut [u32],
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
-    unsafe { subsample_vertical_u8_avx2(r, d, filt, round, shift, w, out_r, out_d) }
+    unsafe {
+        let done = match filt.len() {
+            9 => subsample_vertical_u8_fold::<4>(r, d, filt, round, shift, w, out_r, out_d),
+            5 => subsample_vertical_u8_fold::<2>(r, d, filt, round, shift, w, out_r, out_d),
+            _ => false,
+        };
+        if !done {
+            subsample_vertical_u8_avx2(r, d, filt, round, shift, w, out_r, out_d);
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1553,6 +1562,83 @@ macro_rules! subsample_vertical_avx2 {
 }
 
 subsample_vertical_avx2!(subsample_vertical_u8_avx2, u8, load_u8x8);
+
+/// [`subsample_vertical_u8_avx2`] for symmetric taps (`2 H + 1` of them, each below 2^15), 16
+/// columns a step: the rows at equal distance from the centre added first (two samples, at most
+/// 510: an `i16`), then two folded rows per `_mm256_madd_epi16` with their tap pair (the centre
+/// row paired with a zero tap when `H + 1` is odd). The sums are the scalar's modulo 2^32 (a
+/// wrapping `i32` add is a `u32` one), rounded and shifted logically as it does. `false` (nothing
+/// written) where the taps are not of that form.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx2,fma")]
+fn subsample_vertical_u8_fold<const H: usize>(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    w: usize,
+    out_r: &mut [u32],
+    out_d: &mut [u32],
+) -> bool {
+    let n = 2 * H + 1;
+    let symmetric = (0..H).all(|k| filt[k] == filt[n - 1 - k]);
+    if filt.len() != n || !symmetric || filt.iter().any(|&f| f >= 1 << 15) {
+        return false;
+    }
+    assert!(r.len() == n && d.len() == n);
+    assert!(r.iter().chain(d).all(|row| row.len() >= w));
+    assert!(out_r.len() >= PAD + w && out_d.len() >= PAD + w);
+    // Tap pairs of the folded rows 0..=H: (f[2p], f[2p + 1]), f[H + 1] taken as 0.
+    let pairs: [__m256i; 9] = from_fn(|p| {
+        let tap = |k: usize| if k <= H { filt[k] as i32 } else { 0 };
+        _mm256_set1_epi32(tap(2 * p + 1) << 16 | tap(2 * p))
+    });
+    let rnd = _mm256_set1_epi32(round as i32);
+    let sh = _mm_cvtsi32_si128(shift as i32);
+    let low16 = _mm256_set1_epi32(0xffff);
+    let z = _mm256_setzero_si256();
+    let w16 = w / 16 * 16;
+    for j in (0..w16).step_by(16) {
+        for (rows, out) in [(r, &mut *out_r), (d, &mut *out_d)] {
+            let x: [__m256i; 17] = from_fn(|k| {
+                if k < n {
+                    // SAFETY: j + 16 <= w16 <= w <= every row's length (checked above); the load
+                    // is unaligned.
+                    unsafe { _mm256_cvtepu8_epi16(_mm_loadu_si128(rows[k].as_ptr().add(j).cast())) }
+                } else {
+                    z
+                }
+            });
+            let folded: [__m256i; 10] = from_fn(|k| match k.cmp(&H) {
+                std::cmp::Ordering::Less => _mm256_add_epi16(x[k], x[n - 1 - k]),
+                std::cmp::Ordering::Equal => x[H],
+                std::cmp::Ordering::Greater => z,
+            });
+            // In-lane interleaves: columns 0-3 and 8-11 in `lo`, 4-7 and 12-15 in `hi`.
+            let (mut lo, mut hi) = (z, z);
+            for p in 0..(H + 1).div_ceil(2) {
+                let (a, b) = (folded[2 * p], folded[2 * p + 1]);
+                lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), pairs[p]));
+                hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), pairs[p]));
+            }
+            let fin = |v: __m256i| {
+                _mm256_and_si256(_mm256_srl_epi32(_mm256_add_epi32(v, rnd), sh), low16)
+            };
+            let (lo, hi) = (fin(lo), fin(hi));
+            store_u32x8(
+                &mut out[PAD + j..],
+                _mm256_permute2x128_si256::<0x20>(lo, hi),
+            );
+            store_u32x8(
+                &mut out[PAD + j + 8..],
+                _mm256_permute2x128_si256::<0x31>(lo, hi),
+            );
+        }
+    }
+    scalar::subsample_vertical_cols(r, d, filt, round, shift, w16..w, out_r, out_d);
+    true
+}
 subsample_vertical_avx2!(subsample_vertical_u16_avx2, u16, load_u16x8);
 
 /// The even-indexed elements of `p[0..16]`: `p[0], p[2], …, p[14]`.

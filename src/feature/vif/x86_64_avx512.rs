@@ -208,7 +208,16 @@ fn subsample_vertical_u8(
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
-    unsafe { subsample_vertical_u8_avx512(r, d, filt, round, shift, w, out_r, out_d) }
+    unsafe {
+        let done = match filt.len() {
+            9 => subsample_vertical_u8_fold::<4>(r, d, filt, round, shift, w, out_r, out_d),
+            5 => subsample_vertical_u8_fold::<2>(r, d, filt, round, shift, w, out_r, out_d),
+            _ => false,
+        };
+        if !done {
+            subsample_vertical_u8_avx512(r, d, filt, round, shift, w, out_r, out_d);
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -2263,6 +2272,114 @@ subsample_vertical_avx512!(
     load_u8x32,
     load_u8x16
 );
+/// The constants of [`subsample_vertical_u8_fold`].
+struct FoldConsts {
+    /// Tap pairs of the folded rows `0..=H`: `(f[2p], f[2p + 1])`, `f[H + 1]` taken as 0.
+    pairs: [__m512i; 9],
+    round: __m512i,
+    shift: __m128i,
+    low16: __m512i,
+}
+
+/// [`subsample_vertical_u8_avx512`] for symmetric taps (`2 H + 1` of them, each below 2^15):
+/// the AVX2 peer's folded method (`x86_64_avx2::subsample_vertical_u8_fold`, whose notes say why
+/// it is exact), 32 columns a step, the last partial step masked. `false` (nothing written) where
+/// the taps are not of that form.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn subsample_vertical_u8_fold<const H: usize>(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    w: usize,
+    out_r: &mut [u32],
+    out_d: &mut [u32],
+) -> bool {
+    let taps = 2 * H + 1;
+    let symmetric = (0..H).all(|k| filt[k] == filt[taps - 1 - k]);
+    if filt.len() != taps || !symmetric || filt.iter().any(|&f| f >= 1 << 15) {
+        return false;
+    }
+    assert!(r.len() == taps && d.len() == taps);
+    assert!(r.iter().chain(d).all(|row| row.len() >= w));
+    assert!(out_r.len() >= PAD + w && out_d.len() >= PAD + w);
+    let k = FoldConsts {
+        pairs: from_fn(|p| {
+            let tap = |i: usize| if i <= H { filt[i] as i32 } else { 0 };
+            _mm512_set1_epi32(tap(2 * p + 1) << 16 | tap(2 * p))
+        }),
+        round: _mm512_set1_epi32(round as i32),
+        shift: _mm_cvtsi32_si128(shift as i32),
+        low16: _mm512_set1_epi32(0xffff),
+    };
+    let w32 = w / 32 * 32;
+    for j in (0..w32).step_by(32) {
+        fold_block::<H, false>(r, j, 32, &k, out_r);
+        fold_block::<H, false>(d, j, 32, &k, out_d);
+    }
+    if w32 < w {
+        fold_block::<H, true>(r, w32, w - w32, &k, out_r);
+        fold_block::<H, true>(d, w32, w - w32, &k, out_d);
+    }
+    true
+}
+
+/// Columns `j .. j + n` of one picture's [`subsample_vertical_u8_fold`] (`n < 32` only with
+/// `TAIL`); requires its length checks.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn fold_block<const H: usize, const TAIL: bool>(
+    rows: &[&[u8]],
+    j: usize,
+    n: usize,
+    k: &FoldConsts,
+    out: &mut [u32],
+) {
+    let taps = 2 * H + 1;
+    let z = _mm512_setzero_si512();
+    let x: [__m512i; 17] = from_fn(|i| {
+        if i < taps {
+            // SAFETY: j + n <= every row's length (the caller's checks); the load reads n bytes.
+            unsafe { load_u8x32::<TAIL>(rows[i].as_ptr().add(j), n) }
+        } else {
+            z
+        }
+    });
+    let folded: [__m512i; 10] = from_fn(|i| match i.cmp(&H) {
+        std::cmp::Ordering::Less => _mm512_add_epi16(x[i], x[taps - 1 - i]),
+        std::cmp::Ordering::Equal => x[H],
+        std::cmp::Ordering::Greater => z,
+    });
+    // Per 128-bit lane q, columns 8q .. 8q + 4 in `lo` and 8q + 4 .. 8q + 8 in `hi`.
+    let (mut lo, mut hi) = (z, z);
+    for p in 0..(H + 1).div_ceil(2) {
+        let (a, b) = (folded[2 * p], folded[2 * p + 1]);
+        lo = madd_acc(lo, _mm512_unpacklo_epi16(a, b), k.pairs[p]);
+        hi = madd_acc(hi, _mm512_unpackhi_epi16(a, b), k.pairs[p]);
+    }
+    let fin = |v: __m512i| {
+        _mm512_and_si512(
+            _mm512_srl_epi32(_mm512_add_epi32(v, k.round), k.shift),
+            k.low16,
+        )
+    };
+    let (lo, hi) = (fin(lo), fin(hi));
+    // Qwords of (lo, hi) in column order: columns 0-15, then 16-31.
+    let first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    let second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    store_u32x16(
+        &mut out[PAD + j..],
+        _mm512_permutex2var_epi64(lo, first, hi),
+        n,
+    );
+    if n > 16 {
+        let v = _mm512_permutex2var_epi64(lo, second, hi);
+        store_u32x16(&mut out[PAD + j + 16..], v, n - 16);
+    }
+}
+
 subsample_vertical_avx512!(
     subsample_vertical_u16_avx512,
     subsample_vertical_u16_madd,
