@@ -193,7 +193,17 @@ fn subsample_horizontal(
     out_d: &mut [u16],
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
-    unsafe { subsample_horizontal_avx2(lr, ld, filt, w, out_r, out_d) }
+    unsafe {
+        let done = match filt.len().div_ceil(2) {
+            5 => subsample_horizontal_madd::<5>(lr, ld, filt, w, out_r, out_d),
+            3 => subsample_horizontal_madd::<3>(lr, ld, filt, w, out_r, out_d),
+            2 => subsample_horizontal_madd::<2>(lr, ld, filt, w, out_r, out_d),
+            _ => false,
+        };
+        if !done {
+            subsample_horizontal_avx2(lr, ld, filt, w, out_r, out_d);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -250,6 +260,15 @@ fn store_u16x8(d: &mut [u16], v: __m128i) {
     let d = &mut d[..8];
     // SAFETY: `d` holds 8 `u16` (16 bytes); the store is unaligned.
     unsafe { _mm_storeu_si128(d.as_mut_ptr().cast(), v) }
+}
+
+/// Stores 16 `i16` to the start of `d` (bounds-checked).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn store_i16x16(d: &mut [i16], v: __m256i) {
+    let d = &mut d[..16];
+    // SAFETY: `d` holds 16 `i16` (32 bytes); the store is unaligned.
+    unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v) }
 }
 
 /// Interleaves the low 32 bits of the 64-bit lanes of `even` (lanes 0, 2, 4, 6) and `odd`
@@ -1697,6 +1716,93 @@ fn subsample_horizontal_avx2(
         store_u16x8(&mut out_d[m..], fin(ad));
     }
     scalar::subsample_horizontal_cols(lr, ld, filt, n8..half, out_r, out_d);
+}
+
+/// Outputs per chunk of [`subsample_horizontal_madd`] (its 16-bit line copies live on the stack).
+const SUB_CHUNK: usize = 128;
+/// Length of one of its 16-bit copies: a chunk's inputs, the filter reach and the values its last
+/// `madd` loads read past them (multiplied by a zero tap), rounded up to 16.
+const SUB_LINE: usize = 2 * SUB_CHUNK + 2 * PAD + 16;
+
+/// [`subsample_horizontal_avx2`] in 16-bit lanes, 8 outputs per step: the line values (below
+/// 2^16) offset by -2^15 into `i16` copies, two taps per `_mm256_madd_epi16` (output `m` reads
+/// the copy at `2m + k`, so a load at `2m + k` pairs taps `k` and `k + 1` of 8 consecutive
+/// outputs), the offset added back as `2^15 * sum(taps)`; the wrapping `i32` sums are the
+/// scalar's `u32` ones. `false` (the outputs then partly written, all to be rewritten) where the
+/// taps do not fit ([`madd_taps_ok`]) or a line value is not 16-bit.
+#[target_feature(enable = "avx2,fma")]
+fn subsample_horizontal_madd<const PAIRS: usize>(
+    lr: &[u32],
+    ld: &[u32],
+    filt: &[u16],
+    w: usize,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) -> bool {
+    let taps = filt.len();
+    if !madd_taps_ok(filt) || taps.div_ceil(2) != PAIRS {
+        return false;
+    }
+    let start = PAD - taps / 2;
+    let half = w / 2;
+    let n8 = half / 8 * 8;
+    // Outputs below n8 read line values start .. start + 2 * n8 + taps - 2.
+    let end = start + 2 * n8 + taps - 1;
+    assert!(lr.len() >= end && ld.len() >= end && out_r.len() >= half && out_d.len() >= half);
+    let pairs: [__m256i; PAIRS] = tap_pairs(filt);
+    let offset = madd_offset(filt);
+    let flip = _mm256_set1_epi16(i16::MIN);
+    let round = _mm256_set1_epi32(32768);
+    let mut wide = _mm256_setzero_si256();
+    let mut copy = [[0i16; SUB_LINE]; 2];
+    for m0 in (0..n8).step_by(SUB_CHUNK) {
+        let cn = SUB_CHUNK.min(n8 - m0);
+        // Copy values 0 .. n of the chunk (from line position start + 2 * m0).
+        let n = 2 * cn + taps - 1;
+        for (line, c) in [lr, ld].into_iter().zip(copy.iter_mut()) {
+            let src = &line[start + 2 * m0..start + 2 * m0 + n];
+            let mut i = 0;
+            while i + 16 <= n {
+                // SAFETY: i + 16 <= n = src.len(); unaligned loads.
+                let (a, b) = unsafe {
+                    (
+                        load_u32x8(src.as_ptr().add(i)),
+                        load_u32x8(src.as_ptr().add(i + 8)),
+                    )
+                };
+                wide = _mm256_or_si256(wide, _mm256_or_si256(a, b));
+                let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(a, b));
+                store_i16x16(&mut c[i..], _mm256_xor_si256(v, flip));
+                i += 16;
+            }
+            for (d, &v) in c[i..n].iter_mut().zip(&src[i..]) {
+                wide = _mm256_or_si256(wide, _mm256_set1_epi32(v as i32));
+                *d = (v as u16 ^ 0x8000) as i16;
+            }
+        }
+        for b in (0..cn).step_by(8) {
+            let [cr, cd] = &copy;
+            let filtered = |c: &[i16; SUB_LINE]| {
+                let mut acc = offset;
+                for (p, &t) in pairs.iter().enumerate() {
+                    // SAFETY: the highest value read, 2b + 2p + 15 <= 2(cn - 8) + 2 PAIRS + 13
+                    // = n - 1 < SUB_LINE (b <= cn - 8, p < PAIRS, taps = 2 PAIRS - 1 or
+                    // 2 PAIRS), was copied above; the load is unaligned.
+                    let v = unsafe { load_i16x16(c.as_ptr().add(2 * b + 2 * p)) };
+                    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(v, t));
+                }
+                let v = _mm256_srli_epi32::<16>(_mm256_add_epi32(acc, round));
+                _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v))
+            };
+            store_u16x8(&mut out_r[m0 + b..], filtered(cr));
+            store_u16x8(&mut out_d[m0 + b..], filtered(cd));
+        }
+    }
+    if _mm256_testz_si256(wide, _mm256_set1_epi32(!0xffff)) == 0 {
+        return false;
+    }
+    scalar::subsample_horizontal_cols(lr, ld, filt, n8..half, out_r, out_d);
+    true
 }
 
 #[cfg(test)]
