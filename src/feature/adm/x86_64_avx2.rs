@@ -199,18 +199,11 @@ fn cm_s0_interior_avx2(
 // Scale-0 DWT
 // ---------------------------------------------------------------------------------------------
 
-// The AVX2 scale-0 DWT row kernels: the vertical pass 8 columns per `i32` vector (wrapping
-// products and sums as the scalar's `int32`), the horizontal pass 16 outputs per step with
+// The AVX2 scale-0 DWT row kernels: the vertical pass 16 columns per step with
+// `_mm256_madd_epi16` on interleaved row pairs (the AVX-512 peer's method), the horizontal pass
+// 16 outputs per step with
 // `_mm256_madd_epi16` on tap pairs (the taps fit `i16` and no product pair overflows, so the
 // `i32` sums are the scalar's); edges and leftovers by the scalar kernels.
-
-/// Truncates the `i32` lanes of `a` then `b` to `i16` (C's narrowing cast), in order.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn narrow16(a: __m256i, b: __m256i) -> __m256i {
-    let t = |v: __m256i| _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(v));
-    _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(t(a), t(b)))
-}
 
 /// Stores 16 `i16` to the start of `d` (bounds-checked).
 #[inline]
@@ -221,9 +214,15 @@ fn store_i16x16(d: &mut [i16], v: __m256i) {
     unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v) }
 }
 
-/// The vertical pass for one sample type.
+/// The vertical pass for one sample type, 16 columns per step: rows 0, 1 and rows 2, 3
+/// interleaved and weighed by their tap pairs, one `_mm256_madd_epi16` each (the AVX-512 peer's
+/// method: the taps fit `i16`, no product pair overflows, so the `i32` sums are the scalar's);
+/// samples that may not fit `i16` (`$flip`) go in as `s - 2^15`, the `2^15 * sum(taps)` they
+/// leave out folded into the rounding constant. The rounded values fit `i16` (see the AVX-512
+/// peer), so the saturating pack is exact; per 128-bit half it puts the interleave's columns
+/// 0-3 before 4-7, the column order.
 macro_rules! dwt_s0_vertical_avx2 {
-    ($entry:ident, $kernel:ident, $t:ty, $widen:ident, $load:ident) => {
+    ($entry:ident, $kernel:ident, $t:ty, $load:ident, $flip:expr) => {
         fn $entry(rows: [&[$t]; 4], bpc: u32, lo: &mut [i16], hi: &mut [i16]) {
             // SAFETY: only reachable through `install`, which checked that the CPU has
             // AVX2.
@@ -232,38 +231,49 @@ macro_rules! dwt_s0_vertical_avx2 {
 
         #[target_feature(enable = "avx2")]
         fn $kernel(rows: [&[$t]; 4], bpc: u32, lo: &mut [i16], hi: &mut [i16]) {
+            const FLIP: bool = $flip;
             let w = lo.len();
             assert!(hi.len() == w && rows.iter().all(|r| r.len() >= w) && (8..=16).contains(&bpc));
             let w16 = w / 16 * 16;
             let add = 1i32 << (bpc - 1);
-            // (fir - off + add) >> bpc, the wrapping `- off + add` folded into one constant.
-            let rnd_lo = _mm256_set1_epi32(add.wrapping_sub(DB2_LO_SUM.wrapping_mul(add)));
-            let rnd_hi = _mm256_set1_epi32(add.wrapping_sub(DB2_HI_SUM.wrapping_mul(add)));
+            // (fir - off + add) >> bpc, the wrapping `- off + add` folded into one constant with
+            // the 2^15 * sum(taps) the flipped samples leave out.
+            let rnd = |sum: i32| {
+                let unflip = if FLIP { sum.wrapping_mul(1 << 15) } else { 0 };
+                _mm256_set1_epi32(add.wrapping_sub(sum.wrapping_mul(add)).wrapping_add(unflip))
+            };
+            let (rnd_lo, rnd_hi) = (rnd(DB2_LO_SUM), rnd(DB2_HI_SUM));
+            let flip = _mm256_set1_epi16(if FLIP { i16::MIN } else { 0 });
             let sh = _mm_cvtsi32_si128(bpc as i32);
-            let clo = DB2_LO.map(|c| _mm256_set1_epi32(c));
-            let chi = DB2_HI.map(|c| _mm256_set1_epi32(c));
+            let pair =
+                |c: &[i32; 4], k: usize| _mm256_set1_epi32((c[k + 1] << 16) | (c[k] & 0xffff));
+            let (lo01, lo23) = (pair(&DB2_LO, 0), pair(&DB2_LO, 2));
+            let (hi01, hi23) = (pair(&DB2_HI, 0), pair(&DB2_HI, 2));
             let p = rows.map(|r| r.as_ptr());
             for j in (0..w16).step_by(16) {
-                let mut out = [[_mm256_setzero_si256(); 2]; 2];
-                for (half, o) in [j, j + 8].into_iter().enumerate() {
-                    // SAFETY: o + 8 <= w16 <= w <= every row's length (checked above).
-                    let s = p.map(|r| unsafe { $widen($load(r.add(o))) });
-                    let fir = |c: &[__m256i; 4], rnd: __m256i| {
-                        let a = _mm256_add_epi32(
-                            _mm256_mullo_epi32(c[0], s[0]),
-                            _mm256_mullo_epi32(c[1], s[1]),
+                // SAFETY: j + 16 <= w16 <= w <= every row's length (checked above).
+                let s = p.map(|r| _mm256_xor_si256(unsafe { $load(r.add(j)) }, flip));
+                // Per 128-bit half, columns 0-3 of its 8 in `l`, 4-7 in `h`.
+                let (l01, h01) = (
+                    _mm256_unpacklo_epi16(s[0], s[1]),
+                    _mm256_unpackhi_epi16(s[0], s[1]),
+                );
+                let (l23, h23) = (
+                    _mm256_unpacklo_epi16(s[2], s[3]),
+                    _mm256_unpackhi_epi16(s[2], s[3]),
+                );
+                let fir = |c01: __m256i, c23: __m256i, rnd: __m256i| {
+                    let f = |p01: __m256i, p23: __m256i| {
+                        let acc = _mm256_add_epi32(
+                            _mm256_madd_epi16(p01, c01),
+                            _mm256_madd_epi16(p23, c23),
                         );
-                        let b = _mm256_add_epi32(
-                            _mm256_mullo_epi32(c[2], s[2]),
-                            _mm256_mullo_epi32(c[3], s[3]),
-                        );
-                        _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(a, b), rnd), sh)
+                        _mm256_sra_epi32(_mm256_add_epi32(acc, rnd), sh)
                     };
-                    out[0][half] = fir(&clo, rnd_lo);
-                    out[1][half] = fir(&chi, rnd_hi);
-                }
-                store_i16x16(&mut lo[j..], narrow16(out[0][0], out[0][1]));
-                store_i16x16(&mut hi[j..], narrow16(out[1][0], out[1][1]));
+                    _mm256_packs_epi32(f(l01, l23), f(h01, h23))
+                };
+                store_i16x16(&mut lo[j..], fir(lo01, lo23, rnd_lo));
+                store_i16x16(&mut hi[j..], fir(hi01, hi23, rnd_hi));
             }
             scalar::dwt_s0_vertical_both(
                 rows.map(|r| &r[w16..]),
@@ -275,41 +285,41 @@ macro_rules! dwt_s0_vertical_avx2 {
     };
 }
 
-/// 8 `u8` widened to `i32` lanes.
+/// 16 `u8` widened to `u16` lanes.
 ///
 /// # Safety
-/// `p` must be valid for reading 8 `u8`.
+/// `p` must be valid for reading 16 `u8`.
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn load_u8x8(p: *const u8) -> __m128i {
-    // SAFETY: the caller guarantees 8 readable bytes; the load is unaligned.
-    unsafe { _mm_loadl_epi64(p.cast()) }
+unsafe fn load_u8x16(p: *const u8) -> __m256i {
+    // SAFETY: the caller guarantees 16 readable bytes; the load is unaligned.
+    _mm256_cvtepu8_epi16(unsafe { _mm_loadu_si128(p.cast()) })
 }
 
-/// 8 `u16`.
+/// 16 `u16`.
 ///
 /// # Safety
-/// `p` must be valid for reading 8 `u16`.
+/// `p` must be valid for reading 16 `u16`.
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn load_u16x8(p: *const u16) -> __m128i {
-    // SAFETY: the caller guarantees 16 readable bytes; the load is unaligned.
-    unsafe { _mm_loadu_si128(p.cast()) }
+unsafe fn load_u16x16(p: *const u16) -> __m256i {
+    // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
+    unsafe { _mm256_loadu_si256(p.cast()) }
 }
 
 dwt_s0_vertical_avx2!(
     dwt_s0_vertical_u8,
     dwt_s0_vertical_u8_avx2,
     u8,
-    _mm256_cvtepu8_epi32,
-    load_u8x8
+    load_u8x16,
+    false
 );
 dwt_s0_vertical_avx2!(
     dwt_s0_vertical_u16,
     dwt_s0_vertical_u16_avx2,
     u16,
-    _mm256_cvtepu16_epi32,
-    load_u16x8
+    load_u16x16,
+    true
 );
 
 fn dwt_s0_horizontal(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi: &mut [i16]) {
