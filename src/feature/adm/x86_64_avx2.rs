@@ -730,7 +730,7 @@ fn decouple_s0_avx2(
 // The AVX2 scale-1..3 DWT row kernels: every `int64` four-tap sum as even/odd lane pairs of
 // `_mm256_mul_epi32` products (exact: `i32` samples times `i16` taps), the rounding shift (at
 // most 16) logical, which keeps the same low 32 bits as the scalar's arithmetic one; vertical 8
-// columns per step, horizontal 4 outputs per step from two loads of the tap run; edges and
+// columns per step (`i16` samples: 16 columns per step, two taps per `madd`, in `int32`), horizontal 4 outputs per step from two loads of the tap run; edges and
 // leftovers by the scalar kernels.
 
 /// `sum_k c[k] * x[k]` of the low 32-bit halves of the 64-bit lanes, in 64 bits.
@@ -741,17 +741,6 @@ fn fir4_epi64(c: &[__m256i; 4], x: &[__m256i; 4]) -> __m256i {
         _mm256_add_epi64(_mm256_mul_epi32(x[0], c[0]), _mm256_mul_epi32(x[1], c[1])),
         _mm256_add_epi64(_mm256_mul_epi32(x[2], c[2]), _mm256_mul_epi32(x[3], c[3])),
     )
-}
-
-/// 8 `i16` sign-extended to `i32` lanes.
-///
-/// # Safety
-/// `p` must be valid for reading 8 `i16`.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn load_i16x8_i32(p: *const i16) -> __m256i {
-    // SAFETY: the caller guarantees 16 readable bytes; the load is unaligned.
-    _mm256_cvtepi16_epi32(unsafe { _mm_loadu_si128(p.cast()) })
 }
 
 /// The scale-1..3 vertical pass for one sample type.
@@ -792,12 +781,57 @@ macro_rules! dwt_s123_vertical_avx2 {
     };
 }
 
-dwt_s123_vertical_avx2!(
-    dwt_s123_vertical_i16,
-    dwt_s123_vertical_i16_avx2,
-    i16,
-    load_i16x8_i32
-);
+fn dwt_s123_vertical_i16(rows: [&[i16]; 4], scale: usize, lo: &mut [i32], hi: &mut [i32]) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
+    unsafe { dwt_s123_vertical_i16_avx2(rows, scale, lo, hi) }
+}
+
+/// The scale-1..3 vertical pass of `i16` samples (the scale-0 approximation band), 16 columns
+/// per step in `int32` (the AVX-512 peer's method): rows 0 and 1 (2 and 3) interleaved as the
+/// halves of 32-bit lanes, each pair filtered by one `_mm256_madd_epi16`. The scalar's `int64`
+/// sum fits `int32` here (`|sum| <= 2^15 * sum(|taps|) = 2^15 * 54822 < 2^31 - 2^15`, rounding
+/// term included), so the `int32` sum and arithmetic shift are the scalar's exactly.
+#[target_feature(enable = "avx2")]
+fn dwt_s123_vertical_i16_avx2(rows: [&[i16]; 4], scale: usize, lo: &mut [i32], hi: &mut [i32]) {
+    let w = lo.len();
+    assert!(hi.len() == w && rows.iter().all(|r| r.len() >= w));
+    let (add, shift) = DWT_S123_VERTICAL_ROUND[scale - 1];
+    let add = _mm256_set1_epi32(add as i32);
+    let sh = _mm_cvtsi32_si128(shift as i32);
+    let pair = |c: &[i32; 4], k: usize| _mm256_set1_epi32((c[k + 1] << 16) | (c[k] & 0xffff));
+    let (lo01, lo23) = (pair(&DB2_LO, 0), pair(&DB2_LO, 2));
+    let (hi01, hi23) = (pair(&DB2_HI, 0), pair(&DB2_HI, 2));
+    let w16 = w / 16 * 16;
+    let p = rows.map(|r| r.as_ptr());
+    for j in (0..w16).step_by(16) {
+        // SAFETY: j + 16 <= w16 <= w <= every row's length (checked above); unaligned loads.
+        let s = p.map(|r| unsafe { _mm256_loadu_si256(r.add(j).cast()) });
+        // Per 128-bit half, columns 0-3 of its 8 in `l`, 4-7 in `h`.
+        let (l01, h01) = (
+            _mm256_unpacklo_epi16(s[0], s[1]),
+            _mm256_unpackhi_epi16(s[0], s[1]),
+        );
+        let (l23, h23) = (
+            _mm256_unpacklo_epi16(s[2], s[3]),
+            _mm256_unpackhi_epi16(s[2], s[3]),
+        );
+        let fir = |c01: __m256i, c23: __m256i, p01: __m256i, p23: __m256i| {
+            let acc = _mm256_add_epi32(_mm256_madd_epi16(p01, c01), _mm256_madd_epi16(p23, c23));
+            _mm256_sra_epi32(_mm256_add_epi32(acc, add), sh)
+        };
+        for (out, c01, c23) in [(&mut *lo, lo01, lo23), (&mut *hi, hi01, hi23)] {
+            let (l, h) = (fir(c01, c23, l01, l23), fir(c01, c23, h01, h23));
+            store_i32x8(&mut out[j..], _mm256_permute2x128_si256::<0x20>(l, h));
+            store_i32x8(&mut out[j + 8..], _mm256_permute2x128_si256::<0x31>(l, h));
+        }
+    }
+    scalar::dwt_s123_vertical(
+        rows.map(|r| &r[w16..]),
+        scale,
+        &mut lo[w16..],
+        &mut hi[w16..],
+    );
+}
 dwt_s123_vertical_avx2!(
     dwt_s123_vertical_i32,
     dwt_s123_vertical_i32_avx2,
