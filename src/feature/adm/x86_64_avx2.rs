@@ -205,6 +205,20 @@ fn cm_s0_interior_avx2(
 // `_mm256_madd_epi16` on tap pairs (the taps fit `i16` and no product pair overflows, so the
 // `i32` sums are the scalar's); edges and leftovers by the scalar kernels.
 
+/// The db2 taps in `madd` pairs (`c[k]`, `c[k + 1]` as the low and high `i16` of each 32-bit
+/// lane): low-pass taps 0-1 and 2-3, then the high-pass ones.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn db2_tap_pairs() -> [__m256i; 4] {
+    let pair = |c: &[i32; 4], k: usize| _mm256_set1_epi32((c[k + 1] << 16) | (c[k] & 0xffff));
+    [
+        pair(&DB2_LO, 0),
+        pair(&DB2_LO, 2),
+        pair(&DB2_HI, 0),
+        pair(&DB2_HI, 2),
+    ]
+}
+
 /// Stores 16 `i16` to the start of `d` (bounds-checked).
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -245,10 +259,7 @@ macro_rules! dwt_s0_vertical_avx2 {
             let (rnd_lo, rnd_hi) = (rnd(DB2_LO_SUM), rnd(DB2_HI_SUM));
             let flip = _mm256_set1_epi16(if FLIP { i16::MIN } else { 0 });
             let sh = _mm_cvtsi32_si128(bpc as i32);
-            let pair =
-                |c: &[i32; 4], k: usize| _mm256_set1_epi32((c[k + 1] << 16) | (c[k] & 0xffff));
-            let (lo01, lo23) = (pair(&DB2_LO, 0), pair(&DB2_LO, 2));
-            let (hi01, hi23) = (pair(&DB2_HI, 0), pair(&DB2_HI, 2));
+            let [lo01, lo23, hi01, hi23] = db2_tap_pairs();
             let p = rows.map(|r| r.as_ptr());
             for j in (0..w16).step_by(16) {
                 // SAFETY: j + 16 <= w16 <= w <= every row's length (checked above).
@@ -347,9 +358,7 @@ fn dwt_s0_horizontal_avx2(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi:
     let (lo, hi) = (&mut lo[..n], &mut hi[..n]);
     // Interior outputs: 1 <= j < jend, with 2 * (jend - 1) + 2 <= w - 1.
     let jend = if w >= 3 { ((w - 3) / 2 + 1).min(n) } else { 0 };
-    let pair = |c: &[i32; 4], k: usize| _mm256_set1_epi32((c[k + 1] << 16) | (c[k] & 0xffff));
-    let (lo01, lo23) = (pair(&DB2_LO, 0), pair(&DB2_LO, 2));
-    let (hi01, hi23) = (pair(&DB2_HI, 0), pair(&DB2_HI, 2));
+    let [lo01, lo23, hi01, hi23] = db2_tap_pairs();
     let rnd = _mm256_set1_epi32(32768);
     let p = tmp.as_ptr();
     let mut j = 1;
@@ -798,9 +807,7 @@ fn dwt_s123_vertical_i16_avx2(rows: [&[i16]; 4], scale: usize, lo: &mut [i32], h
     let (add, shift) = DWT_S123_VERTICAL_ROUND[scale - 1];
     let add = _mm256_set1_epi32(add as i32);
     let sh = _mm_cvtsi32_si128(shift as i32);
-    let pair = |c: &[i32; 4], k: usize| _mm256_set1_epi32((c[k + 1] << 16) | (c[k] & 0xffff));
-    let (lo01, lo23) = (pair(&DB2_LO, 0), pair(&DB2_LO, 2));
-    let (hi01, hi23) = (pair(&DB2_HI, 0), pair(&DB2_HI, 2));
+    let [lo01, lo23, hi01, hi23] = db2_tap_pairs();
     let w16 = w / 16 * 16;
     let p = rows.map(|r| r.as_ptr());
     for j in (0..w16).step_by(16) {

@@ -466,6 +466,24 @@ impl Kernels {
     }
 }
 
+/// Whether the folded downsampling passes take these taps: `2 half + 1` of them, symmetric
+/// about the centre, each below 2^15 (so a folded 8-bit pair, at most 510, times a tap pair stays
+/// within a `madd`'s exact `i32`).
+#[cfg(target_arch = "x86_64")]
+fn fold_taps_ok(filt: &[u16], half: usize) -> bool {
+    filt.len() == 2 * half + 1
+        && (0..half).all(|k| filt[k] == filt[2 * half - k])
+        && filt.iter().all(|&f| f < 1 << 15)
+}
+
+/// The `i16` tap pairs of [`fold_taps_ok`]'s folded rows `0..=half` (`(f[2p], f[2p + 1])` in
+/// each 32-bit lane, `f[half + 1]` taken as 0), 9 of them (the rest zero).
+#[cfg(target_arch = "x86_64")]
+fn fold_tap_pairs(filt: &[u16], half: usize) -> [i32; 9] {
+    let tap = |k: usize| if k <= half { filt[k] as i32 } else { 0 };
+    std::array::from_fn(|p| tap(2 * p + 1) << 16 | tap(2 * p))
+}
+
 /// Whether the 16-bit vertical pass may run on `madd`s (the SIMD peers'
 /// `stat_vertical_u16_madd`): every tap an `i16`, each tap pair `(2i, 2i + 1)` summing below
 /// 2^16 (no `madd` lane of offset samples overflows), all taps summing to at most 2^16 (every

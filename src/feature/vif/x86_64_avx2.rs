@@ -13,7 +13,9 @@ use std::array::from_fn;
 use super::scalar::SplitRow;
 use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES, NARROW_LINE};
 use super::tables::{self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
-use super::{each2, madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels};
+use super::{
+    each2, fold_tap_pairs, fold_taps_ok, madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels,
+};
 
 /// Replaces the entries of `k` that have an AVX2 kernel, if this CPU has AVX2 and FMA.
 pub(super) fn install(k: &mut Kernels) {
@@ -1601,18 +1603,13 @@ fn subsample_vertical_u8_fold<const H: usize>(
     out_d: &mut [u32],
 ) -> bool {
     let n = 2 * H + 1;
-    let symmetric = (0..H).all(|k| filt[k] == filt[n - 1 - k]);
-    if filt.len() != n || !symmetric || filt.iter().any(|&f| f >= 1 << 15) {
+    if !fold_taps_ok(filt, H) {
         return false;
     }
     assert!(r.len() == n && d.len() == n);
     assert!(r.iter().chain(d).all(|row| row.len() >= w));
     assert!(out_r.len() >= PAD + w && out_d.len() >= PAD + w);
-    // Tap pairs of the folded rows 0..=H: (f[2p], f[2p + 1]), f[H + 1] taken as 0.
-    let pairs: [__m256i; 9] = from_fn(|p| {
-        let tap = |k: usize| if k <= H { filt[k] as i32 } else { 0 };
-        _mm256_set1_epi32(tap(2 * p + 1) << 16 | tap(2 * p))
-    });
+    let pairs = fold_tap_pairs(filt, H).map(|p| _mm256_set1_epi32(p));
     let rnd = _mm256_set1_epi32(round as i32);
     let sh = _mm_cvtsi32_si128(shift as i32);
     let low16 = _mm256_set1_epi32(0xffff);

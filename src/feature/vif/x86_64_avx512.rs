@@ -18,7 +18,9 @@ use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES,
 use super::tables::{
     self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_COMPACT_LEN, LOG2_TABLE_LEN, PAD, SIGMA_NSQ,
 };
-use super::{each2, madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels};
+use super::{
+    each2, fold_tap_pairs, fold_taps_ok, madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels,
+};
 
 /// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
 /// and DQ.
@@ -2298,18 +2300,14 @@ fn subsample_vertical_u8_fold<const H: usize>(
     out_d: &mut [u32],
 ) -> bool {
     let taps = 2 * H + 1;
-    let symmetric = (0..H).all(|k| filt[k] == filt[taps - 1 - k]);
-    if filt.len() != taps || !symmetric || filt.iter().any(|&f| f >= 1 << 15) {
+    if !fold_taps_ok(filt, H) {
         return false;
     }
     assert!(r.len() == taps && d.len() == taps);
     assert!(r.iter().chain(d).all(|row| row.len() >= w));
     assert!(out_r.len() >= PAD + w && out_d.len() >= PAD + w);
     let k = FoldConsts {
-        pairs: from_fn(|p| {
-            let tap = |i: usize| if i <= H { filt[i] as i32 } else { 0 };
-            _mm512_set1_epi32(tap(2 * p + 1) << 16 | tap(2 * p))
-        }),
+        pairs: fold_tap_pairs(filt, H).map(|p| _mm512_set1_epi32(p)),
         round: _mm512_set1_epi32(round as i32),
         shift: _mm_cvtsi32_si128(shift as i32),
         low16: _mm512_set1_epi32(0xffff),
