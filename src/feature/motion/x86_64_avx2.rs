@@ -38,13 +38,14 @@ fn blurred_diff_sad(prev: &Plane<'_>, cur: &Plane<'_>, s: &mut SadScratch, bpc: 
     unsafe { run_planes(prev, cur, s, bpc, sad_u8, sad_u16) }
 }
 
-/// A SIMD plane kernel of one sample size: `(prev, prev_stride, cur, cur_stride, w, h, y_row,
+/// A SIMD plane kernel of one sample size: `(prev, prev_stride, cur, cur_stride, w, h, scratch,
 /// bpc) -> sad`, a `#[target_feature]` function (hence `unsafe` to call through the pointer).
 pub(super) type PlaneSad<T> =
     unsafe fn(&[T], usize, &[T], usize, usize, usize, &mut SadScratch, u8) -> u64;
 
 /// [`scalar::blurred_diff_sad`] through a SIMD level's plane kernels: 16-bit input (whose
-/// vertical sums need more than 32 bits) goes to the scalar kernel, the rest by sample size.
+/// vertical sums need more than 32 bits), 8-bit samples of another depth and buffers too short
+/// for the plane go to the scalar kernel, the rest by sample size.
 ///
 /// # Safety
 /// The CPU must have every feature `k8` and `k16` enable.
@@ -182,7 +183,7 @@ fn tap_pair(lo: i64, hi: i64) -> __m256i {
     _mm256_set1_epi32(((hi as i32) << 16) | lo as i32)
 }
 
-/// The 8-bit kernel: [`vertical_split`] and [`horizontal_split`] per row, the columns their
+/// The 8-bit kernel: [`vertical_split`] and [`horizontal_split_sad`] per row, the columns their
 /// vectors leave and the edges by the scalar row kernels. Needs `bpc == 8` (checked by
 /// [`run_planes`]).
 #[allow(clippy::too_many_arguments)]
