@@ -219,6 +219,31 @@ fn db2_tap_pairs() -> [__m256i; 4] {
     ]
 }
 
+/// Four rows of 16 `i16` columns as `madd` operands: rows 0 and 1 (2 and 3) interleaved as the
+/// halves of 32-bit lanes, `[[01, 23] of columns 0-3, [01, 23] of columns 4-7]` per 128-bit half
+/// (the interleave's order).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn row_pairs(s: [__m256i; 4]) -> [[__m256i; 2]; 2] {
+    [
+        [
+            _mm256_unpacklo_epi16(s[0], s[1]),
+            _mm256_unpacklo_epi16(s[2], s[3]),
+        ],
+        [
+            _mm256_unpackhi_epi16(s[0], s[1]),
+            _mm256_unpackhi_epi16(s[2], s[3]),
+        ],
+    ]
+}
+
+/// One filter's unrounded four-tap sums of [`row_pairs`] operands, tap pairs `c01` and `c23`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn db2_fir(p: [__m256i; 2], c01: __m256i, c23: __m256i) -> __m256i {
+    _mm256_add_epi32(_mm256_madd_epi16(p[0], c01), _mm256_madd_epi16(p[1], c23))
+}
+
 /// Stores 16 `i16` to the start of `d` (bounds-checked).
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -264,24 +289,11 @@ macro_rules! dwt_s0_vertical_avx2 {
             for j in (0..w16).step_by(16) {
                 // SAFETY: j + 16 <= w16 <= w <= every row's length (checked above).
                 let s = p.map(|r| _mm256_xor_si256(unsafe { $load(r.add(j)) }, flip));
-                // Per 128-bit half, columns 0-3 of its 8 in `l`, 4-7 in `h`.
-                let (l01, h01) = (
-                    _mm256_unpacklo_epi16(s[0], s[1]),
-                    _mm256_unpackhi_epi16(s[0], s[1]),
-                );
-                let (l23, h23) = (
-                    _mm256_unpacklo_epi16(s[2], s[3]),
-                    _mm256_unpackhi_epi16(s[2], s[3]),
-                );
+                let pairs = row_pairs(s);
                 let fir = |c01: __m256i, c23: __m256i, rnd: __m256i| {
-                    let f = |p01: __m256i, p23: __m256i| {
-                        let acc = _mm256_add_epi32(
-                            _mm256_madd_epi16(p01, c01),
-                            _mm256_madd_epi16(p23, c23),
-                        );
-                        _mm256_sra_epi32(_mm256_add_epi32(acc, rnd), sh)
-                    };
-                    _mm256_packs_epi32(f(l01, l23), f(h01, h23))
+                    let [l, h] = pairs
+                        .map(|p| _mm256_sra_epi32(_mm256_add_epi32(db2_fir(p, c01, c23), rnd), sh));
+                    _mm256_packs_epi32(l, h)
                 };
                 store_i16x16(&mut lo[j..], fir(lo01, lo23, rnd_lo));
                 store_i16x16(&mut hi[j..], fir(hi01, hi23, rnd_hi));
@@ -739,8 +751,9 @@ fn decouple_s0_avx2(
 // The AVX2 scale-1..3 DWT row kernels: every `int64` four-tap sum as even/odd lane pairs of
 // `_mm256_mul_epi32` products (exact: `i32` samples times `i16` taps), the rounding shift (at
 // most 16) logical, which keeps the same low 32 bits as the scalar's arithmetic one; vertical 8
-// columns per step (`i16` samples: 16 columns per step, two taps per `madd`, in `int32`), horizontal 4 outputs per step from two loads of the tap run; edges and
-// leftovers by the scalar kernels.
+// columns per step (`i16` samples: 16 columns per step, two taps per `madd`, in `int32`),
+// horizontal 4 outputs per step from two loads of the tap run; edges and leftovers by the scalar
+// kernels.
 
 /// `sum_k c[k] * x[k]` of the low 32-bit halves of the 64-bit lanes, in 64 bits.
 #[inline]
@@ -813,21 +826,10 @@ fn dwt_s123_vertical_i16_avx2(rows: [&[i16]; 4], scale: usize, lo: &mut [i32], h
     for j in (0..w16).step_by(16) {
         // SAFETY: j + 16 <= w16 <= w <= every row's length (checked above); unaligned loads.
         let s = p.map(|r| unsafe { _mm256_loadu_si256(r.add(j).cast()) });
-        // Per 128-bit half, columns 0-3 of its 8 in `l`, 4-7 in `h`.
-        let (l01, h01) = (
-            _mm256_unpacklo_epi16(s[0], s[1]),
-            _mm256_unpackhi_epi16(s[0], s[1]),
-        );
-        let (l23, h23) = (
-            _mm256_unpacklo_epi16(s[2], s[3]),
-            _mm256_unpackhi_epi16(s[2], s[3]),
-        );
-        let fir = |c01: __m256i, c23: __m256i, p01: __m256i, p23: __m256i| {
-            let acc = _mm256_add_epi32(_mm256_madd_epi16(p01, c01), _mm256_madd_epi16(p23, c23));
-            _mm256_sra_epi32(_mm256_add_epi32(acc, add), sh)
-        };
+        let pairs = row_pairs(s);
         for (out, c01, c23) in [(&mut *lo, lo01, lo23), (&mut *hi, hi01, hi23)] {
-            let (l, h) = (fir(c01, c23, l01, l23), fir(c01, c23, h01, h23));
+            let [l, h] =
+                pairs.map(|p| _mm256_sra_epi32(_mm256_add_epi32(db2_fir(p, c01, c23), add), sh));
             store_i32x8(&mut out[j..], _mm256_permute2x128_si256::<0x20>(l, h));
             store_i32x8(&mut out[j + 8..], _mm256_permute2x128_si256::<0x31>(l, h));
         }

@@ -134,13 +134,13 @@ fn dispatch(
     kernel: SadKernel,
     prev: &Plane<'_>,
     cur: &Plane<'_>,
-    y: &mut scalar::SadScratch,
+    scratch: &mut scalar::SadScratch,
     bpc: u8,
 ) -> u64 {
-    let sad = kernel(prev, cur, y, bpc);
+    let sad = kernel(prev, cur, scratch, bpc);
     #[cfg(feature = "check_simd")]
     if kernel as usize != scalar::blurred_diff_sad as SadKernel as usize {
-        let want = scalar::blurred_diff_sad(prev, cur, y, bpc);
+        let want = scalar::blurred_diff_sad(prev, cur, scratch, bpc);
         assert_eq!(sad, want, "check_simd: motion blurred_diff_sad");
     }
     sad

@@ -30,8 +30,8 @@ pub fn row_taps(i: usize, h: usize) -> [usize; 5] {
 }
 
 /// Padding of each of [`SadScratch::split`]'s two rows beyond the plane width: the SIMD
-/// horizontal passes read a few values past the last column (multiplied by a zero tap).
-pub const SPLIT_PAD: usize = 64;
+/// horizontal passes read up to one value past the last column (multiplied by a zero tap).
+pub const SPLIT_PAD: usize = 16;
 
 /// Row buffers of the SAD kernels, sized once for a plane width (no per-frame allocation).
 pub struct SadScratch {
