@@ -1,7 +1,7 @@
 //! One integer ADM instance ([`Adm`]): the per-frame walk over the four scales (DWT, decouple,
 //! denominator, DLM and AIM masking, pooling) through the kernel table and the scratch it owns.
 
-use super::plan::{muts, Bufs16, Bufs32, Quad, RefBands, RefKey, ScalePlan, SharedBands};
+use super::plan::{muts, Bufs16, Bufs32, Quad, RefBands, RefKey, ScalePlan, SharedBands, Strip};
 use super::scalar::{self, CmShiftsS0};
 use super::tables::{DEFAULT_NORM_VIEW_DIST, DEFAULT_REF_DISPLAY_HEIGHT};
 use super::{AdmParams, AdmScores, DwtS123Sample, Kernels};
@@ -399,8 +399,9 @@ fn den_s123(
 }
 
 /// Scale 0's joint terms: decouple `b.dis` against the reference's detail bands, then DLM and
-/// AIM masking; `den` (the denominator, computed or shared) is taken in between, where libvmaf
-/// computes it. Returns `(num, den, aim_num)`.
+/// AIM masking, strip by strip ([`Strip`]: the masking's row sums are added per row, so the
+/// strips' sums are the whole band's); `den` is the denominator, computed or shared. Returns
+/// `(num, den, aim_num)`.
 #[allow(clippy::too_many_arguments)]
 fn joint_s0(
     k: &Kernels,
@@ -413,24 +414,32 @@ fn joint_s0(
     b: &mut Bufs16,
 ) -> (f32, f32, f32) {
     let st = b.stride;
-    k.decouple_s0(
-        ref_hvd,
-        b.dis.hvd(),
-        muts(&mut b.r),
-        muts(&mut b.a),
-        st,
-        pl.reg_dec,
-        prm.enhn_gain_limit,
-    );
     let den = den();
     let shifts = CmShiftsS0::new(pl.w, pl.h, isa);
-    let acc = b.csf_cm(k, false, pl, irf, shifts);
-    let num = scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, prm.noise_weight);
+    let (mut dlm, mut aim) = ([0i64; 3], [0i64; 3]);
+    for strip in Strip::all(pl.h, pl.reg_dec) {
+        if strip.has_decouple_rows() {
+            let dis_hvd = b.dis.hvd();
+            k.decouple_s0(
+                ref_hvd.map(|x| strip.from_base(x, st)),
+                dis_hvd.map(|x| strip.from_base(x, st)),
+                muts(&mut b.r),
+                muts(&mut b.a),
+                st,
+                strip.reg,
+                prm.enhn_gain_limit,
+            );
+        }
+        add_rows(&mut dlm, b.csf_cm(k, false, pl, &strip, irf, shifts));
+        if !prm.skip_aim {
+            add_rows(&mut aim, b.csf_cm(k, true, pl, &strip, irf, shifts));
+        }
+    }
+    let num = scalar::cm_pool_s0(dlm, shifts, pl.w, pl.h, prm.noise_weight);
     let aim = if prm.skip_aim {
         0.0
     } else {
-        let acc = b.csf_cm(k, true, pl, irf, shifts);
-        scalar::cm_pool_s0(acc, shifts, pl.w, pl.h, 0.0)
+        scalar::cm_pool_s0(aim, shifts, pl.w, pl.h, 0.0)
     };
     (num, den, aim)
 }
@@ -448,26 +457,41 @@ fn joint_s123(
     b: &mut Bufs32,
 ) -> (f32, f32, f32) {
     let st = b.stride;
-    k.decouple_s123(
-        ref_hvd,
-        b.dis.hvd(),
-        muts(&mut b.r),
-        muts(&mut b.a),
-        st,
-        pl.reg_dec,
-        prm.enhn_gain_limit,
-    );
     let den = den();
     let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
-    let acc = b.csf_cm(k, false, pl, irf, shifts);
-    let num = scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, prm.noise_weight);
+    let (mut dlm, mut aim) = ([0i64; 3], [0i64; 3]);
+    for strip in Strip::all(pl.h, pl.reg_dec) {
+        if strip.has_decouple_rows() {
+            let dis_hvd = b.dis.hvd();
+            k.decouple_s123(
+                ref_hvd.map(|x| strip.from_base(x, st)),
+                dis_hvd.map(|x| strip.from_base(x, st)),
+                muts(&mut b.r),
+                muts(&mut b.a),
+                st,
+                strip.reg,
+                prm.enhn_gain_limit,
+            );
+        }
+        add_rows(&mut dlm, b.csf_cm(k, false, pl, &strip, irf, shifts));
+        if !prm.skip_aim {
+            add_rows(&mut aim, b.csf_cm(k, true, pl, &strip, irf, shifts));
+        }
+    }
+    let num = scalar::cm_pool_s123(dlm, s, shifts, pl.w, pl.h, prm.noise_weight);
     let aim = if prm.skip_aim {
         0.0
     } else {
-        let acc = b.csf_cm(k, true, pl, irf, shifts);
-        scalar::cm_pool_s123(acc, s, shifts, pl.w, pl.h, 0.0)
+        scalar::cm_pool_s123(aim, s, shifts, pl.w, pl.h, 0.0)
     };
     (num, den, aim)
+}
+
+/// Adds one strip's per-band masking sums (wrapping, as the per-row sums add up).
+fn add_rows(acc: &mut [i64; 3], part: [i64; 3]) {
+    for (a, p) in acc.iter_mut().zip(part) {
+        *a = a.wrapping_add(p);
+    }
 }
 
 /// One side's scale-`s` (1..3) DWT level into `out`: from scale 0's approximation band `a0`

@@ -1,7 +1,9 @@
 //! The per-scale plan and the scratch bands of one ADM instance, and the CSF + masking step
 //! that runs twice per scale (DLM and AIM) over them.
 
-use super::scalar::{self, CmShiftsS0, QuadMut, Region};
+use std::ops::Range;
+
+use super::scalar::{self, CmRows, CmShiftsS0, QuadMut, Region};
 use super::{AdmParams, Kernels};
 
 /// Per-scale geometry and constants, fixed at creation.
@@ -185,27 +187,29 @@ pub(super) struct Bufs32 {
 impl Bufs16 {
     /// Scratch for scale 0 of a `width`-wide picture whose bands are `band` (the scale-0 plan).
     pub(super) fn new(width: usize, band: &ScalePlan) -> Self {
-        let n = band.w * band.h;
+        let (n, strip) = (band.w * band.h, band.w * strip_buffer_rows(band.h));
         Bufs16 {
             stride: band.w,
             dis: Quad::new(n),
-            r: tri(n),
-            a: tri(n),
-            csf: tri(n),
-            flt: tri(n),
+            r: tri(strip),
+            a: tri(strip),
+            csf: tri(strip),
+            flt: tri(strip),
             tmp_lo: vec![0; width],
             tmp_hi: vec![0; width],
         }
     }
 
-    /// CSF of the masking signal, then contrast masking of the other decoupled signal: the DLM
-    /// (`aim == false`) masks `r` with the weighted `a`, the AIM masks `a` with the weighted `r`
-    /// (libvmaf `adm_csf` + `adm_cm` with `measure_aim`).
+    /// CSF of the masking signal, then contrast masking of the other decoupled signal, over one
+    /// strip (the buffers hold its decoupled rows): the DLM (`aim == false`) masks `r` with the
+    /// weighted `a`, the AIM masks `a` with the weighted `r` (libvmaf `adm_csf` + `adm_cm` with
+    /// `measure_aim`).
     pub(super) fn csf_cm(
         &mut self,
         k: &Kernels,
         aim: bool,
         pl: &ScalePlan,
+        strip: &Strip,
         irf: [u16; 3],
         sh: CmShiftsS0,
     ) -> [i64; 3] {
@@ -215,21 +219,23 @@ impl Bufs16 {
             (&self.a, &self.r)
         };
         let st = self.stride;
-        k.csf_s0(
-            refs(masker),
-            muts(&mut self.csf),
-            muts(&mut self.flt),
-            st,
-            pl.reg_dec,
-            irf,
-        );
+        if strip.has_decouple_rows() {
+            k.csf_s0(
+                refs(masker),
+                muts(&mut self.csf),
+                muts(&mut self.flt),
+                st,
+                strip.reg,
+                irf,
+            );
+        }
         k.cm_s0(
             refs(masked),
             refs(&self.csf),
             refs(&self.flt),
             st,
-            pl.w,
-            pl.h,
+            (pl.w, pl.h),
+            strip.window(),
             irf,
             sh,
         )
@@ -239,15 +245,15 @@ impl Bufs16 {
 impl Bufs32 {
     /// Scratch for scales 1..3, sized by scale 1 (`band`), fed by scale 0 (`prev`).
     pub(super) fn new(prev: &ScalePlan, band: &ScalePlan) -> Self {
-        let n = band.w * band.h;
+        let (n, strip) = (band.w * band.h, band.w * strip_buffer_rows(band.h));
         Bufs32 {
             stride: band.w,
             dis: Quad::new(n),
             prev_a_dis: vec![0; n],
-            r: tri(n),
-            a: tri(n),
-            csf: tri(n),
-            flt: tri(n),
+            r: tri(strip),
+            a: tri(strip),
+            csf: tri(strip),
+            flt: tri(strip),
             tmp_lo: vec![0; prev.w],
             tmp_hi: vec![0; prev.w],
         }
@@ -259,6 +265,7 @@ impl Bufs32 {
         k: &Kernels,
         aim: bool,
         pl: &ScalePlan,
+        strip: &Strip,
         irf: [u32; 3],
         sh: (u32, u32),
     ) -> [i64; 3] {
@@ -268,23 +275,97 @@ impl Bufs32 {
             (&self.a, &self.r)
         };
         let st = self.stride;
-        k.csf_s123(
-            refs(masker),
-            muts(&mut self.csf),
-            muts(&mut self.flt),
-            st,
-            pl.reg_dec,
-            irf,
-        );
+        if strip.has_decouple_rows() {
+            k.csf_s123(
+                refs(masker),
+                muts(&mut self.csf),
+                muts(&mut self.flt),
+                st,
+                strip.reg,
+                irf,
+            );
+        }
         k.cm_s123(
             refs(masked),
             refs(&self.csf),
             refs(&self.flt),
             st,
-            pl.w,
-            pl.h,
+            (pl.w, pl.h),
+            strip.window(),
             irf,
             sh,
         )
+    }
+}
+
+/// Band rows masked per strip: the decouple, CSF and masking stages run strip by strip, so that
+/// what one writes is still in cache when the next reads it (whole bands of a 1080p picture
+/// are megabytes each; a strip's buffers fit the L2 cache).
+pub(super) const STRIP_ROWS: usize = 32;
+
+/// Strip height for a band of `h` rows: [`STRIP_ROWS`], or the whole band where it is short
+/// (no overlap recomputed).
+fn strip_height(h: usize) -> usize {
+    if h <= 2 * STRIP_ROWS {
+        h.max(1)
+    } else {
+        STRIP_ROWS
+    }
+}
+
+/// Rows of the strip buffers (`r`, `a`, `csf`, `flt`) for bands of at most `h` rows (scales 2
+/// and 3 share scale 1's): a strip and the row on each side its masking reads, `strip_height +
+/// 2` clamped to the band, is at most this for any band height up to `h`.
+fn strip_buffer_rows(h: usize) -> usize {
+    h.min(2 * STRIP_ROWS)
+}
+
+/// One strip of a band: the rows it masks and the decouple/CSF rows (with one neighbour row
+/// each side, recomputed by both strips that need it) the strip buffers hold.
+#[derive(Debug, Clone)]
+pub(super) struct Strip {
+    /// Band rows masked.
+    pub(super) rows: Range<usize>,
+    /// Band row at offset 0 of the strip buffers.
+    pub(super) base: usize,
+    /// The decouple region's part in this strip, in strip-buffer rows (may be empty).
+    pub(super) reg: Region,
+}
+
+impl Strip {
+    /// The strips of a band of `h` rows whose decouple region is `reg_dec`.
+    pub(super) fn all(h: usize, reg_dec: Region) -> impl Iterator<Item = Strip> {
+        let step = strip_height(h);
+        (0..h).step_by(step).map(move |y0| {
+            let rows = y0..(y0 + step).min(h);
+            let base = y0.saturating_sub(1);
+            let end = (rows.end + 1).min(h);
+            let top = reg_dec.top.clamp(base, end);
+            let bottom = reg_dec.bottom.clamp(top, end);
+            let reg = Region {
+                top: top - base,
+                bottom: bottom - base,
+                ..reg_dec
+            };
+            Strip { rows, base, reg }
+        })
+    }
+
+    /// Whether any decouple row falls in this strip.
+    pub(super) fn has_decouple_rows(&self) -> bool {
+        self.reg.top < self.reg.bottom && self.reg.left < self.reg.right
+    }
+
+    /// The masking's row window.
+    pub(super) fn window(&self) -> CmRows {
+        CmRows {
+            rows: self.rows.clone(),
+            base: self.base,
+        }
+    }
+
+    /// Band `b` from this strip's first buffered row.
+    pub(super) fn from_base<'a, T>(&self, b: &'a [T], stride: usize) -> &'a [T] {
+        &b[self.base * stride..]
     }
 }

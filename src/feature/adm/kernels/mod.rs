@@ -7,7 +7,7 @@ mod entries;
 
 use std::ops::Range;
 
-use super::scalar::{self, CmShiftsS0, QuadMut, Region};
+use super::scalar::{self, CmRows, CmShiftsS0, QuadMut, Region};
 #[cfg(target_arch = "x86_64")]
 use super::{x86_64_avx2, x86_64_avx512, x86_64_avx512_vnni};
 use crate::cpu::CpuLevel;
@@ -226,7 +226,7 @@ impl Kernels {
         );
     }
 
-    /// [`scalar::cm_s0`] with this level's interior-column kernel.
+    /// [`scalar::cm_s0`] with this level's interior-column kernel, over the rows of `window`.
     #[allow(clippy::too_many_arguments)]
     pub fn cm_s0(
         &self,
@@ -234,8 +234,8 @@ impl Kernels {
         csf_hvd: [&[i16]; 3],
         flt_hvd: [&[i16]; 3],
         stride: usize,
-        w: usize,
-        h: usize,
+        (w, h): (usize, usize),
+        window: CmRows,
         i_rfactor: [u16; 3],
         shifts: CmShiftsS0,
     ) -> [i64; 3] {
@@ -247,14 +247,14 @@ impl Kernels {
             csf_hvd,
             flt_hvd,
             stride,
-            w,
-            h,
+            (w, h),
+            window,
             i_rfactor,
             shifts,
         )
     }
 
-    /// [`scalar::cm_s123`] with this level's interior-column kernel.
+    /// [`scalar::cm_s123`] with this level's interior-column kernel, over the rows of `window`.
     #[allow(clippy::too_many_arguments)]
     pub fn cm_s123(
         &self,
@@ -262,8 +262,8 @@ impl Kernels {
         csf_hvd: [&[i32]; 3],
         flt_hvd: [&[i32]; 3],
         stride: usize,
-        w: usize,
-        h: usize,
+        (w, h): (usize, usize),
+        window: CmRows,
         rfactor: [u32; 3],
         shifts: (u32, u32),
     ) -> [i64; 3] {
@@ -273,8 +273,8 @@ impl Kernels {
             csf_hvd,
             flt_hvd,
             stride,
-            w,
-            h,
+            (w, h),
+            window,
             rfactor,
             shifts,
         )

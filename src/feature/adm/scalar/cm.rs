@@ -34,6 +34,28 @@ fn cm_neighbours(i: usize, n: usize) -> (usize, usize) {
     }
 }
 
+/// The rows one call of [`cm_s0_with`] / [`cm_s123_with`] masks, of a band whose buffers hold
+/// only some rows: `rows` (absolute band rows; the visited ones among them) and `base`, the band
+/// row at each buffer's start. A strip of `rows` needs its neighbours, `rows.start - 1 ..=
+/// rows.end` clamped to the band, in the buffers.
+#[derive(Debug, Clone)]
+pub struct CmRows {
+    /// Band rows masked by this call.
+    pub rows: Range<usize>,
+    /// Band row held at offset 0 of the buffers.
+    pub base: usize,
+}
+
+impl CmRows {
+    /// Every row of an `h`-row band held whole.
+    pub fn all(h: usize) -> Self {
+        CmRows {
+            rows: 0..h,
+            base: 0,
+        }
+    }
+}
+
 /// Sum of the eight neighbours of `(i, j)` in a filter band, mirrored at the edges.
 #[inline(always)]
 fn neighbours8<T: Copy + Into<i32>>(
@@ -94,8 +116,8 @@ pub fn cm_s0(
         csf_hvd,
         flt_hvd,
         stride,
-        w,
-        h,
+        (w, h),
+        CmRows::all(h),
         i_rfactor,
         shifts,
     )
@@ -121,8 +143,8 @@ pub fn cm_s0_with(
     csf_hvd: [&[i16]; 3],
     flt_hvd: [&[i16]; 3],
     stride: usize,
-    w: usize,
-    h: usize,
+    (w, h): (usize, usize),
+    window: CmRows,
     i_rfactor: [u16; 3],
     shifts: CmShiftsS0,
 ) -> [i64; 3] {
@@ -135,9 +157,10 @@ pub fn cm_s0_with(
     let first = (reg.left == 0).then_some(0);
     let mid = reg.left.max(1)..reg.right.min(w - 1);
     let last = (reg.right > w - 1).then_some(w - 1);
-    for i in cm_span(reg.top, reg.bottom, h) {
+    for i in cm_span(reg.top, reg.bottom, h).filter(|i| window.rows.contains(i)) {
         let (up, down) = cm_neighbours(i, h);
-        let rows = (up * stride, i * stride, down * stride);
+        let b = window.base;
+        let rows = ((up - b) * stride, (i - b) * stride, (down - b) * stride);
         let mut inner = interior(
             x_hvd,
             csf_hvd,
@@ -253,8 +276,8 @@ pub fn cm_s123(
         csf_hvd,
         flt_hvd,
         stride,
-        w,
-        h,
+        (w, h),
+        CmRows::all(h),
         rfactor,
         shifts,
     )
@@ -279,8 +302,8 @@ pub fn cm_s123_with(
     csf_hvd: [&[i32]; 3],
     flt_hvd: [&[i32]; 3],
     stride: usize,
-    w: usize,
-    h: usize,
+    (w, h): (usize, usize),
+    window: CmRows,
     rfactor: [u32; 3],
     shifts: (u32, u32),
 ) -> [i64; 3] {
@@ -294,9 +317,10 @@ pub fn cm_s123_with(
     let first = (reg.left == 0).then_some(0);
     let mid = reg.left.max(1)..reg.right.min(w - 1);
     let last = (reg.right > w - 1).then_some(w - 1);
-    for i in cm_span(reg.top, reg.bottom, h) {
+    for i in cm_span(reg.top, reg.bottom, h).filter(|i| window.rows.contains(i)) {
         let (up, down) = cm_neighbours(i, h);
-        let rows = (up * stride, i * stride, down * stride);
+        let b = window.base;
+        let rows = ((up - b) * stride, (i - b) * stride, (down - b) * stride);
         let mut inner = interior(
             x_hvd,
             csf_hvd,

@@ -51,12 +51,43 @@ fn cm_s0_kernels_match_scalar_at_every_level() {
                             tri(&c),
                             tri(&f),
                             w,
-                            w,
-                            h,
+                            (w, h),
+                            scalar::CmRows::all(h),
                             irf,
                             shifts,
                         );
                         assert_eq!(got, want, "{level:?} {w}x{h} small {small} {isa}");
+                        // By strips of rows, each call given only its rows and their
+                        // neighbours (buffers from the row above the strip), as the extractor
+                        // masks.
+                        for strip in [1, 2, 4] {
+                            let mut acc = [0i64; 3];
+                            for y0 in (0..h).step_by(strip) {
+                                let base = y0.saturating_sub(1);
+                                let from = |v: &[Vec<i16>]| -> Vec<Vec<i16>> {
+                                    v.iter().map(|b| b[base * w..].to_vec()).collect()
+                                };
+                                let (xs, cs, fs) = (from(&x), from(&c), from(&f));
+                                let rows = scalar::CmRows {
+                                    rows: y0..(y0 + strip).min(h),
+                                    base,
+                                };
+                                let part = Kernels::for_level(level).cm_s0(
+                                    tri(&xs),
+                                    tri(&cs),
+                                    tri(&fs),
+                                    w,
+                                    (w, h),
+                                    rows,
+                                    irf,
+                                    shifts,
+                                );
+                                for b in 0..3 {
+                                    acc[b] = acc[b].wrapping_add(part[b]);
+                                }
+                            }
+                            assert_eq!(acc, want, "{level:?} {w}x{h} strips of {strip}");
+                        }
                     }
                 }
             }
@@ -175,8 +206,8 @@ fn cm_s123_kernels_match_scalar_at_every_level() {
                         tri(&c),
                         tri(&f),
                         w,
-                        w,
-                        h,
+                        (w, h),
+                        scalar::CmRows::all(h),
                         irf,
                         shifts,
                     );
