@@ -421,8 +421,8 @@ fn joint_s0(
         if strip.has_decouple_rows() {
             let dis_hvd = b.dis.hvd();
             k.decouple_s0(
-                ref_hvd.map(|x| strip.from_base(x, st)),
-                dis_hvd.map(|x| strip.from_base(x, st)),
+                ref_hvd.map(|x| strip.at_base(x, st)),
+                dis_hvd.map(|x| strip.at_base(x, st)),
                 muts(&mut b.r),
                 muts(&mut b.a),
                 st,
@@ -464,8 +464,8 @@ fn joint_s123(
         if strip.has_decouple_rows() {
             let dis_hvd = b.dis.hvd();
             k.decouple_s123(
-                ref_hvd.map(|x| strip.from_base(x, st)),
-                dis_hvd.map(|x| strip.from_base(x, st)),
+                ref_hvd.map(|x| strip.at_base(x, st)),
+                dis_hvd.map(|x| strip.at_base(x, st)),
                 muts(&mut b.r),
                 muts(&mut b.a),
                 st,

@@ -365,7 +365,7 @@ impl Strip {
     }
 
     /// Band `b` from this strip's first buffered row.
-    pub(super) fn from_base<'a, T>(&self, b: &'a [T], stride: usize) -> &'a [T] {
+    pub(super) fn at_base<'a, T>(&self, b: &'a [T], stride: usize) -> &'a [T] {
         &b[self.base * stride..]
     }
 }
