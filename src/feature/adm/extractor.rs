@@ -416,9 +416,8 @@ fn joint_s0(
     let st = b.stride;
     let den = den();
     let shifts = CmShiftsS0::new(pl.w, pl.h, isa);
-    let (mut dlm, mut aim) = ([0i64; 3], [0i64; 3]);
-    for strip in Strip::all(pl.h, pl.reg_dec) {
-        if strip.has_decouple_rows() {
+    let (dlm, aim) = mask_strips(pl, prm.skip_aim, |strip, aim| {
+        if !aim && strip.has_decouple_rows() {
             let dis_hvd = b.dis.hvd();
             k.decouple_s0(
                 ref_hvd.map(|x| strip.at_base(x, st)),
@@ -430,11 +429,8 @@ fn joint_s0(
                 prm.enhn_gain_limit,
             );
         }
-        add_rows(&mut dlm, b.csf_cm(k, false, pl, &strip, irf, shifts));
-        if !prm.skip_aim {
-            add_rows(&mut aim, b.csf_cm(k, true, pl, &strip, irf, shifts));
-        }
-    }
+        b.csf_cm(k, aim, pl, strip, irf, shifts)
+    });
     let num = scalar::cm_pool_s0(dlm, shifts, pl.w, pl.h, prm.noise_weight);
     let aim = if prm.skip_aim {
         0.0
@@ -459,9 +455,8 @@ fn joint_s123(
     let st = b.stride;
     let den = den();
     let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
-    let (mut dlm, mut aim) = ([0i64; 3], [0i64; 3]);
-    for strip in Strip::all(pl.h, pl.reg_dec) {
-        if strip.has_decouple_rows() {
+    let (dlm, aim) = mask_strips(pl, prm.skip_aim, |strip, aim| {
+        if !aim && strip.has_decouple_rows() {
             let dis_hvd = b.dis.hvd();
             k.decouple_s123(
                 ref_hvd.map(|x| strip.at_base(x, st)),
@@ -473,11 +468,8 @@ fn joint_s123(
                 prm.enhn_gain_limit,
             );
         }
-        add_rows(&mut dlm, b.csf_cm(k, false, pl, &strip, irf, shifts));
-        if !prm.skip_aim {
-            add_rows(&mut aim, b.csf_cm(k, true, pl, &strip, irf, shifts));
-        }
-    }
+        b.csf_cm(k, aim, pl, strip, irf, shifts)
+    });
     let num = scalar::cm_pool_s123(dlm, s, shifts, pl.w, pl.h, prm.noise_weight);
     let aim = if prm.skip_aim {
         0.0
@@ -487,11 +479,27 @@ fn joint_s123(
     (num, den, aim)
 }
 
-/// Adds one strip's per-band masking sums (wrapping, as the per-row sums add up).
-fn add_rows(acc: &mut [i64; 3], part: [i64; 3]) {
-    for (a, p) in acc.iter_mut().zip(part) {
-        *a = a.wrapping_add(p);
+/// The DLM and AIM masking sums of a band (the AIM's zero when skipped), strip by strip:
+/// `strip_sums(strip, aim)` masks one strip, and decouples it first on its DLM call, which comes
+/// first. The per-band sums add wrapping, as the per-row sums within a strip do.
+fn mask_strips(
+    pl: &ScalePlan,
+    skip_aim: bool,
+    mut strip_sums: impl FnMut(&Strip, bool) -> [i64; 3],
+) -> ([i64; 3], [i64; 3]) {
+    let add = |acc: &mut [i64; 3], part: [i64; 3]| {
+        for (a, p) in acc.iter_mut().zip(part) {
+            *a = a.wrapping_add(p);
+        }
+    };
+    let (mut dlm, mut aim) = ([0i64; 3], [0i64; 3]);
+    for strip in Strip::all(pl.h, pl.reg_dec) {
+        add(&mut dlm, strip_sums(&strip, false));
+        if !skip_aim {
+            add(&mut aim, strip_sums(&strip, true));
+        }
     }
+    (dlm, aim)
 }
 
 /// One side's scale-`s` (1..3) DWT level into `out`: from scale 0's approximation band `a0`
