@@ -175,7 +175,7 @@ impl Adm {
             return SKIPPED_SCALE0;
         }
         let st = b.stride;
-        let den = || den_s0(k, &pl, prm.noise_weight, r.s0.hvd(), st);
+        let den = den_s0(k, &pl, prm.noise_weight, r.s0.hvd(), st);
         joint_s0(
             k,
             &pl,
@@ -211,7 +211,7 @@ impl Adm {
                 k, a0, b16.stride, &pl, s, ind_y, ind_x, lo, hi, out, prev_a, st,
             );
         }
-        let den = || den_s123(k, &pl, s, prm.noise_weight, r.s123.hvd(), st);
+        let den = den_s123(k, &pl, s, prm.noise_weight, r.s123.hvd(), st);
         let irf = self.i_rfactor_s123[s - 1];
         joint_s123(k, &pl, s, &prm, irf, r.s123.hvd(), den, b)
     }
@@ -339,7 +339,7 @@ impl Adm {
             if skip {
                 return SKIPPED_SCALE0;
             }
-            let den = || r.den[0];
+            let den = r.den[0];
             return joint_s0(
                 k,
                 &pl,
@@ -360,7 +360,7 @@ impl Adm {
         );
         let irf = self.i_rfactor_s123[s - 1];
         let ref_hvd = r.s123[s - 1].hvd();
-        joint_s123(k, &pl, s, &prm, irf, ref_hvd, || r.den[s], b)
+        joint_s123(k, &pl, s, &prm, irf, ref_hvd, r.den[s], b)
     }
 }
 
@@ -400,8 +400,8 @@ fn den_s123(
 
 /// Scale 0's joint terms: decouple `b.dis` against the reference's detail bands, then DLM and
 /// AIM masking, strip by strip ([`Strip`]: the masking's row sums are added per row, so the
-/// strips' sums are the whole band's); `den` is the denominator, computed or shared. Returns
-/// `(num, den, aim_num)`.
+/// strips' sums are the whole band's). Returns `(num, den, aim_num)`, `den` (the denominator,
+/// computed or shared) passed through.
 #[allow(clippy::too_many_arguments)]
 fn joint_s0(
     k: &Kernels,
@@ -410,11 +410,10 @@ fn joint_s0(
     irf: [u16; 3],
     isa: LibvmafIsa,
     ref_hvd: [&[i16]; 3],
-    den: impl FnOnce() -> f32,
+    den: f32,
     b: &mut Bufs16,
 ) -> (f32, f32, f32) {
     let st = b.stride;
-    let den = den();
     let shifts = CmShiftsS0::new(pl.w, pl.h, isa);
     let (dlm, aim) = mask_strips(pl, prm.skip_aim, |strip, aim| {
         if !aim && strip.has_decouple_rows() {
@@ -449,11 +448,10 @@ fn joint_s123(
     prm: &AdmParams,
     irf: [u32; 3],
     ref_hvd: [&[i32]; 3],
-    den: impl FnOnce() -> f32,
+    den: f32,
     b: &mut Bufs32,
 ) -> (f32, f32, f32) {
     let st = b.stride;
-    let den = den();
     let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
     let (dlm, aim) = mask_strips(pl, prm.skip_aim, |strip, aim| {
         if !aim && strip.has_decouple_rows() {

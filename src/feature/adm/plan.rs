@@ -1,8 +1,6 @@
 //! The per-scale plan and the scratch bands of one ADM instance, and the CSF + masking step
 //! that runs twice per scale (DLM and AIM) over them.
 
-use std::ops::Range;
-
 use super::scalar::{self, CmRows, CmShiftsS0, QuadMut, Region};
 use super::{AdmParams, Kernels};
 
@@ -235,7 +233,7 @@ impl Bufs16 {
             refs(&self.flt),
             st,
             (pl.w, pl.h),
-            strip.window(),
+            strip.window.clone(),
             irf,
             sh,
         )
@@ -291,7 +289,7 @@ impl Bufs32 {
             refs(&self.flt),
             st,
             (pl.w, pl.h),
-            strip.window(),
+            strip.window.clone(),
             irf,
             sh,
         )
@@ -301,7 +299,7 @@ impl Bufs32 {
 /// Band rows masked per strip: the decouple, CSF and masking stages run strip by strip, so that
 /// what one writes is still in cache when the next reads it (whole bands of a 1080p picture
 /// are megabytes each; a strip's buffers fit the L2 cache).
-pub(super) const STRIP_ROWS: usize = 32;
+const STRIP_ROWS: usize = 32;
 
 /// Strip height for a band of `h` rows: [`STRIP_ROWS`], or the whole band where it is short
 /// (no overlap recomputed).
@@ -324,10 +322,8 @@ fn strip_buffer_rows(h: usize) -> usize {
 /// each side, recomputed by both strips that need it) the strip buffers hold.
 #[derive(Debug, Clone)]
 pub(super) struct Strip {
-    /// Band rows masked.
-    pub(super) rows: Range<usize>,
-    /// Band row at offset 0 of the strip buffers.
-    pub(super) base: usize,
+    /// The rows masked, and the band row at offset 0 of the strip buffers.
+    pub(super) window: CmRows,
     /// The decouple region's part in this strip, in strip-buffer rows (may be empty).
     pub(super) reg: Region,
 }
@@ -347,7 +343,10 @@ impl Strip {
                 bottom: bottom - base,
                 ..reg_dec
             };
-            Strip { rows, base, reg }
+            Strip {
+                window: CmRows { rows, base },
+                reg,
+            }
         })
     }
 
@@ -356,16 +355,8 @@ impl Strip {
         self.reg.top < self.reg.bottom && self.reg.left < self.reg.right
     }
 
-    /// The masking's row window.
-    pub(super) fn window(&self) -> CmRows {
-        CmRows {
-            rows: self.rows.clone(),
-            base: self.base,
-        }
-    }
-
     /// Band `b` from this strip's first buffered row.
     pub(super) fn at_base<'a, T>(&self, b: &'a [T], stride: usize) -> &'a [T] {
-        &b[self.base * stride..]
+        &b[self.window.base * stride..]
     }
 }

@@ -201,9 +201,9 @@ fn cm_s0_interior_avx2(
 
 // The AVX2 scale-0 DWT row kernels: the vertical pass 16 columns per step with
 // `_mm256_madd_epi16` on interleaved row pairs (the AVX-512 peer's method), the horizontal pass
-// 16 outputs per step with
-// `_mm256_madd_epi16` on tap pairs (the taps fit `i16` and no product pair overflows, so the
-// `i32` sums are the scalar's); edges and leftovers by the scalar kernels.
+// 16 outputs per step with `_mm256_madd_epi16` on tap pairs (the taps fit `i16` and no product
+// pair overflows, so the `i32` sums are the scalar's); edges and leftovers by the scalar
+// kernels.
 
 /// The db2 taps in `madd` pairs (`c[k]`, `c[k + 1]` as the low and high `i16` of each 32-bit
 /// lane): low-pass taps 0-1 and 2-3, then the high-pass ones.
