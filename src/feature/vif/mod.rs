@@ -127,6 +127,13 @@ pub type StatVerticalU16x2 =
 /// Horizontal statistic pass ([`scalar::stat_horizontal`]).
 pub type StatHorizontal =
     fn(&StatLine, &[u16], usize, f64, &[u16; LOG2_TABLE_LEN], &mut WideAcc, &mut VifSums);
+/// The whole statistic of two consecutive rows of 8-bit scale 0 in one kernel: the vertical pass
+/// of [`StatVerticalU8x2`] (18 rows in), written straight into 16-bit line copies
+/// ([`WideAcc::rows16`]) instead of the 32-bit lines, their padding, and the horizontal pass of
+/// [`StatHorizontal`] on each, the terms of both rows added to the sums. `false`, with nothing
+/// added, where the kernel cannot take the row (the caller then runs the passes).
+pub type StatRowsU8x2 =
+    fn(&[&[u8]], &[&[u8]], usize, f64, &[u16; LOG2_TABLE_LEN], &mut WideAcc, &mut VifSums) -> bool;
 /// Vertical downsampling pass ([`scalar::subsample_vertical`]).
 pub type SubsampleVertical<T> =
     fn(&[&[T]], &[&[T]], &[u16], u32, u32, usize, &mut [u32], &mut [u32]);
@@ -220,6 +227,8 @@ pub struct Kernels {
     pub stat_vertical_u16_x2: Option<StatVerticalU16x2>,
     /// See [`StatHorizontal`].
     pub stat_horizontal: StatHorizontal,
+    /// See [`StatRowsU8x2`]; levels without it run the passes.
+    pub stat_rows_u8_x2: Option<StatRowsU8x2>,
     /// See [`SubsampleVertical`].
     pub subsample_vertical_u8: SubsampleVertical<u8>,
     /// See [`SubsampleVertical`].
@@ -239,6 +248,7 @@ impl Kernels {
         stat_vertical_u16: scalar::stat_vertical_u16,
         stat_vertical_u16_x2: None,
         stat_horizontal: scalar::stat_horizontal,
+        stat_rows_u8_x2: None,
         subsample_vertical_u8: scalar::subsample_vertical::<u8>,
         subsample_vertical_u16: scalar::subsample_vertical::<u16>,
         subsample_horizontal: scalar::subsample_horizontal,
@@ -413,6 +423,43 @@ impl Kernels {
             scalar::stat_horizontal(line, filt, w, gain_limit, log2, &mut acc.clone(), &mut want);
             assert_eq!(*sums, want, "check_simd: vif stat_horizontal, w {w}");
         }
+    }
+
+    /// Two rows' statistic by the level's [`StatRowsU8x2`] kernel (18 rows in `r`/`d`); `false`,
+    /// with nothing added, where the level has none or it cannot take the row.
+    #[allow(clippy::too_many_arguments)]
+    fn stat_rows_u8_x2(
+        &self,
+        r: &[&[u8]],
+        d: &[&[u8]],
+        w: usize,
+        gain_limit: f64,
+        log2: &[u16; LOG2_TABLE_LEN],
+        acc: &mut WideAcc,
+        sums: &mut VifSums,
+    ) -> bool {
+        let Some(f) = self.stat_rows_u8_x2 else {
+            return false;
+        };
+        #[cfg(feature = "check_simd")]
+        let before = *sums;
+        if !f(r, d, w, gain_limit, log2, acc, sums) {
+            return false;
+        }
+        #[cfg(feature = "check_simd")]
+        {
+            let mut want = before;
+            let taps = FILTER_S0.len();
+            for k in 0..2 {
+                let mut l = StatLine::new(w);
+                scalar::stat_vertical_u8(&r[k..k + taps], &d[k..k + taps], w, &mut l);
+                scalar::pad_stat_line(&mut l, w, taps / 2);
+                let mut a = WideAcc::new(w);
+                scalar::stat_horizontal(&l, &FILTER_S0, w, gain_limit, log2, &mut a, &mut want);
+            }
+            assert_eq!(*sums, want, "check_simd: vif stat_rows_u8_x2, w {w}");
+        }
+        true
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -785,6 +832,22 @@ impl Vif {
             let k = &self.kernels;
             let (n, split) = row_pair(side, k, (&r, &d), i, taps, (&mut rr, &mut dr));
             let (rs, ds) = (&rr[..taps + n - 1], &dr[..taps + n - 1]);
+            // A rendition alone takes both rows in one kernel where the level has it.
+            if n == 2
+                && matches!(side, Side::Own)
+                && k.stat_rows_u8_x2(
+                    rs,
+                    ds,
+                    r.w,
+                    self.gain_limit,
+                    self.log2,
+                    &mut self.wide,
+                    &mut sums,
+                )
+            {
+                i += n;
+                continue;
+            }
             let lines = [&mut self.line, &mut self.line2];
             k.stat_vertical_u8_pair(split, rs, ds, r.w, lines);
             for (row, line) in [(i, &mut self.line), (i + 1, &mut self.line2)]

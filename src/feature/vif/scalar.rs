@@ -78,6 +78,13 @@ pub struct WideAcc {
     /// values each, kept here so no kernel zeroes a stack buffer per row (the scalar kernels do
     /// not use it).
     pub narrow: Vec<i16>,
+    /// Scratch of the SIMD peers' two-row kernels (`Kernels::stat_rows_u8_x2`): two whole lines
+    /// as [`NARROW_COPIES`] 16-bit copies each, copy `q` of line `l` at `(8l + q) * rows16_stride`,
+    /// line position `p` (column `j` at `PAD + j`) at index `p` of its copy.
+    pub rows16: Vec<i16>,
+    /// The distance between two copies in `rows16`: the width rounded up to 32, the padding on
+    /// both sides, and the reach of a vector past the last column.
+    pub rows16_stride: usize,
 }
 
 impl WideAcc {
@@ -90,8 +97,15 @@ impl WideAcc {
             yy: vec![0; width],
             xy: vec![0; width],
             narrow: vec![0; NARROW_COPIES * NARROW_LINE],
+            rows16: vec![0; 2 * NARROW_COPIES * rows16_stride(width)],
+            rows16_stride: rows16_stride(width),
         }
     }
+}
+
+/// [`WideAcc::rows16_stride`] for lines of up to `width` values.
+pub fn rows16_stride(width: usize) -> usize {
+    width.div_ceil(32) * 32 + 2 * PAD + 64
 }
 
 /// Rounding of the vertical statistic pass of `vif_statistic_16`: `mu = (acc + mu_round) >>
@@ -293,7 +307,7 @@ pub fn stat_vertical_u16_cols<const DIS_ONLY: bool>(
 /// `[-f] = [f]` then `[w-1+f] = [w-1-f]`, in that order (so lines narrower than the filter are
 /// reflected repeatedly). `v` is a padded line (column `j` at `PAD + j`), `w >= 2`,
 /// `half <= PAD`.
-pub fn pad_line(v: &mut [u32], w: usize, half: usize) {
+pub fn pad_line<T: Copy>(v: &mut [T], w: usize, half: usize) {
     debug_assert!(half <= PAD && v.len() >= w + 2 * PAD);
     let last = (PAD + w - 1) as isize;
     for f in 1..=half as isize {

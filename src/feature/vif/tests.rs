@@ -660,6 +660,70 @@ mod simd {
         }
     }
 
+    /// The two-row statistic kernel adds what the scalar passes of its two rows add, at every
+    /// width class, on random rows (some at the top of the range) and on flat ones (every pixel
+    /// below the noise floor), with the default and a small gain limit; a scratch made for a
+    /// narrower row is refused with nothing added.
+    #[test]
+    fn stat_rows_x2_matches_scalar() {
+        let log2 = tables::log2_table();
+        let mut ran = 0;
+        for k in simd_kernels() {
+            let Some(rows_x2) = k.stat_rows_u8_x2 else {
+                continue;
+            };
+            for w in widths().filter(|&w| w >= 16) {
+                for seed in 0..=3 {
+                    let (r, d) = if seed == 0 {
+                        (vec![vec![90; w]; 18], vec![vec![91; w]; 18])
+                    } else {
+                        (rows(18, w, 8, seed), rows(18, w, 8, seed + 10))
+                    };
+                    let (r8, d8): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (
+                        r.iter().map(|x| to_u8(x)).collect(),
+                        d.iter().map(|x| to_u8(x)).collect(),
+                    );
+                    let rr: Vec<&[u8]> = r8.iter().map(|x| x.as_slice()).collect();
+                    let dr: Vec<&[u8]> = d8.iter().map(|x| x.as_slice()).collect();
+                    for gain in [100.0, 1.5] {
+                        let mut want = VifSums::default();
+                        for line in 0..2 {
+                            let win = line..line + 17;
+                            let mut l = StatLine::new(w);
+                            scalar::stat_vertical_u8(&rr[win.clone()], &dr[win], w, &mut l);
+                            scalar::pad_stat_line(&mut l, w, 8);
+                            let mut acc = WideAcc::new(w);
+                            scalar::stat_horizontal(
+                                &l, &FILTER_S0, w, gain, log2, &mut acc, &mut want,
+                            );
+                        }
+                        let mut acc = WideAcc::new(w);
+                        let mut got = VifSums::default();
+                        if rows_x2(&rr, &dr, w, gain, log2, &mut acc, &mut got) {
+                            assert_eq!(got, want, "{:?} w {w} seed {seed} gain {gain}", k.level());
+                            ran += 1;
+                        } else {
+                            assert_eq!(got, VifSums::default(), "{:?} refused w {w}", k.level());
+                        }
+                    }
+                }
+            }
+            let w = 64;
+            let r8 = vec![vec![7u8; w]; 18];
+            let rr: Vec<&[u8]> = r8.iter().map(|x| x.as_slice()).collect();
+            let mut got = VifSums::default();
+            let narrow = &mut WideAcc::new(w / 2);
+            assert!(!rows_x2(&rr, &rr, w, 100.0, log2, narrow, &mut got));
+            assert_eq!(got, VifSums::default());
+        }
+        if crate::cpu::cpu_level() >= crate::cpu::CpuLevel::Avx512 {
+            assert!(
+                ran > 0,
+                "the AVX-512 level has a two-row kernel and none was tested"
+            );
+        }
+    }
+
     #[test]
     fn stat_vertical_matches_scalar() {
         for k in simd_kernels() {
@@ -1082,6 +1146,24 @@ fn vif_kernel_timings() {
             time("stat_vertical_u8_x2 (2 rows)", level, &mut || {
                 x2(r18, d18, w, [&mut line, &mut line2]);
                 black_box((&line, &line2));
+            });
+            // The two passes of two rows, against the two-row kernel below.
+            time("stat_u8 passes (2 rows)", level, &mut || {
+                let mut s = VifSums::default();
+                x2(r18, d18, w, [&mut line, &mut line2]);
+                for l in [&mut line, &mut line2] {
+                    scalar::pad_stat_line(l, w, 8);
+                    (k.stat_horizontal)(l, &FILTER_S0, w, 100.0, log2, &mut acc, &mut s);
+                }
+                black_box(s);
+            });
+        }
+        if let Some(rows) = k.stat_rows_u8_x2 {
+            let (r18, d18) = (&r8s_18[..], &d8s_18[..]);
+            time("stat_rows_u8_x2 (2 rows)", level, &mut || {
+                let mut s = VifSums::default();
+                assert!(rows(r18, d18, w, 100.0, log2, &mut acc, &mut s));
+                black_box(s);
             });
         }
         for scale in [0, 1] {

@@ -37,6 +37,7 @@ pub(super) fn install(k: &mut Kernels) {
     k.stat_vertical_u16 = stat_vertical_u16;
     k.stat_vertical_u16_x2 = Some(stat_vertical_u16_x2);
     k.stat_horizontal = stat_horizontal;
+    k.stat_rows_u8_x2 = Some(stat_rows_u8_x2);
     k.subsample_vertical_u8 = subsample_vertical_u8;
     k.subsample_vertical_u16 = subsample_vertical_u16;
     k.subsample_horizontal = subsample_horizontal;
@@ -133,6 +134,20 @@ fn stat_horizontal_dis(
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
     unsafe { stat_horizontal_avx512(line, filt, w, gain_limit, log2, acc, sums, &mut side) }
+}
+
+fn stat_rows_u8_x2(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+) -> bool {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
+    // CD and DQ.
+    unsafe { stat_rows_u8_x2_avx512(r, d, w, gain_limit, log2, acc, sums) }
 }
 
 fn stat_vertical_u8_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut StatLine; 2]) {
@@ -654,6 +669,59 @@ fn stat_vertical_u8_x2_avx512<const DIS_ONLY: bool>(
 /// the `madd` column order).
 type U8BlockSums = [(__m512i, __m512i); 5];
 
+/// The sums of columns `j .. j + n` of both lines of [`stat_vertical_u8_x2_avx512`] (18 rows
+/// in `r` and `d`, each holding at least `j + n` values), as `[U8BlockSums; 2]`. A macro: as a
+/// function LLVM left it out of line, returning the sums through memory.
+macro_rules! u8_block2_sums {
+    ($tail:expr, $dis_only:expr, $r:expr, $d:expr, $j:expr, $n:expr, $k:expr) => {{
+        let (r, d, j, n, k): (&[&[u8]], &[&[u8]], usize, usize, &StatU8Consts) =
+            ($r, $d, $j, $n, $k);
+        let (z, o) = (_mm512_setzero_si512(), k.offset);
+        // (First line, second line) sums, lo and hi halves each.
+        let (mut mu1, mut mu2) = (((z, z), (z, z)), ((z, z), (z, z)));
+        let (mut xx, mut yy, mut xy) = (((o, o), (o, o)), ((o, o), (o, o)), ((o, o), (o, o)));
+        for i in 0..FILTER_S0.len().div_ceil(2) {
+            let (c0, c1) = (k.pairs[i], k.odd[i]);
+            let (ra, rb, da, db) = (r[2 * i], r[2 * i + 1], d[2 * i], d[2 * i + 1]);
+            assert!(ra.len().min(rb.len()).min(da.len()).min(db.len()) >= j + n);
+            // SAFETY: each row holds at least j + n values (checked just above), and the loads read
+            // n values from column j (32 = n without TAIL).
+            let (xa, xb, ya, yb) = unsafe {
+                (
+                    load_u8x32::<{ $tail }>(ra.as_ptr().add(j), n),
+                    load_u8x32::<{ $tail }>(rb.as_ptr().add(j), n),
+                    load_u8x32::<{ $tail }>(da.as_ptr().add(j), n),
+                    load_u8x32::<{ $tail }>(db.as_ptr().add(j), n),
+                )
+            };
+            let (xl, xh) = (_mm512_unpacklo_epi16(xa, xb), _mm512_unpackhi_epi16(xa, xb));
+            let (yl, yh) = (_mm512_unpacklo_epi16(ya, yb), _mm512_unpackhi_epi16(ya, yb));
+            let sq = |a: __m512i, b: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(a, b), k.flip);
+            // Each interleaved pair weighed by both lines' taps.
+            macro_rules! acc2 {
+                ($s:ident, $lo:expr, $hi:expr) => {{
+                    let (lo, hi) = ($lo, $hi);
+                    $s.0 .0 = madd_acc($s.0 .0, lo, c0);
+                    $s.0 .1 = madd_acc($s.0 .1, hi, c0);
+                    $s.1 .0 = madd_acc($s.1 .0, lo, c1);
+                    $s.1 .1 = madd_acc($s.1 .1, hi, c1);
+                }};
+            }
+            if !$dis_only {
+                acc2!(mu1, xl, xh);
+                acc2!(xx, sq(xl, xl), sq(xh, xh));
+            }
+            acc2!(mu2, yl, yh);
+            acc2!(yy, sq(yl, yl), sq(yh, yh));
+            acc2!(xy, sq(xl, yl), sq(xh, yh));
+        }
+        [
+            [mu1.0, mu2.0, xx.0, yy.0, xy.0],
+            [mu1.1, mu2.1, xx.1, yy.1, xy.1],
+        ]
+    }};
+}
+
 /// Columns `j .. j + n` of [`stat_vertical_u8_x2_avx512`] (the bounds of
 /// [`stat_vertical_u8_block`], for 18 rows and two lines).
 #[inline]
@@ -667,49 +735,109 @@ fn stat_vertical_u8_block2<const TAIL: bool, const DIS_ONLY: bool>(
     l0: &mut StatLine,
     l1: &mut StatLine,
 ) {
-    let (z, o) = (_mm512_setzero_si512(), k.offset);
-    // (First line, second line) sums, lo and hi halves each.
-    let (mut mu1, mut mu2) = (((z, z), (z, z)), ((z, z), (z, z)));
-    let (mut xx, mut yy, mut xy) = (((o, o), (o, o)), ((o, o), (o, o)), ((o, o), (o, o)));
-    for i in 0..FILTER_S0.len().div_ceil(2) {
-        let (c0, c1) = (k.pairs[i], k.odd[i]);
-        let (ra, rb, da, db) = (r[2 * i], r[2 * i + 1], d[2 * i], d[2 * i + 1]);
-        assert!(ra.len().min(rb.len()).min(da.len()).min(db.len()) >= j + n);
-        // SAFETY: each row holds at least j + n values (checked just above), and the loads read
-        // n values from column j (32 = n without TAIL).
-        let (xa, xb, ya, yb) = unsafe {
-            (
-                load_u8x32::<TAIL>(ra.as_ptr().add(j), n),
-                load_u8x32::<TAIL>(rb.as_ptr().add(j), n),
-                load_u8x32::<TAIL>(da.as_ptr().add(j), n),
-                load_u8x32::<TAIL>(db.as_ptr().add(j), n),
-            )
-        };
-        let (xl, xh) = (_mm512_unpacklo_epi16(xa, xb), _mm512_unpackhi_epi16(xa, xb));
-        let (yl, yh) = (_mm512_unpacklo_epi16(ya, yb), _mm512_unpackhi_epi16(ya, yb));
-        let sq = |a: __m512i, b: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(a, b), k.flip);
-        // Each interleaved pair weighed by both lines' taps.
-        macro_rules! acc2 {
-            ($s:ident, $lo:expr, $hi:expr) => {{
-                let (lo, hi) = ($lo, $hi);
-                $s.0 .0 = madd_acc($s.0 .0, lo, c0);
-                $s.0 .1 = madd_acc($s.0 .1, hi, c0);
-                $s.1 .0 = madd_acc($s.1 .0, lo, c1);
-                $s.1 .1 = madd_acc($s.1 .1, hi, c1);
-            }};
-        }
-        if !DIS_ONLY {
-            acc2!(mu1, xl, xh);
-            acc2!(xx, sq(xl, xl), sq(xh, xh));
-        }
-        acc2!(mu2, yl, yh);
-        acc2!(yy, sq(yl, yl), sq(yh, yh));
-        acc2!(xy, sq(xl, yl), sq(xh, yh));
-    }
-    let s0 = [mu1.0, mu2.0, xx.0, yy.0, xy.0];
-    let s1 = [mu1.1, mu2.1, xx.1, yy.1, xy.1];
+    let [s0, s1]: [U8BlockSums; 2] = u8_block2_sums!(TAIL, DIS_ONLY, r, d, j, n, k);
     store_u8_block!(DIS_ONLY, l0, j, n, k, s0);
     store_u8_block!(DIS_ONLY, l1, j, n, k, s1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistic: two rows in one kernel (`Kernels::stat_rows_u8_x2`)
+// ---------------------------------------------------------------------------------------------
+
+/// Writes a block's sums ([`U8BlockSums`]) as 32 columns from `j` on (line positions `PAD + j`
+/// on, 32 of them even where fewer columns are left: the padding and the masked-off columns
+/// cover the rest) of one line's 16-bit copies, `stride` apart in `line`. `packus` of the `lo`
+/// and `hi` sums puts them in column order (per 128-bit lane, columns `4m .. 4m + 4` of `lo` then
+/// of `hi`); every value packed is below 2^16.
+/// A macro, as [`u8_block2_sums`] is.
+macro_rules! store_u8_block16 {
+    ($line:expr, $stride:expr, $j:expr, $k:expr, $s:expr) => {{
+        let (line, stride, j, k, s): (&mut [i16], usize, usize, &StatU8Consts, U8BlockSums) =
+            ($line, $stride, $j, $k, $s);
+        let low16 = _mm512_set1_epi32(0xffff);
+        let mean = |v: __m512i| _mm512_srli_epi32::<8>(_mm512_add_epi32(v, k.round));
+        let pack = |lo: __m512i, hi: __m512i| _mm512_xor_si512(_mm512_packus_epi32(lo, hi), k.flip);
+        let halves = |(lo, hi): (__m512i, __m512i)| {
+            [
+                pack(_mm512_and_si512(lo, low16), _mm512_and_si512(hi, low16)),
+                pack(_mm512_srli_epi32::<16>(lo), _mm512_srli_epi32::<16>(hi)),
+            ]
+        };
+        let [mu1, mu2, xx, yy, xy] = s;
+        let [xl, xh] = halves(xx);
+        let [yl, yh] = halves(yy);
+        let [pl, ph] = halves(xy);
+        let out = [
+            pack(mean(mu1.0), mean(mu1.1)),
+            pack(mean(mu2.0), mean(mu2.1)),
+            xl,
+            xh,
+            yl,
+            yh,
+            pl,
+            ph,
+        ];
+        let at = PAD + j;
+        for (q, v) in out.into_iter().enumerate() {
+            let dst = &mut line[q * stride + at..][..32];
+            // SAFETY: `dst` holds 32 `i16` (64 bytes); the store is unaligned.
+            unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), v) };
+        }
+    }};
+}
+
+/// [`super::StatRowsU8x2`]: the sums of [`u8_block2_sums`] written straight into 16-bit line
+/// copies ([`WideAcc::rows16`]; the means rounded `>> 8`, the squares split into their low and
+/// high 16 bits, all offset by -2^15 as [`stat_horizontal_madd`]'s copies are), the copies
+/// padded, and [`madd_terms`] run on each line: the passes' arithmetic without the 32-bit lines
+/// written and read back and narrowed again. `false` (nothing added) if `acc` was made for a
+/// narrower row.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn stat_rows_u8_x2_avx512(
+    r: &[&[u8]],
+    d: &[&[u8]],
+    w: usize,
+    gain_limit: f64,
+    log2: &[u16; LOG2_TABLE_LEN],
+    acc: &mut WideAcc,
+    sums: &mut VifSums,
+) -> bool {
+    const TAPS: usize = FILTER_S0.len();
+    const PAIRS: usize = TAPS.div_ceil(2);
+    assert!(r.len() == TAPS + 1 && d.len() == TAPS + 1);
+    assert!(r.iter().chain(d).all(|row| row.len() >= w));
+    let stride = acc.rows16_stride;
+    let line_len = NARROW_COPIES * stride;
+    if stride < scalar::rows16_stride(w) || acc.rows16.len() < 2 * line_len {
+        return false;
+    }
+    let k = StatU8Consts::new();
+    let (l0, l1) = acc.rows16[..2 * line_len].split_at_mut(line_len);
+    let w32 = w / 32 * 32;
+    for j in (0..w32).step_by(32) {
+        let [s0, s1]: [U8BlockSums; 2] = u8_block2_sums!(false, false, r, d, j, 32, &k);
+        store_u8_block16!(l0, stride, j, &k, s0);
+        store_u8_block16!(l1, stride, j, &k, s1);
+    }
+    if w32 < w {
+        let [s0, s1]: [U8BlockSums; 2] = u8_block2_sums!(true, false, r, d, w32, w - w32, &k);
+        store_u8_block16!(l0, stride, w32, &k, s0);
+        store_u8_block16!(l1, stride, w32, &k, s1);
+    }
+    for copy in acc.rows16[..2 * line_len].chunks_exact_mut(stride) {
+        scalar::pad_line(copy, w, TAPS / 2);
+    }
+    let mt = MaddTaps::<PAIRS>::new(&FILTER_S0);
+    let mut terms = TermSums::new(gain_limit, log2);
+    let start = PAD - TAPS / 2;
+    for line in acc.rows16[..2 * line_len].chunks_exact(line_len) {
+        let copies: [&[i16]; NARROW_COPIES] =
+            from_fn(|q| &line[q * stride + start..][..stride - start]);
+        madd_terms(copies, 0, w, &mt, true, &mut terms, sums, &mut RefSide::Own);
+    }
+    terms.flush(sums);
+    true
 }
 
 /// Columns `j .. j + n` (`n <= 32`, `n < 32` only with `TAIL`) of [`stat_vertical_u8_avx512`];
@@ -1464,12 +1592,8 @@ fn stat_horizontal_madd<const PAIRS: usize>(
     let bufs = [&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy];
     assert!(taps <= 2 * PAD + 1 && bufs.iter().all(|b| b.len() >= start + w + taps - 1));
     assert_eq!(taps.div_ceil(2), PAIRS);
-    let pairs: [__m512i; PAIRS] = tap_pairs(filt);
-    let odd_pairs: [__m512i; PAIRS] = odd_tap_pairs(filt);
-    let offset = madd_offset(filt);
+    let mt = MaddTaps::<PAIRS>::new(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
-    let low16 = _mm512_set1_epi32(0xffff);
-    let r15 = _mm512_set1_epi32(1 << 15);
     let not16 = _mm512_set1_epi32(!0xffff);
     let [p_mu1, p_mu2, p_xx, p_yy, p_xy] = bufs.map(|b| b.as_ptr());
     let own = matches!(side, RefSide::Own);
@@ -1536,65 +1660,112 @@ fn stat_horizontal_madd<const PAIRS: usize>(
             scalar::stat_horizontal_cols(line, filt, cols, terms.gain_limit, terms.log2, acc, sums);
             continue;
         }
-        for jj in (0..cn).step_by(32) {
-            // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 32.
-            // Window i (the values jj + 2i .. jj + 2i + 32, one unaligned load: cheaper than
-            // shifting two vectors on the shuffle port, which the `madd`s share on Intel) holds
-            // values jj + 2l + 2i and jj + 2l + 2i + 1 in lane l, which even column jj + 2l
-            // weighs with taps (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
-            let filtered = |q: usize| {
-                let base = narrow[q * NARROW_LINE..][..NARROW_LINE].as_ptr();
-                let (mut e, mut o) = (offset, offset);
-                for i in 0..PAIRS {
-                    // SAFETY: the values read are jj + 2i .. jj + 2i + 32 (2i <= 2 * PAD = 16),
-                    // below jj + 64 <= (cn rounded up to 32) + 32 <= MADD_CHUNK + 32 <=
-                    // NARROW_LINE, the length of the copy at `base`.
-                    let win = unsafe { load_i16x32(base.add(jj + 2 * i)) };
-                    e = madd_acc(e, win, pairs[i]);
-                    o = madd_acc(o, win, odd_pairs[i]);
-                }
-                (e, o)
-            };
-            // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits.
-            let sq = |lo: __m512i, hi: __m512i| {
-                _mm512_add_epi32(
-                    _mm512_add_epi32(hi, _mm512_srli_epi32::<16>(lo)),
-                    _mm512_srli_epi32::<16>(_mm512_add_epi32(_mm512_and_si512(lo, low16), r15)),
-                )
-            };
-            let z = _mm512_setzero_si512();
-            let ((m1, (xl, xh)), m2) = if reference {
-                ((filtered(0), (filtered(2), filtered(3))), filtered(1))
-            } else {
-                (((z, z), ((z, z), (z, z))), filtered(1))
-            };
-            let (yl, yh) = (filtered(4), filtered(5));
-            let (pl, ph) = (filtered(6), filtered(7));
-            // Even columns jj + 2l are in the row while 2l < cn - jj, odd ones jj + 2l + 1 while
-            // 2l + 1 < cn - jj.
-            let left = cn - jj;
-            let at = c0 + jj;
-            let even = Stats16 {
-                mu1: m1.0,
-                mu2: m2.0,
-                xx: sq(xl.0, xh.0),
-                yy: sq(yl.0, yh.0),
-                xy: sq(pl.0, ph.0),
-                valid: mask16(left.div_ceil(2)),
-            };
-            let odd = Stats16 {
-                mu1: m1.1,
-                mu2: m2.1,
-                xx: sq(xl.1, xh.1),
-                yy: sq(yl.1, yh.1),
-                xy: sq(pl.1, ph.1),
-                valid: mask16(left / 2),
-            };
-            side.add([at, at + 16], terms, [even, odd], sums);
-        }
+        let copies: [&[i16]; NARROW_COPIES] =
+            from_fn(|q| &narrow[q * NARROW_LINE..][..NARROW_LINE]);
+        madd_terms(copies, c0, cn, &mt, reference, terms, sums, side);
     }
     acc.narrow = narrow;
     done
+}
+
+/// The constants of [`madd_terms`]: the tap pairs of the even and the odd output columns, and
+/// the offset the `-2^15` of every operand takes away.
+struct MaddTaps<const PAIRS: usize> {
+    pairs: [__m512i; PAIRS],
+    odd: [__m512i; PAIRS],
+    offset: __m512i,
+}
+
+impl<const PAIRS: usize> MaddTaps<PAIRS> {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn new(filt: &[u16]) -> Self {
+        MaddTaps {
+            pairs: tap_pairs(filt),
+            odd: odd_tap_pairs(filt),
+            offset: madd_offset(filt),
+        }
+    }
+}
+
+/// The `madd` filter of [`stat_horizontal_madd`] and the terms of the output columns `c0 .. c0 +
+/// cn`, from 16-bit line copies (the means, the squares' low and high halves, offset by -2^15):
+/// `copies[q]` holds copy `q` from the first value column `c0` reads on, at least `cn` rounded
+/// up to 32, plus 32, values (the masked-off columns of a partial last vector read past the
+/// row, values that must be initialised but whose terms are dropped). Without `reference` the
+/// reference copies (0, 2, 3) are not read.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn madd_terms<const PAIRS: usize>(
+    copies: [&[i16]; NARROW_COPIES],
+    c0: usize,
+    cn: usize,
+    mt: &MaddTaps<PAIRS>,
+    reference: bool,
+    terms: &mut TermSums<'_>,
+    sums: &mut VifSums,
+    side: &mut RefSide<'_>,
+) {
+    assert!(PAIRS <= PAD + 1 && copies.iter().all(|c| c.len() >= cn.div_ceil(32) * 32 + 32));
+    let low16 = _mm512_set1_epi32(0xffff);
+    let r15 = _mm512_set1_epi32(1 << 15);
+    for jj in (0..cn).step_by(32) {
+        // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 32.
+        // Window i (the values jj + 2i .. jj + 2i + 32, one unaligned load: cheaper than
+        // shifting two vectors on the shuffle port, which the `madd`s share on Intel) holds
+        // values jj + 2l + 2i and jj + 2l + 2i + 1 in lane l, which even column jj + 2l
+        // weighs with taps (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
+        let filtered = |q: usize| {
+            let base = copies[q].as_ptr();
+            let (mut e, mut o) = (mt.offset, mt.offset);
+            for i in 0..PAIRS {
+                // SAFETY: the values read are jj + 2i .. jj + 2i + 32 (2i <= 2 * PAD = 16),
+                // below jj + 64 <= (cn rounded up to 32) + 32 <= the copy's length (asserted
+                // above).
+                let win = unsafe { load_i16x32(base.add(jj + 2 * i)) };
+                e = madd_acc(e, win, mt.pairs[i]);
+                o = madd_acc(o, win, mt.odd[i]);
+            }
+            (e, o)
+        };
+        // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits.
+        let sq = |lo: __m512i, hi: __m512i| {
+            _mm512_add_epi32(
+                _mm512_add_epi32(hi, _mm512_srli_epi32::<16>(lo)),
+                _mm512_srli_epi32::<16>(_mm512_add_epi32(_mm512_and_si512(lo, low16), r15)),
+            )
+        };
+        let z = _mm512_setzero_si512();
+        let ((m1, (xl, xh)), m2) = if reference {
+            ((filtered(0), (filtered(2), filtered(3))), filtered(1))
+        } else {
+            (((z, z), ((z, z), (z, z))), filtered(1))
+        };
+        let (yl, yh) = (filtered(4), filtered(5));
+        let (pl, ph) = (filtered(6), filtered(7));
+        // Even columns jj + 2l are in the row while 2l < cn - jj, odd ones jj + 2l + 1 while
+        // 2l + 1 < cn - jj.
+        let left = cn - jj;
+        let at = c0 + jj;
+        let even = Stats16 {
+            mu1: m1.0,
+            mu2: m2.0,
+            xx: sq(xl.0, xh.0),
+            yy: sq(yl.0, yh.0),
+            xy: sq(pl.0, ph.0),
+            valid: mask16(left.div_ceil(2)),
+        };
+        let odd = Stats16 {
+            mu1: m1.1,
+            mu2: m2.1,
+            xx: sq(xl.1, xh.1),
+            yy: sq(yl.1, yh.1),
+            xy: sq(pl.1, ph.1),
+            valid: mask16(left / 2),
+        };
+        side.add([at, at + 16], terms, [even, odd], sums);
+    }
 }
 
 /// 32 `i16`.
