@@ -1946,16 +1946,6 @@ impl<'a> TermSums<'a> {
     }
 }
 
-/// The 8 `i64` lanes of `a`, then those of `b`, each truncated to 32 bits.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-fn narrow64(a: __m512i, b: __m512i) -> __m512i {
-    _mm512_inserti64x4::<1>(
-        _mm512_castsi256_si512(_mm512_cvtepi64_epi32(a)),
-        _mm512_cvtepi64_epi32(b),
-    )
-}
-
 /// Lanes `8h .. 8h + 8` of `v` (`h` 0 or 1).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
@@ -2043,14 +2033,16 @@ impl LogTerms<'_> {
             );
             _mm512_add_epi32(_mm512_max_epi32(sv, z), nsq)
         });
-        // Below 2^52 (gain limit at most 1024): exact truncation toward zero.
-        let numer1_tmp: [[__m512i; 2]; N] = each2!(|i, h| {
-            _mm512_add_epi64(
-                _mm512_cvttpd_epi64(ggd[i][h]),
-                _mm512_cvtepu32_epi64(half256(numer1[i], h)),
+        // numer1_tmp as an exact `double`: g'^2 sigma1_sq is below 2^52 (gain limit at most
+        // 1024), so truncating it toward zero gives the scalar's integer, and adding numer1
+        // (below 2^32) stays below 2^53.
+        let numer1_tmp: [[__m512d; 2]; N] = each2!(|i, h| {
+            _mm512_add_pd(
+                _mm512_roundscale_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(ggd[i][h]),
+                _mm512_cvtepu32_pd(half256(numer1[i], h)),
             )
         });
-        let a = self.log2_u64x2(numer1_tmp, cond);
+        let a = self.log2_exact_f64x2(numer1_tmp, cond);
         let b = self.log2_u32(numer1, cond);
         (
             den_t,
@@ -2070,27 +2062,37 @@ impl LogTerms<'_> {
         from_fn(|i| _mm512_add_epi32(e[i], _mm512_slli_epi32::<11>(k[i])))
     }
 
-    /// libvmaf's `log2_64` of 16 `u64` lanes per group (two vectors of 8, each at least 2^15
-    /// and below 2^52) in `m`: `table[v >> k] + 2048 * k` with `k = 48 - leading_zeros(v)`, as
-    /// `i32` lanes (lanes 0-7 from `v[i][0]`); other lanes are garbage.
+    /// libvmaf's `log2_64` of 16 integers per group, given as two vectors of 8 exact `double`s
+    /// (each in `[2^15, 2^53)`), in `m`: `table[v >> k] + 2048 * k` with `k = bits(v) - 16`, as
+    /// `i32` lanes (lanes 0-7 from `v[i][0]`); other lanes are garbage. The high 32 bits of
+    /// such a `double` are its biased exponent `e` and its top 20 fraction bits, so `v >> k` (its
+    /// 16 leading bits, truncated) is `2^15` plus the top 15 fraction bits and `k = e - 1023 -
+    /// 15`: one permute of the high halves instead of 64-bit shifts and two narrowings.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn log2_u64x2<const N: usize>(&self, v: [[__m512i; 2]; N], m: [__mmask16; N]) -> [__m512i; N] {
-        let k48 = _mm512_set1_epi64(48);
-        let k: [[__m512i; 2]; N] = from_fn(|i| {
-            [
-                _mm512_sub_epi64(k48, _mm512_lzcnt_epi64(v[i][0])),
-                _mm512_sub_epi64(k48, _mm512_lzcnt_epi64(v[i][1])),
-            ]
-        });
-        // v >> k is below 2^16 and k below 64, so both narrow to 32 bits exactly.
-        let idx = from_fn(|i| {
-            narrow64(
-                _mm512_srlv_epi64(v[i][0], k[i][0]),
-                _mm512_srlv_epi64(v[i][1], k[i][1]),
+    fn log2_exact_f64x2<const N: usize>(
+        &self,
+        v: [[__m512d; 2]; N],
+        m: [__mmask16; N],
+    ) -> [__m512i; N] {
+        // Lane l takes 32-bit element 2l + 1: of the first vector for l < 8, of the second
+        // (index 16 + ...) for the others.
+        let high = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+        let hw: [__m512i; N] = from_fn(|i| {
+            _mm512_permutex2var_epi32(
+                _mm512_castpd_si512(v[i][0]),
+                high,
+                _mm512_castpd_si512(v[i][1]),
             )
         });
-        let k: [__m512i; N] = from_fn(|i| narrow64(k[i][0], k[i][1]));
+        let idx = from_fn(|i| {
+            _mm512_or_si512(
+                _mm512_and_si512(_mm512_srli_epi32::<5>(hw[i]), _mm512_set1_epi32(0x7fff)),
+                _mm512_set1_epi32(0x8000),
+            )
+        });
+        let k: [__m512i; N] =
+            from_fn(|i| _mm512_sub_epi32(_mm512_srli_epi32::<20>(hw[i]), _mm512_set1_epi32(1038)));
         let e = self.lookup(idx, m);
         from_fn(|i| _mm512_add_epi32(e[i], _mm512_slli_epi32::<11>(k[i])))
     }
