@@ -697,8 +697,8 @@ fn decouple_s123_step(
 // (`vpunpck[lh]wd`, within 128-bit lanes) and filters each pair with one `_mm512_madd_epi16`,
 // half the multiplies of `int32` products (the AVX2 peer does the same in 16-column steps):
 // 8-bit samples fit `i16` as they are, 9..16-bit ones as `s - 2^15` (the top bit flipped), the
-// `2^15 * sum(taps)` that takes off folded into the rounding constant; no pair sum overflows (`2^15 * (|c0| + |c1|) < 2^31` for
-// every tap pair), so the sums equal the scalar's wrapping `int32` ones modulo 2^32. The
+// `2^15 * sum(taps)` that takes off folded into the rounding constant; no pair sum overflows
+// (`2^15 * (|c0| + |c1|) < 2^31` for every tap pair), so the sums equal the scalar's wrapping `int32` ones modulo 2^32. The
 // rounded values fit `i16` (|value| <= 27411: the filter's positive or negative tap sum less the
 // centring, over 2^bpc), so the saturating `vpackssdw`, which also undoes the interleave's order,
 // is C's cast. The horizontal pass, 16 outputs per step, uses `_mm512_madd_epi16` on tap pairs

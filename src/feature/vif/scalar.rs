@@ -79,12 +79,10 @@ pub struct WideAcc {
     /// not use it).
     pub narrow: Vec<i16>,
     /// Scratch of the SIMD peers' two-row kernels (`Kernels::stat_rows_u8_x2`): two whole lines
-    /// as [`NARROW_COPIES`] 16-bit copies each, copy `q` of line `l` at `(8l + q) * rows16_stride`,
-    /// line position `p` (column `j` at `PAD + j`) at index `p` of its copy.
+    /// of `w` values as [`NARROW_COPIES`] 16-bit copies each, [`rows16_stride`]`(w)` apart (copy
+    /// `q` of line `l` is the `8l + q`-th), line position `p` (column `j` at `PAD + j`) at index
+    /// `p` of its copy.
     pub rows16: Vec<i16>,
-    /// The distance between two copies in `rows16`: the width rounded up to 32, the padding on
-    /// both sides, and the reach of a vector past the last column.
-    pub rows16_stride: usize,
 }
 
 impl WideAcc {
@@ -98,12 +96,13 @@ impl WideAcc {
             xy: vec![0; width],
             narrow: vec![0; NARROW_COPIES * NARROW_LINE],
             rows16: vec![0; 2 * NARROW_COPIES * rows16_stride(width)],
-            rows16_stride: rows16_stride(width),
         }
     }
 }
 
-/// [`WideAcc::rows16_stride`] for lines of up to `width` values.
+/// The distance between two copies in [`WideAcc::rows16`] for lines of `width` values: the
+/// width rounded up to 32, the padding on both sides, and the reach of a vector past the last
+/// column.
 pub fn rows16_stride(width: usize) -> usize {
     width.div_ceil(32) * 32 + 2 * PAD + 64
 }

@@ -807,9 +807,9 @@ fn stat_rows_u8_x2_avx512(
     const PAIRS: usize = TAPS.div_ceil(2);
     assert!(r.len() == TAPS + 1 && d.len() == TAPS + 1);
     assert!(r.iter().chain(d).all(|row| row.len() >= w));
-    let stride = acc.rows16_stride;
+    let stride = scalar::rows16_stride(w);
     let line_len = NARROW_COPIES * stride;
-    if stride < scalar::rows16_stride(w) || acc.rows16.len() < 2 * line_len {
+    if acc.rows16.len() < 2 * line_len {
         return false;
     }
     let k = StatU8Consts::new();
