@@ -1335,12 +1335,12 @@ impl LogTerms<'_> {
     ) -> ([__m256i; N], [__m256i; N]) {
         let nsq = _mm256_set1_epi32(SIGMA_NSQ);
         let z = _mm256_setzero_si256();
-        // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17.
+        // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17; the look-ups leave out
+        // the table's base 15 * 2048 (see `lookup`).
         let den_t: [__m256i; N] = if den {
             let d = self.log2_u32(from_fn(|i| _mm256_add_epi32(s1[i], nsq)), log);
-            from_fn(|i| {
-                _mm256_and_si256(_mm256_sub_epi32(d[i], _mm256_set1_epi32(2048 * 17)), log[i])
-            })
+            let off = _mm256_set1_epi32(2048 * 17 - LOG2_COMPACT_BASE as i32);
+            from_fn(|i| _mm256_and_si256(_mm256_sub_epi32(d[i], off), log[i]))
         } else {
             [z; N]
         };
@@ -1376,6 +1376,7 @@ impl LogTerms<'_> {
             let ggs = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(ggs);
             _mm256_add_pd(ggs, numer1[i][h])
         });
+        // Both look-ups leave out the same base, which the difference cancels.
         let a = self.log2_f64x2(numer1_tmp, cond);
         let b = self.log2_f64x2(numer1, cond);
         (
@@ -1384,8 +1385,9 @@ impl LogTerms<'_> {
         )
     }
 
-    /// libvmaf's `log2_32` of the `u32` lanes in `m` (each in `[2^15, 2^32)`), per group:
-    /// `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`; other lanes are garbage.
+    /// libvmaf's `log2_32` of the `u32` lanes in `m` (each in `[2^15, 2^32)`), per group, less
+    /// the table's base 15 * 2048: `table[v >> k] - 15 * 2048 + 2048 * k` with
+    /// `k = floor(log2(v)) - 15`; other lanes are garbage.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn log2_u32<const N: usize>(&self, v: [__m256i; N], m: [__m256i; N]) -> [__m256i; N] {
@@ -1406,7 +1408,8 @@ impl LogTerms<'_> {
     }
 
     /// libvmaf's `log2_64` of 8 integers per group held exactly in `double` (two vectors of 4,
-    /// each in `[2^15, 2^53)`) in `m`: `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`,
+    /// each in `[2^15, 2^53)`) in `m`, less the table's base (as [`Self::log2_u32`]):
+    /// `table[v >> k] - 15 * 2048 + 2048 * k` with `k = floor(log2(v)) - 15`,
     /// as `i32` lanes (lanes 0-3 from `v[i][0]`); other lanes are garbage. Both come from the
     /// `double`'s high word: `k` is its exponent less `1023 + 15`, and `v >> k` (16 bits, the
     /// leading one and the 15 fraction bits below it) sits at bits 5..20.
@@ -1427,8 +1430,9 @@ impl LogTerms<'_> {
         from_fn(|i| _mm256_add_epi32(e[i], _mm256_slli_epi32::<11>(k[i])))
     }
 
-    /// `table[idx]` for the lanes in `m` (each index in `[2^15, 2^16)`), per group; other
-    /// lanes are garbage. By arithmetic ([`FastLog2`]) where the table is the standard one,
+    /// `table[idx] - 15 * 2048` (the table's base, [`LOG2_COMPACT_BASE`], which the terms fold
+    /// into their constants or cancel) for the lanes in `m` (each index in `[2^15, 2^16)`), per
+    /// group; other lanes are garbage. By arithmetic ([`FastLog2`]) where the table is the standard one,
     /// gathered for the lanes near a rounding boundary (about 16 in 10 000) and for every lane
     /// of another table.
     #[inline]
@@ -1454,7 +1458,11 @@ impl LogTerms<'_> {
             let pair = unsafe {
                 _mm256_mask_i32gather_epi32::<2>(value[i], self.log2.as_ptr().cast(), at, near[i])
             };
-            value[i] = _mm256_blendv_epi8(value[i], _mm256_srli_epi32::<16>(pair), near[i]);
+            let entry = _mm256_sub_epi32(
+                _mm256_srli_epi32::<16>(pair),
+                _mm256_set1_epi32(LOG2_COMPACT_BASE as i32),
+            );
+            value[i] = _mm256_blendv_epi8(value[i], entry, near[i]);
         }
         value
     }
@@ -1465,16 +1473,25 @@ impl LogTerms<'_> {
 /// `f32` with `j` the three bits below the leading one, `r = (i mod 2^12) / (2^15 + 2^12 j)` and
 /// `p` the degree-4 fit [`tables::LOG2_FAST8_POLY`] of `2048 * log2(1 + r)`; the entry
 /// `15 * 2048 + round(y)` unless `y` lies near a rounding boundary,
-/// [`tables::LOG2_FAST_GUARD_BELOW`]). Eight segments keep each constant table in one register,
+/// [`tables::LOG2_FAST_GUARD_BELOW`] and [`tables::LOG2_FAST_GUARD_ABOVE`]). Eight segments keep each constant table in one register,
 /// picked by one `vpermps`; the polynomial runs in fused multiply-adds, by Estrin's scheme. The
 /// exhaustive unit test `fast_log2_every_index` checks every unflagged index against the table:
 /// its operations are IEEE `f32` ones (a fused multiply-add rounds once), the same on every CPU.
 #[derive(Clone, Copy)]
 struct FastLog2 {
+    /// Per segment: `1 / (2^15 + 2^12 j)`.
     inv: __m256,
+    /// Per segment: `L[j]` plus [`NEAR_SHIFT`].
     base: __m256,
+    /// [`tables::LOG2_FAST8_POLY`].
     poly: [__m256; 4],
 }
+
+/// What [`FastLog2`] adds to its `y`: half the difference of the guards below and above a tie.
+const NEAR_SHIFT: f32 = (tables::LOG2_FAST_GUARD_BELOW - tables::LOG2_FAST_GUARD_ABOVE) / 2.0;
+/// [`FastLog2`] leaves a lane to the table where its shifted `y` is further than this from the
+/// nearest integer: 1/2 less the mean of the two guards.
+const NEAR_LIMIT: f32 = 0.5 - (tables::LOG2_FAST_GUARD_BELOW + tables::LOG2_FAST_GUARD_ABOVE) / 2.0;
 
 impl FastLog2 {
     #[inline]
@@ -1488,16 +1505,18 @@ impl FastLog2 {
                 _mm256_loadu_ps(base.as_ptr()),
             )
         };
+        // The bases moved up by half the difference of the two guards, so that one symmetric
+        // test of y - round(y) applies both (see `entry`).
         FastLog2 {
             inv,
-            base,
+            base: _mm256_add_ps(base, _mm256_set1_ps(NEAR_SHIFT)),
             poly: tables::LOG2_FAST8_POLY.map(|c| _mm256_set1_ps(c)),
         }
     }
 
     /// `(entries, near)` per group: the table entries of the 8 indices (each in
-    /// `[2^15, 2^16)`), correct in every lane outside `near` (all ones where near a rounding
-    /// boundary).
+    /// `[2^15, 2^16)`) less the table's base 15 * 2048, correct in every lane outside `near`
+    /// (all ones where near a rounding boundary).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn entry<const N: usize>(&self, idx: [__m256i; N]) -> ([__m256i; N], [__m256i; N]) {
@@ -1519,20 +1538,15 @@ impl FastLog2 {
         let y: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(p[i], r[i], base[i]));
         let c: [__m256; N] =
             from_fn(|i| _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y[i]));
-        // y - c is in [-1/2, 1/2]: near +1/2, y is just below a tie; near -1/2, just above.
+        // y - c is in [-1/2, 1/2]; near +-1/2, y is close to a tie. With y moved up by
+        // NEAR_SHIFT, |y - c| > NEAR_LIMIT is exactly "within GUARD_BELOW below a tie or
+        // GUARD_ABOVE above one" of the unshifted value: one compare, not two.
         let near = from_fn(|i| {
             let t = _mm256_sub_ps(y[i], c[i]);
-            _mm256_castps_si256(_mm256_or_ps(
-                _mm256_cmp_ps::<_CMP_GT_OQ>(t, _mm256_set1_ps(0.5 - tables::LOG2_FAST_GUARD_BELOW)),
-                _mm256_cmp_ps::<_CMP_LT_OQ>(t, _mm256_set1_ps(tables::LOG2_FAST_GUARD_ABOVE - 0.5)),
-            ))
+            let abs = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)));
+            _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(abs, _mm256_set1_ps(NEAR_LIMIT)))
         });
-        let entry = from_fn(|i| {
-            _mm256_add_epi32(
-                _mm256_cvtps_epi32(c[i]),
-                _mm256_set1_epi32(LOG2_COMPACT_BASE as i32),
-            )
-        });
+        let entry = from_fn(|i| _mm256_cvtps_epi32(c[i]));
         (entry, near)
     }
 }
@@ -1857,7 +1871,7 @@ mod fast_log2_tests {
                 store_u32x8(&mut n, near[h]);
                 for lane in 0..8 {
                     let i = idx[8 * h + lane];
-                    let want = table[i as usize] as u32;
+                    let want = table[i as usize] as u32 - LOG2_COMPACT_BASE as u32;
                     assert_eq!(l[lane], want, "lookup of index {i}");
                     if n[lane] == 0 {
                         assert_eq!(e[lane], want, "arithmetic log2 of index {i}");
@@ -1924,7 +1938,7 @@ mod fast_log2_tests {
                 );
                 for l in 0..8 {
                     assert_eq!(
-                        got[l] as i32,
+                        got[l] as i32 + LOG2_COMPACT_BASE as i32,
                         tables::log2_64(table, v[l]),
                         "log2_64({})",
                         v[l]
@@ -1939,7 +1953,7 @@ mod fast_log2_tests {
                 store_u32x8(&mut got, terms.log2_u32([x], [all])[0]);
                 for l in 0..8 {
                     assert_eq!(
-                        got[l] as i32,
+                        got[l] as i32 + LOG2_COMPACT_BASE as i32,
                         tables::log2_32(table, v32[l]),
                         "log2_32({})",
                         v32[l]

@@ -1893,13 +1893,17 @@ impl<'a> TermSums<'a> {
             from_fn(|i| _mm512_sub_epi32(g[i].yy, rsh32(g[i].mu2, g[i].mu2)));
         let sigma12: [__m512i; N] = from_fn(|i| _mm512_sub_epi32(g[i].xy, rsh32(mu1[i], g[i].mu2)));
         // Below the noise floor: add max(sigma2_sq, 0) and count (vif_term's linear branch).
+        // Textured pictures have no such lane in most vectors, flat ones in runs of vectors: a
+        // well-predicted branch skips the widening sums.
         let lin: [__mmask16; N] =
             from_fn(|i| _mm512_mask_cmplt_epi32_mask(g[i].valid, sigma1_sq[i], nsq));
-        for i in 0..N {
-            let add = _mm512_maskz_max_epi32(lin[i], sigma2_sq[i], z);
-            self.non_log = _mm512_add_epi64(self.non_log, widen_sum_i32(add));
-            if den {
-                self.non_log_count += lin[i].count_ones() as i64;
+        if lin.iter().any(|&m| m != 0) {
+            for i in 0..N {
+                let add = _mm512_maskz_max_epi32(lin[i], sigma2_sq[i], z);
+                self.non_log = _mm512_add_epi64(self.non_log, widen_sum_i32(add));
+                if den {
+                    self.non_log_count += lin[i].count_ones() as i64;
+                }
             }
         }
         // The log branch: 16 lanes at a time (the `double` parts 8 at a time), or lane by lane
@@ -1998,10 +2002,12 @@ impl LogTerms<'_> {
     ) -> ([__m512i; N], [__m512i; N]) {
         let nsq = _mm512_set1_epi32(SIGMA_NSQ);
         let z = _mm512_setzero_si512();
-        // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17 (when asked for).
+        // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17 (when asked for); the
+        // look-ups leave out the table's base 15 * 2048 (see `lookup`).
         let den_t: [__m512i; N] = if den {
             let d = self.log2_u32(from_fn(|i| _mm512_add_epi32(s1[i], nsq)), log);
-            from_fn(|i| _mm512_maskz_sub_epi32(log[i], d[i], _mm512_set1_epi32(2048 * 17)))
+            let off = _mm512_set1_epi32(2048 * 17 - LOG2_COMPACT_BASE as i32);
+            from_fn(|i| _mm512_maskz_sub_epi32(log[i], d[i], off))
         } else {
             [z; N]
         };
@@ -2042,6 +2048,7 @@ impl LogTerms<'_> {
                 _mm512_cvtepu32_pd(half256(numer1[i], h)),
             )
         });
+        // Both look-ups leave out the same base, which the difference cancels.
         let a = self.log2_exact_f64x2(numer1_tmp, cond);
         let b = self.log2_u32(numer1, cond);
         (
@@ -2050,8 +2057,9 @@ impl LogTerms<'_> {
         )
     }
 
-    /// libvmaf's `log2_32` of the `u32` lanes in `m` (each at least 2^15), per group:
-    /// `table[v >> k] + 2048 * k` with `k = 16 - leading_zeros(v)`; other lanes are garbage.
+    /// libvmaf's `log2_32` of the `u32` lanes in `m` (each at least 2^15), per group, less the
+    /// table's base 15 * 2048: `table[v >> k] - 15 * 2048 + 2048 * k` with `k = 16 -
+    /// leading_zeros(v)`; other lanes are garbage.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn log2_u32<const N: usize>(&self, v: [__m512i; N], m: [__mmask16; N]) -> [__m512i; N] {
@@ -2063,7 +2071,8 @@ impl LogTerms<'_> {
     }
 
     /// libvmaf's `log2_64` of 16 integers per group, given as two vectors of 8 exact `double`s
-    /// (each in `[2^15, 2^53)`), in `m`: `table[v >> k] + 2048 * k` with `k = bits(v) - 16`, as
+    /// (each in `[2^15, 2^53)`), in `m`, less the table's base 15 * 2048 (as [`Self::log2_u32`]):
+    /// `table[v >> k] - 15 * 2048 + 2048 * k` with `k = bits(v) - 16`, as
     /// `i32` lanes (lanes 0-7 from `v[i][0]`); other lanes are garbage. The high 32 bits of
     /// such a `double` are its biased exponent `e` and its top 20 fraction bits, so `v >> k` (its
     /// 16 leading bits, truncated) is `2^15` plus the top 15 fraction bits and `k = e - 1023 -
@@ -2097,8 +2106,9 @@ impl LogTerms<'_> {
         from_fn(|i| _mm512_add_epi32(e[i], _mm512_slli_epi32::<11>(k[i])))
     }
 
-    /// `table[idx]` for the lanes in `m` (each index in `[2^15, 2^16)`), per group; other
-    /// lanes are garbage.
+    /// `table[idx] - 15 * 2048` (the table's base, [`LOG2_COMPACT_BASE`], which the terms fold
+    /// into their constants or cancel) for the lanes in `m` (each index in `[2^15, 2^16)`), per
+    /// group; other lanes are garbage.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn lookup<const N: usize>(&self, idx: [__m512i; N], m: [__mmask16; N]) -> [__m512i; N] {
@@ -2133,12 +2143,15 @@ impl LogTerms<'_> {
                     self.log2.as_ptr().cast(),
                 )
             };
-            _mm512_srli_epi32::<16>(pair)
+            _mm512_sub_epi32(
+                _mm512_srli_epi32::<16>(pair),
+                _mm512_set1_epi32(LOG2_COMPACT_BASE as i32),
+            )
         })
     }
 
-    /// [`tables::log2_compact`]'s entries for the lanes in `m` (each index in `[2^15, 2^16)`);
-    /// other lanes are garbage.
+    /// [`tables::log2_compact`]'s entries less the table's base (as [`Self::lookup`]) for the
+    /// lanes in `m` (each index in `[2^15, 2^16)`); other lanes are garbage.
     // Inlined (no call): a call in the term loop makes LLVM spill the live vectors around it.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
@@ -2158,10 +2171,7 @@ impl LogTerms<'_> {
             _mm512_mask_i32gather_epi32::<2>(_mm512_setzero_si512(), m, t, compact.as_ptr().cast())
         };
         let run = _mm512_srli_epi32::<16>(pair);
-        let base = _mm512_add_epi32(
-            _mm512_and_si512(run, _mm512_set1_epi32(0xfff)),
-            _mm512_set1_epi32(LOG2_COMPACT_BASE as i32),
-        );
+        let base = _mm512_and_si512(run, _mm512_set1_epi32(0xfff));
         // The run steps up by one from position s = run >> 12 (8: never).
         let up = _mm512_cmpge_epi32_mask(
             _mm512_and_si512(idx, _mm512_set1_epi32(7)),
@@ -2171,18 +2181,28 @@ impl LogTerms<'_> {
     }
 }
 
+/// What [`FastLog2`] adds to its `y`: half the difference of the guards below and above a tie.
+const NEAR_SHIFT: f32 = (tables::LOG2_FAST_GUARD_BELOW - tables::LOG2_FAST_GUARD_ABOVE) / 2.0;
+/// [`FastLog2`] leaves a lane to the table where its shifted `y` is further than this from the
+/// nearest integer: 1/2 less the mean of the two guards.
+const NEAR_LIMIT: f32 = 0.5 - (tables::LOG2_FAST_GUARD_BELOW + tables::LOG2_FAST_GUARD_ABOVE) / 2.0;
+
 /// The `log2` table's entries by arithmetic ([`tables::log2_fast_consts`]): per index `i` in
 /// `[2^15, 2^16)`, `y = L[j] + p(r)` in `f32` with `j` the five bits below the leading one,
-/// `r = (i mod 2^10) / (2^15 + 2^10 j)` and `p` the degree-4 polynomial of `2048 * log2(1 + r)`;
-/// the entry is `15 * 2048 + round(y)` unless `y` lies near a rounding boundary
-/// ([`tables::LOG2_FAST_GUARD_BELOW`]; then the lane is flagged for the table). An exhaustive unit test
-/// (`fast_log2_every_index`) checks every unflagged index against the table, which makes the
-/// arithmetic exact by enumeration: its operations are IEEE `f32` ones, the same on every CPU.
+/// `r = (i mod 2^10) / (2^15 + 2^10 j)` and `p` the cubic of `2048 * log2(1 + r)`
+/// ([`tables::LOG2_FAST_POLY3`]); the entry is `15 * 2048 + round(y)` unless `y` lies within
+/// [`tables::LOG2_FAST_GUARD_BELOW`] of a rounding boundary (then the lane is flagged for the
+/// table). An exhaustive unit test (`fast_log2_every_index`) checks every unflagged index against
+/// the table, which makes the arithmetic exact by enumeration: its operations are IEEE `f32` ones,
+/// the same on every CPU.
 #[derive(Clone, Copy)]
 struct FastLog2 {
+    /// Per segment: `1 / (2^15 + 2^10 j)`.
     inv: [__m512; 2],
+    /// Per segment: `L[j]` plus [`NEAR_SHIFT`].
     base: [__m512; 2],
-    poly: [__m512; 4],
+    /// [`tables::LOG2_FAST_POLY3`].
+    poly: [__m512; 3],
 }
 
 impl FastLog2 {
@@ -2199,15 +2219,18 @@ impl FastLog2 {
                 ]
             }
         };
+        // The bases moved up by half the difference of the two guards, so that one symmetric
+        // test of y - round(y) applies both (see `entry`).
+        let shift = _mm512_set1_ps(NEAR_SHIFT);
         FastLog2 {
             inv: halves(inv),
-            base: halves(base),
-            poly: tables::LOG2_FAST_POLY.map(|c| _mm512_set1_ps(c)),
+            base: halves(base).map(|b| _mm512_add_ps(b, shift)),
+            poly: tables::LOG2_FAST_POLY3.map(|c| _mm512_set1_ps(c)),
         }
     }
 
     /// `(entries, near)` per group: the table entries of the 16 indices (each in
-    /// `[2^15, 2^16)`), correct in every lane outside `near`.
+    /// `[2^15, 2^16)`) less the table's base 15 * 2048, correct in every lane outside `near`.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn entry<const N: usize>(&self, idx: [__m512i; N]) -> ([__m512i; N], [__mmask16; N]) {
@@ -2225,24 +2248,19 @@ impl FastLog2 {
             p = from_fn(|i| _mm512_fmadd_ps(p[i], r[i], *c));
         }
         let y: [__m512; N] = from_fn(|i| _mm512_fmadd_ps(p[i], r[i], base[i]));
-        let c: [__m512; N] = from_fn(|i| {
-            _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y[i])
-        });
-        // y - c is in [-1/2, 1/2]: near +1/2, y is just below a tie; near -1/2, just above.
+        // y - round(y) in [-1/2, 1/2] (vreduceps, exact); near +-1/2, y is close to a tie. With
+        // y moved up by NEAR_SHIFT, |y - round(y)| > NEAR_LIMIT is exactly "within GUARD_BELOW
+        // below a tie or GUARD_ABOVE above one" of the unshifted value: one compare, not two.
         let near = from_fn(|i| {
-            let t = _mm512_sub_ps(y[i], c[i]);
-            _mm512_cmp_ps_mask::<_CMP_GT_OQ>(t, _mm512_set1_ps(0.5 - tables::LOG2_FAST_GUARD_BELOW))
-                | _mm512_cmp_ps_mask::<_CMP_LT_OQ>(
-                    t,
-                    _mm512_set1_ps(tables::LOG2_FAST_GUARD_ABOVE - 0.5),
-                )
+            let t = _mm512_reduce_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y[i]);
+            let abs = _mm512_castsi512_ps(_mm512_and_si512(
+                _mm512_castps_si512(t),
+                _mm512_set1_epi32(0x7fff_ffff),
+            ));
+            _mm512_cmp_ps_mask::<_CMP_GT_OQ>(abs, _mm512_set1_ps(NEAR_LIMIT))
         });
-        let entry = from_fn(|i| {
-            _mm512_add_epi32(
-                _mm512_cvtps_epi32(c[i]),
-                _mm512_set1_epi32(LOG2_COMPACT_BASE as i32),
-            )
-        });
+        // Rounded to nearest even by MXCSR's default mode, as the reduction above.
+        let entry = from_fn(|i| _mm512_cvtps_epi32(y[i]));
         (entry, near)
     }
 }
@@ -2815,7 +2833,7 @@ mod fast_log2_tests {
                 store_u32x16(&mut l, looked_up[h], 16);
                 for lane in 0..16 {
                     let i = idx[16 * h + lane];
-                    let want = table[i as usize] as u32;
+                    let want = table[i as usize] as u32 - tables::LOG2_COMPACT_BASE as u32;
                     assert_eq!(l[lane], want, "lookup of index {i}");
                     if near[h] >> lane & 1 == 0 {
                         assert_eq!(e[lane], want, "arithmetic log2 of index {i}");
