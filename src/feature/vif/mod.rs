@@ -749,19 +749,45 @@ impl Vif {
             (Samples::U8(r), Samples::U8(d)) if self.bpc == 8 => {
                 let r = Src::new(r, reference.stride, self.w, self.h);
                 let d = Src::new(d, distorted.stride, self.w, self.h);
+                let fuse = self.fuses_downsampling(side);
                 if !self.skip_scale0 {
-                    sums[0] = self.statistic_u8(r, d, side)?;
+                    sums[0] = self.statistic_u8(r, d, side, fuse.then_some((128, 8)))?;
                 }
-                self.downsample_scale0(r, d, 128, 8, side);
+                if !fuse {
+                    self.downsample_scale0(r, d, 128, 8, side);
+                }
             }
             (Samples::U16(r), Samples::U16(d)) if self.bpc > 8 => {
                 let r = Src::new(r, reference.stride, self.w, self.h);
                 let d = Src::new(d, distorted.stride, self.w, self.h);
-                if !self.skip_scale0 {
-                    sums[0] = self.statistic_u16(r, d, 0, side)?;
-                }
                 let bpc = self.bpc as u32;
-                self.downsample_scale0(r, d, 1 << (bpc - 1), bpc, side);
+                let (round, shift) = (1 << (bpc - 1), bpc);
+                let fuse = self.fuses_downsampling(side);
+                if !self.skip_scale0 {
+                    let down = fuse.then(|| Down {
+                        filt: FILTERS[1],
+                        round,
+                        shift,
+                        out: &mut self.levels[0],
+                    });
+                    sums[0] = statistic_u16(
+                        &self.kernels,
+                        r,
+                        d,
+                        0,
+                        bpc,
+                        &mut self.line,
+                        &mut self.line2,
+                        &mut self.wide,
+                        self.gain_limit,
+                        self.log2,
+                        side,
+                        down,
+                    )?;
+                }
+                if !fuse {
+                    self.downsample_scale0(r, d, round, shift, side);
+                }
             }
             _ => {
                 return Err(Error::Mismatch(format!(
@@ -770,11 +796,21 @@ impl Vif {
                 )))
             }
         }
+        // Whether the pass downsamples each scale inside the statistic of the scale before (its
+        // rows still in cache) rather than in a pass of its own.
+        let fuse = self.fuses_downsampling(side);
         for (scale, sum) in sums.iter_mut().enumerate().skip(1) {
-            if scale > 1 {
+            if scale > 1 && !fuse {
                 self.downsample_level(scale, side);
             }
-            let lv = &self.levels[scale - 1];
+            let (lo, hi) = self.levels.split_at_mut(scale);
+            let lv = &lo[scale - 1];
+            let down = hi.first_mut().filter(|_| fuse).map(|out| Down {
+                filt: FILTERS[scale + 1],
+                round: 32768,
+                shift: 16,
+                out,
+            });
             // A `Load` pass has no reference planes of its own: they are the state's.
             let r = match side {
                 Side::Load(st) => {
@@ -796,6 +832,7 @@ impl Vif {
                 self.gain_limit,
                 self.log2,
                 side,
+                down,
             )?;
         }
         if let Side::Store(st) = side {
@@ -817,11 +854,21 @@ impl Vif {
         Ok(out)
     }
 
+    /// Whether a pass downsamples inside the statistics ([`Down`]): a whole statistic of both
+    /// planes, that is scale 0 computed and not a ladder's `Load` pass (which downsamples the
+    /// distorted plane alone, two rows per kernel call).
+    fn fuses_downsampling(&self, side: &Side<'_>) -> bool {
+        !self.skip_scale0 && !matches!(side, Side::Load(_))
+    }
+
+    /// Scale 0's statistic of 8-bit planes; with `down` (the rounding and shift of the
+    /// downsampling) also the downsampling into scale 1, row by row (see [`Down`]).
     fn statistic_u8(
         &mut self,
         r: Src<'_, u8>,
         d: Src<'_, u8>,
         side: &mut Side<'_>,
+        down: Option<(u32, u32)>,
     ) -> Result<VifSums> {
         let taps = FILTERS[0].len();
         let mut sums = VifSums::default();
@@ -833,7 +880,7 @@ impl Vif {
             let (n, split) = row_pair(side, k, (&r, &d), i, taps, (&mut rr, &mut dr));
             let (rs, ds) = (&rr[..taps + n - 1], &dr[..taps + n - 1]);
             // A rendition alone takes both rows in one kernel where the level has it.
-            if n == 2
+            let joined = n == 2
                 && matches!(side, Side::Own)
                 && k.stat_rows_u8_x2(
                     rs,
@@ -843,30 +890,37 @@ impl Vif {
                     self.log2,
                     &mut self.wide,
                     &mut sums,
-                )
-            {
-                i += n;
-                continue;
+                );
+            if !joined {
+                let lines = [&mut self.line, &mut self.line2];
+                k.stat_vertical_u8_pair(split, rs, ds, r.w, lines);
+                for (row, line) in [(i, &mut self.line), (i + 1, &mut self.line2)]
+                    .into_iter()
+                    .take(n)
+                {
+                    scalar::pad_stat_line(line, r.w, taps / 2);
+                    side.horizontal(
+                        k,
+                        0,
+                        row,
+                        line,
+                        FILTERS[0],
+                        r.w,
+                        self.gain_limit,
+                        self.log2,
+                        &mut self.wide,
+                        &mut sums,
+                    )?;
+                }
             }
-            let lines = [&mut self.line, &mut self.line2];
-            k.stat_vertical_u8_pair(split, rs, ds, r.w, lines);
-            for (row, line) in [(i, &mut self.line), (i + 1, &mut self.line2)]
-                .into_iter()
-                .take(n)
-            {
-                scalar::pad_stat_line(line, r.w, taps / 2);
-                side.horizontal(
-                    k,
-                    0,
-                    row,
-                    line,
-                    FILTERS[0],
-                    r.w,
-                    self.gain_limit,
-                    self.log2,
-                    &mut self.wide,
-                    &mut sums,
-                )?;
+            if let Some((round, shift)) = down {
+                let mut down = Down {
+                    filt: FILTERS[1],
+                    round,
+                    shift,
+                    out: &mut self.levels[0],
+                };
+                down.row(k, r, d, i, &mut self.line);
             }
             i += n;
         }
@@ -874,27 +928,6 @@ impl Vif {
         Ok(sums)
     }
 
-    fn statistic_u16(
-        &mut self,
-        r: Src<'_, u16>,
-        d: Src<'_, u16>,
-        scale: usize,
-        side: &mut Side<'_>,
-    ) -> Result<VifSums> {
-        statistic_u16(
-            &self.kernels,
-            r,
-            d,
-            scale,
-            self.bpc as u32,
-            &mut self.line,
-            &mut self.line2,
-            &mut self.wide,
-            self.gain_limit,
-            self.log2,
-            side,
-        )
-    }
     /// Filters and decimates the input planes into scale 1.
     fn downsample_scale0<T: SubsampleSample>(
         &mut self,
@@ -1020,7 +1053,8 @@ fn mirror(mut y: isize, h: usize) -> usize {
     }
 }
 
-/// The statistic of one scale from 16-bit samples (`vif_statistic_16`).
+/// The statistic of one scale from 16-bit samples (`vif_statistic_16`); with `down` also the
+/// downsampling of these planes into the next scale, row by row.
 #[allow(clippy::too_many_arguments)]
 fn statistic_u16(
     k: &Kernels,
@@ -1034,6 +1068,7 @@ fn statistic_u16(
     gain_limit: f64,
     log2: &[u16; LOG2_TABLE_LEN],
     side: &mut Side<'_>,
+    mut down: Option<Down<'_>>,
 ) -> Result<VifSums> {
     let filt = FILTERS[scale];
     let taps = filt.len();
@@ -1052,6 +1087,9 @@ fn statistic_u16(
             side.horizontal(
                 k, scale, row, l, filt, r.w, gain_limit, log2, wide, &mut sums,
             )?;
+        }
+        if let Some(down) = &mut down {
+            down.row(k, r, d, i, line);
         }
         i += n;
     }
@@ -1225,6 +1263,39 @@ impl SharedScale {
     }
 }
 
+/// The downsampling of a scale's two planes into the next one, done by the statistic of that
+/// scale a row at a time: after the statistic's rows `i` and `i + 1` (`i` even), output row
+/// `i / 2`, whose input rows the statistic has just read (all within its window), so that they
+/// come from cache rather than from memory in a pass of their own. The samples are those of
+/// [`downsample`].
+struct Down<'a> {
+    /// The next scale's filter.
+    filt: &'static [u16],
+    round: u32,
+    shift: u32,
+    /// The next scale's planes.
+    out: &'a mut Level,
+}
+
+impl Down<'_> {
+    /// Output row `i / 2` (if `i` is even and the row exists) of `r` and `d`; `line` is scratch.
+    fn row<T: SubsampleSample>(
+        &mut self,
+        kern: &Kernels,
+        r: Src<'_, T>,
+        d: Src<'_, T>,
+        i: usize,
+        line: &mut StatLine,
+    ) {
+        if i.is_multiple_of(2) && i / 2 < r.h / 2 {
+            let lv = &mut *self.out;
+            let (out_r, out_d) = (&mut lv.reference, &mut lv.distorted);
+            let (filt, round, shift) = (self.filt, self.round, self.shift);
+            downsample_row(kern, r, d, i / 2, filt, round, shift, line, out_r, out_d);
+        }
+    }
+}
+
 /// Filters `r`/`d` with `filt` and keeps the even rows and columns (`subsample_rd_*` followed by
 /// `decimate_and_pad`), writing `(w/2) x (h/2)` samples to `out_r`/`out_d`.
 #[allow(clippy::too_many_arguments)]
@@ -1239,15 +1310,29 @@ fn downsample<T: SubsampleSample>(
     out_r: &mut [u16],
     out_d: &mut [u16],
 ) {
-    let wo = r.w / 2;
     for k in 0..r.h / 2 {
-        let (a, b) = ((r, 2 * k), (d, 2 * k));
-        let outs = (
-            &mut out_r[k * wo..(k + 1) * wo],
-            &mut out_d[k * wo..(k + 1) * wo],
-        );
-        downsample_rows(kern, a, b, filt, round, shift, line, outs);
+        downsample_row(kern, r, d, k, filt, round, shift, line, out_r, out_d);
     }
+}
+
+/// Output row `k` of [`downsample`].
+#[allow(clippy::too_many_arguments)]
+fn downsample_row<T: SubsampleSample>(
+    kern: &Kernels,
+    r: Src<'_, T>,
+    d: Src<'_, T>,
+    k: usize,
+    filt: &[u16],
+    round: u32,
+    shift: u32,
+    line: &mut StatLine,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) {
+    let wo = r.w / 2;
+    let at = k * wo..(k + 1) * wo;
+    let outs = (&mut out_r[at.clone()], &mut out_d[at]);
+    downsample_rows(kern, (r, 2 * k), (d, 2 * k), filt, round, shift, line, outs);
 }
 
 /// [`downsample`] of the distorted plane alone: the kernels' two inputs take two output rows of
