@@ -592,17 +592,24 @@ impl SubsampleSample for u16 {
 pub struct Vif {
     w: usize,
     h: usize,
+    skip_scale0: bool,
+    ctx: StatCtx,
+    /// Scales 1..=3.
+    levels: Vec<Level>,
+}
+
+/// What the statistic passes run with: the kernels, the options they read and the line
+/// scratch (apart from the scales' planes, which the passes read while writing the next
+/// scale's).
+struct StatCtx {
     bpc: u8,
     gain_limit: f64,
-    skip_scale0: bool,
     kernels: Kernels,
     log2: &'static [u16; LOG2_TABLE_LEN],
     line: StatLine,
-    /// The second line of scale 0's two-row vertical pass.
+    /// The second line of the two-row vertical passes.
     line2: StatLine,
     wide: WideAcc,
-    /// Scales 1..=3.
-    levels: Vec<Level>,
 }
 
 /// Per-scale numerator and denominator, as libvmaf's `VifScore` (`float`).
@@ -648,14 +655,16 @@ impl Vif {
         Ok(Vif {
             w: width,
             h: height,
-            bpc,
-            gain_limit,
             skip_scale0,
-            kernels: Kernels::for_level(cpu_level()),
-            log2: tables::log2_table(),
-            line: StatLine::new(width),
-            line2: StatLine::new(width),
-            wide: WideAcc::new(width),
+            ctx: StatCtx {
+                bpc,
+                gain_limit,
+                kernels: Kernels::for_level(cpu_level()),
+                log2: tables::log2_table(),
+                line: StatLine::new(width),
+                line2: StatLine::new(width),
+                wide: WideAcc::new(width),
+            },
             levels,
         })
     }
@@ -663,7 +672,7 @@ impl Vif {
     /// Uses the kernels of `level` (at most what this machine runs) instead of
     /// [`cpu_level`]'s.
     pub fn with_cpu_level(mut self, level: CpuLevel) -> Self {
-        self.kernels = Kernels::for_level(level.min(cpu_level()));
+        self.ctx.kernels = Kernels::for_level(level.min(cpu_level()));
         self
     }
 
@@ -687,9 +696,10 @@ impl Vif {
         shared: &SharedReference,
     ) -> Result<[NumDen; 4]> {
         let splits = self
+            .ctx
             .kernels
             .split
-            .is_some_and(|k| (0.0..=k.max_gain_limit).contains(&self.gain_limit));
+            .is_some_and(|k| (0.0..=k.max_gain_limit).contains(&self.ctx.gain_limit));
         if !splits {
             return self.compute(reference, distorted);
         }
@@ -724,9 +734,9 @@ impl Vif {
         (
             self.w,
             self.h,
-            self.bpc,
+            self.ctx.bpc,
             self.skip_scale0,
-            self.kernels.level,
+            self.ctx.kernels.level,
         )
     }
 
@@ -746,7 +756,7 @@ impl Vif {
         }
         let mut sums = [VifSums::default(); SCALES];
         match (reference.samples, distorted.samples) {
-            (Samples::U8(r), Samples::U8(d)) if self.bpc == 8 => {
+            (Samples::U8(r), Samples::U8(d)) if self.ctx.bpc == 8 => {
                 let r = Src::new(r, reference.stride, self.w, self.h);
                 let d = Src::new(d, distorted.stride, self.w, self.h);
                 let fuse = self.fuses_downsampling(side);
@@ -757,10 +767,10 @@ impl Vif {
                     self.downsample_scale0(r, d, 128, 8, side);
                 }
             }
-            (Samples::U16(r), Samples::U16(d)) if self.bpc > 8 => {
+            (Samples::U16(r), Samples::U16(d)) if self.ctx.bpc > 8 => {
                 let r = Src::new(r, reference.stride, self.w, self.h);
                 let d = Src::new(d, distorted.stride, self.w, self.h);
-                let bpc = self.bpc as u32;
+                let bpc = self.ctx.bpc as u32;
                 let (round, shift) = (1 << (bpc - 1), bpc);
                 let fuse = self.fuses_downsampling(side);
                 if !self.skip_scale0 {
@@ -770,20 +780,7 @@ impl Vif {
                         shift,
                         out: &mut self.levels[0],
                     });
-                    sums[0] = statistic_u16(
-                        &self.kernels,
-                        r,
-                        d,
-                        0,
-                        bpc,
-                        &mut self.line,
-                        &mut self.line2,
-                        &mut self.wide,
-                        self.gain_limit,
-                        self.log2,
-                        side,
-                        down,
-                    )?;
+                    sums[0] = statistic_u16(&mut self.ctx, r, d, 0, side, down)?;
                 }
                 if !fuse {
                     self.downsample_scale0(r, d, round, shift, side);
@@ -792,7 +789,7 @@ impl Vif {
             _ => {
                 return Err(Error::Mismatch(format!(
                     "vif: {}-bit stream given samples of another width",
-                    self.bpc
+                    self.ctx.bpc
                 )))
             }
         }
@@ -820,20 +817,7 @@ impl Vif {
                 _ => lv.src_ref(),
             };
             let d = lv.src_dis();
-            *sum = statistic_u16(
-                &self.kernels,
-                r,
-                d,
-                scale,
-                self.bpc as u32,
-                &mut self.line,
-                &mut self.line2,
-                &mut self.wide,
-                self.gain_limit,
-                self.log2,
-                side,
-                down,
-            )?;
+            *sum = statistic_u16(&mut self.ctx, r, d, scale, side, down)?;
         }
         if let Side::Store(st) = side {
             // Hand the downsampled reference planes to the state (the other renditions read
@@ -876,7 +860,7 @@ impl Vif {
         let mut dr: [&[u8]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
         let mut i = 0;
         while i < r.h {
-            let k = &self.kernels;
+            let k = &self.ctx.kernels;
             let (n, split) = row_pair(side, k, (&r, &d), i, taps, (&mut rr, &mut dr));
             let (rs, ds) = (&rr[..taps + n - 1], &dr[..taps + n - 1]);
             // A rendition alone takes both rows in one kernel where the level has it.
@@ -886,15 +870,15 @@ impl Vif {
                     rs,
                     ds,
                     r.w,
-                    self.gain_limit,
-                    self.log2,
-                    &mut self.wide,
+                    self.ctx.gain_limit,
+                    self.ctx.log2,
+                    &mut self.ctx.wide,
                     &mut sums,
                 );
             if !joined {
-                let lines = [&mut self.line, &mut self.line2];
+                let lines = [&mut self.ctx.line, &mut self.ctx.line2];
                 k.stat_vertical_u8_pair(split, rs, ds, r.w, lines);
-                for (row, line) in [(i, &mut self.line), (i + 1, &mut self.line2)]
+                for (row, line) in [(i, &mut self.ctx.line), (i + 1, &mut self.ctx.line2)]
                     .into_iter()
                     .take(n)
                 {
@@ -906,9 +890,9 @@ impl Vif {
                         line,
                         FILTERS[0],
                         r.w,
-                        self.gain_limit,
-                        self.log2,
-                        &mut self.wide,
+                        self.ctx.gain_limit,
+                        self.ctx.log2,
+                        &mut self.ctx.wide,
                         &mut sums,
                     )?;
                 }
@@ -920,7 +904,7 @@ impl Vif {
                     shift,
                     out: &mut self.levels[0],
                 };
-                down.row(k, r, d, i, &mut self.line);
+                down.row(k, r, d, i, &mut self.ctx.line);
             }
             i += n;
         }
@@ -939,13 +923,13 @@ impl Vif {
     ) {
         let lv = &mut self.levels[0];
         downsample_side(
-            &self.kernels,
+            &self.ctx.kernels,
             r,
             d,
             FILTERS[1],
             round,
             shift,
-            &mut self.line,
+            &mut self.ctx.line,
             lv,
             side,
         );
@@ -958,13 +942,13 @@ impl Vif {
         let dst = &mut hi[0];
         // (A `Load` pass downsamples the distorted plane alone and never reads `r`.)
         downsample_side(
-            &self.kernels,
+            &self.ctx.kernels,
             src.src_ref(),
             src.src_dis(),
             FILTERS[scale],
             32768,
             16,
-            &mut self.line,
+            &mut self.ctx.line,
             dst,
             side,
         );
@@ -979,7 +963,7 @@ fn downsample_side<T: SubsampleSample>(
     kern: &Kernels,
     r: Src<'_, T>,
     d: Src<'_, T>,
-    filt: &[u16],
+    filt: &'static [u16],
     round: u32,
     shift: u32,
     line: &mut StatLine,
@@ -992,8 +976,16 @@ fn downsample_side<T: SubsampleSample>(
         downsample_distorted(kern, d, filt, round, shift, line, out, spare);
         return;
     }
-    let (out_r, out_d) = (&mut lv.reference, &mut lv.distorted);
-    downsample(kern, r, d, filt, round, shift, line, out_r, out_d);
+    // Filtered, and the even rows and columns kept (`subsample_rd_*`, `decimate_and_pad`).
+    let mut down = Down {
+        filt,
+        round,
+        shift,
+        out: lv,
+    };
+    for i in (0..r.h).step_by(2) {
+        down.row(kern, r, d, i, line);
+    }
 }
 
 impl Level {
@@ -1057,22 +1049,26 @@ fn mirror(mut y: isize, h: usize) -> usize {
 /// downsampling of these planes into the next scale, row by row.
 #[allow(clippy::too_many_arguments)]
 fn statistic_u16(
-    k: &Kernels,
+    ctx: &mut StatCtx,
     r: Src<'_, u16>,
     d: Src<'_, u16>,
     scale: usize,
-    bpc: u32,
-    line: &mut StatLine,
-    line2: &mut StatLine,
-    wide: &mut WideAcc,
-    gain_limit: f64,
-    log2: &[u16; LOG2_TABLE_LEN],
     side: &mut Side<'_>,
     mut down: Option<Down<'_>>,
 ) -> Result<VifSums> {
+    let StatCtx {
+        bpc,
+        gain_limit,
+        kernels: k,
+        log2,
+        line,
+        line2,
+        wide,
+    } = ctx;
+    let (gain_limit, log2) = (*gain_limit, *log2);
     let filt = FILTERS[scale];
     let taps = filt.len();
-    let sh = StatShifts::for_scale(scale, bpc);
+    let sh = StatShifts::for_scale(scale, *bpc as u32);
     let mut sums = VifSums::default();
     let mut rr: [&[u16]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
     let mut dr: [&[u16]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
@@ -1266,8 +1262,8 @@ impl SharedScale {
 /// The downsampling of a scale's two planes into the next one, done by the statistic of that
 /// scale a row at a time: after the statistic's rows `i` and `i + 1` (`i` even), output row
 /// `i / 2`, whose input rows the statistic has just read (all within its window), so that they
-/// come from cache rather than from memory in a pass of their own. The samples are those of
-/// [`downsample`].
+/// come from cache rather than from memory in a pass of their own ([`downsample_side`] runs it
+/// as such a pass where it cannot be joined).
 struct Down<'a> {
     /// The next scale's filter.
     filt: &'static [u16],
@@ -1288,54 +1284,17 @@ impl Down<'_> {
         line: &mut StatLine,
     ) {
         if i.is_multiple_of(2) && i / 2 < r.h / 2 {
+            let (k, wo) = (i / 2, r.w / 2);
+            let at = k * wo..(k + 1) * wo;
             let lv = &mut *self.out;
-            let (out_r, out_d) = (&mut lv.reference, &mut lv.distorted);
+            let outs = (&mut lv.reference[at.clone()], &mut lv.distorted[at]);
             let (filt, round, shift) = (self.filt, self.round, self.shift);
-            downsample_row(kern, r, d, i / 2, filt, round, shift, line, out_r, out_d);
+            downsample_rows(kern, (r, i), (d, i), filt, round, shift, line, outs);
         }
     }
 }
 
-/// Filters `r`/`d` with `filt` and keeps the even rows and columns (`subsample_rd_*` followed by
-/// `decimate_and_pad`), writing `(w/2) x (h/2)` samples to `out_r`/`out_d`.
-#[allow(clippy::too_many_arguments)]
-fn downsample<T: SubsampleSample>(
-    kern: &Kernels,
-    r: Src<'_, T>,
-    d: Src<'_, T>,
-    filt: &[u16],
-    round: u32,
-    shift: u32,
-    line: &mut StatLine,
-    out_r: &mut [u16],
-    out_d: &mut [u16],
-) {
-    for k in 0..r.h / 2 {
-        downsample_row(kern, r, d, k, filt, round, shift, line, out_r, out_d);
-    }
-}
-
-/// Output row `k` of [`downsample`].
-#[allow(clippy::too_many_arguments)]
-fn downsample_row<T: SubsampleSample>(
-    kern: &Kernels,
-    r: Src<'_, T>,
-    d: Src<'_, T>,
-    k: usize,
-    filt: &[u16],
-    round: u32,
-    shift: u32,
-    line: &mut StatLine,
-    out_r: &mut [u16],
-    out_d: &mut [u16],
-) {
-    let wo = r.w / 2;
-    let at = k * wo..(k + 1) * wo;
-    let outs = (&mut out_r[at.clone()], &mut out_d[at]);
-    downsample_rows(kern, (r, 2 * k), (d, 2 * k), filt, round, shift, line, outs);
-}
-
-/// [`downsample`] of the distorted plane alone: the kernels' two inputs take two output rows of
+/// The downsampling of the distorted plane alone: the kernels' two inputs take two output rows of
 /// `d` at once, so it costs half a two-plane pass. `spare` (at least `w / 2` long) takes the
 /// second row of an odd last pair.
 #[allow(clippy::too_many_arguments)]
