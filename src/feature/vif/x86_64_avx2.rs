@@ -1472,8 +1472,8 @@ impl LogTerms<'_> {
 /// segments ([`tables::log2_fast8_consts`]: per index `i` in `[2^15, 2^16)`, `y = L[j] + p(r)` in
 /// `f32` with `j` the three bits below the leading one, `r = (i mod 2^12) / (2^15 + 2^12 j)` and
 /// `p` the degree-4 fit [`tables::LOG2_FAST8_POLY`] of `2048 * log2(1 + r)`; the entry
-/// `15 * 2048 + round(y)` unless `y` lies near a rounding boundary,
-/// [`tables::LOG2_FAST_GUARD_BELOW`] and [`tables::LOG2_FAST_GUARD_ABOVE`]). Eight segments keep each constant table in one register,
+/// `15 * 2048 + round(y)`, returned less the base, unless `y` lies near a tie,
+/// [`tables::LOG2_FAST_GUARD_BELOW`] below it or [`tables::LOG2_FAST_GUARD_ABOVE`] above). Eight segments keep each constant table in one register,
 /// picked by one `vpermps`; the polynomial runs in fused multiply-adds, by Estrin's scheme. The
 /// exhaustive unit test `fast_log2_every_index` checks every unflagged index against the table:
 /// its operations are IEEE `f32` ones (a fused multiply-add rounds once), the same on every CPU.

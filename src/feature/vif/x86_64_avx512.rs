@@ -2190,11 +2190,12 @@ const NEAR_LIMIT: f32 = 0.5 - (tables::LOG2_FAST_GUARD_BELOW + tables::LOG2_FAST
 /// The `log2` table's entries by arithmetic ([`tables::log2_fast_consts`]): per index `i` in
 /// `[2^15, 2^16)`, `y = L[j] + p(r)` in `f32` with `j` the five bits below the leading one,
 /// `r = (i mod 2^10) / (2^15 + 2^10 j)` and `p` the cubic of `2048 * log2(1 + r)`
-/// ([`tables::LOG2_FAST_POLY3`]); the entry is `15 * 2048 + round(y)` unless `y` lies within
-/// [`tables::LOG2_FAST_GUARD_BELOW`] of a rounding boundary (then the lane is flagged for the
-/// table). An exhaustive unit test (`fast_log2_every_index`) checks every unflagged index against
-/// the table, which makes the arithmetic exact by enumeration: its operations are IEEE `f32` ones,
-/// the same on every CPU.
+/// ([`tables::LOG2_FAST_POLY3`]); the entry is `15 * 2048 + round(y)` (returned less the base)
+/// unless `y` lies within [`tables::LOG2_FAST_GUARD_BELOW`] below or
+/// [`tables::LOG2_FAST_GUARD_ABOVE`] above a tie (then the lane is flagged for the table). An
+/// exhaustive unit test (`fast_log2_every_index`) checks every unflagged index against the table,
+/// which makes the arithmetic exact by enumeration: its operations are IEEE `f32` ones, the same
+/// on every CPU.
 #[derive(Clone, Copy)]
 struct FastLog2 {
     /// Per segment: `1 / (2^15 + 2^10 j)`.
