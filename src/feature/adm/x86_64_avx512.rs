@@ -698,13 +698,13 @@ fn decouple_s123_step(
 // half the multiplies of `int32` products (the AVX2 peer does the same in 16-column steps):
 // 8-bit samples fit `i16` as they are, 9..16-bit ones as `s - 2^15` (the top bit flipped), the
 // `2^15 * sum(taps)` that takes off folded into the rounding constant; no pair sum overflows
-// (`2^15 * (|c0| + |c1|) < 2^31` for every tap pair), so the sums equal the scalar's wrapping `int32` ones modulo 2^32. The
-// rounded values fit `i16` (|value| <= 27411: the filter's positive or negative tap sum less the
-// centring, over 2^bpc), so the saturating `vpackssdw`, which also undoes the interleave's order,
-// is C's cast. The horizontal pass, 16 outputs per step, uses `_mm512_madd_epi16` on tap pairs
-// as the AVX2 peer does (the taps fit `i16` and no product pair overflows), `vpmovdw` narrowing
-// as C's cast does. A row's last, partial step is masked; only the mirrored edge outputs of the
-// horizontal pass go to the scalar kernel.
+// (`2^15 * (|c0| + |c1|) < 2^31` for every tap pair), so the sums equal the scalar's wrapping
+// `int32` ones modulo 2^32. The rounded values fit `i16` (|value| <= 27411: the filter's
+// positive or negative tap sum less the centring, over 2^bpc), so the saturating `vpackssdw`,
+// which also undoes the interleave's order, is C's cast. The horizontal pass, 16 outputs per
+// step, uses `_mm512_madd_epi16` on tap pairs as the AVX2 peer does (the taps fit `i16` and no
+// product pair overflows), `vpmovdw` narrowing as C's cast does. A row's last, partial step is
+// masked; only the mirrored edge outputs of the horizontal pass go to the scalar kernel.
 
 /// The 32 `u8` at `b[p..]` (only the first `n <= 32` read; the others 0), zero-extended to
 /// 16-bit lanes.

@@ -755,31 +755,34 @@ impl Vif {
             }
         }
         let mut sums = [VifSums::default(); SCALES];
+        // Whether the pass downsamples each scale inside the statistic of the scale before (its
+        // rows still in cache) rather than in a pass of its own.
+        let fuse = self.fuses_downsampling(side);
+        // Scale 0's downsampling rounds by the input's depth.
+        let (round, shift) = (1 << (self.ctx.bpc - 1), self.ctx.bpc as u32);
+        let down0 = |out| Down {
+            filt: FILTERS[1],
+            round,
+            shift,
+            out,
+        };
         match (reference.samples, distorted.samples) {
             (Samples::U8(r), Samples::U8(d)) if self.ctx.bpc == 8 => {
                 let r = Src::new(r, reference.stride, self.w, self.h);
                 let d = Src::new(d, distorted.stride, self.w, self.h);
-                let fuse = self.fuses_downsampling(side);
                 if !self.skip_scale0 {
-                    sums[0] = self.statistic_u8(r, d, side, fuse.then_some((128, 8)))?;
+                    let down = fuse.then(|| down0(&mut self.levels[0]));
+                    sums[0] = statistic_u8(&mut self.ctx, r, d, side, down)?;
                 }
                 if !fuse {
-                    self.downsample_scale0(r, d, 128, 8, side);
+                    self.downsample_scale0(r, d, round, shift, side);
                 }
             }
             (Samples::U16(r), Samples::U16(d)) if self.ctx.bpc > 8 => {
                 let r = Src::new(r, reference.stride, self.w, self.h);
                 let d = Src::new(d, distorted.stride, self.w, self.h);
-                let bpc = self.ctx.bpc as u32;
-                let (round, shift) = (1 << (bpc - 1), bpc);
-                let fuse = self.fuses_downsampling(side);
                 if !self.skip_scale0 {
-                    let down = fuse.then(|| Down {
-                        filt: FILTERS[1],
-                        round,
-                        shift,
-                        out: &mut self.levels[0],
-                    });
+                    let down = fuse.then(|| down0(&mut self.levels[0]));
                     sums[0] = statistic_u16(&mut self.ctx, r, d, 0, side, down)?;
                 }
                 if !fuse {
@@ -793,9 +796,6 @@ impl Vif {
                 )))
             }
         }
-        // Whether the pass downsamples each scale inside the statistic of the scale before (its
-        // rows still in cache) rather than in a pass of its own.
-        let fuse = self.fuses_downsampling(side);
         for (scale, sum) in sums.iter_mut().enumerate().skip(1) {
             if scale > 1 && !fuse {
                 self.downsample_level(scale, side);
@@ -843,73 +843,6 @@ impl Vif {
     /// distorted plane alone, two rows per kernel call).
     fn fuses_downsampling(&self, side: &Side<'_>) -> bool {
         !self.skip_scale0 && !matches!(side, Side::Load(_))
-    }
-
-    /// Scale 0's statistic of 8-bit planes; with `down` (the rounding and shift of the
-    /// downsampling) also the downsampling into scale 1, row by row (see [`Down`]).
-    fn statistic_u8(
-        &mut self,
-        r: Src<'_, u8>,
-        d: Src<'_, u8>,
-        side: &mut Side<'_>,
-        down: Option<(u32, u32)>,
-    ) -> Result<VifSums> {
-        let taps = FILTERS[0].len();
-        let mut sums = VifSums::default();
-        let mut rr: [&[u8]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
-        let mut dr: [&[u8]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
-        let mut i = 0;
-        while i < r.h {
-            let k = &self.ctx.kernels;
-            let (n, split) = row_pair(side, k, (&r, &d), i, taps, (&mut rr, &mut dr));
-            let (rs, ds) = (&rr[..taps + n - 1], &dr[..taps + n - 1]);
-            // A rendition alone takes both rows in one kernel where the level has it.
-            let joined = n == 2
-                && matches!(side, Side::Own)
-                && k.stat_rows_u8_x2(
-                    rs,
-                    ds,
-                    r.w,
-                    self.ctx.gain_limit,
-                    self.ctx.log2,
-                    &mut self.ctx.wide,
-                    &mut sums,
-                );
-            if !joined {
-                let lines = [&mut self.ctx.line, &mut self.ctx.line2];
-                k.stat_vertical_u8_pair(split, rs, ds, r.w, lines);
-                for (row, line) in [(i, &mut self.ctx.line), (i + 1, &mut self.ctx.line2)]
-                    .into_iter()
-                    .take(n)
-                {
-                    scalar::pad_stat_line(line, r.w, taps / 2);
-                    side.horizontal(
-                        k,
-                        0,
-                        row,
-                        line,
-                        FILTERS[0],
-                        r.w,
-                        self.ctx.gain_limit,
-                        self.ctx.log2,
-                        &mut self.ctx.wide,
-                        &mut sums,
-                    )?;
-                }
-            }
-            if let Some((round, shift)) = down {
-                let mut down = Down {
-                    filt: FILTERS[1],
-                    round,
-                    shift,
-                    out: &mut self.levels[0],
-                };
-                down.row(k, r, d, i, &mut self.ctx.line);
-            }
-            i += n;
-        }
-        side.finish(0, &mut sums);
-        Ok(sums)
     }
 
     /// Filters and decimates the input planes into scale 1.
@@ -1045,9 +978,57 @@ fn mirror(mut y: isize, h: usize) -> usize {
     }
 }
 
+/// Scale 0's statistic of 8-bit planes; with `down` also the downsampling into scale 1, row by
+/// row.
+fn statistic_u8(
+    ctx: &mut StatCtx,
+    r: Src<'_, u8>,
+    d: Src<'_, u8>,
+    side: &mut Side<'_>,
+    mut down: Option<Down<'_>>,
+) -> Result<VifSums> {
+    let StatCtx {
+        gain_limit,
+        kernels: k,
+        log2,
+        line,
+        line2,
+        wide,
+        ..
+    } = ctx;
+    let (gain_limit, log2) = (*gain_limit, *log2);
+    let taps = FILTERS[0].len();
+    let mut sums = VifSums::default();
+    let mut rr: [&[u8]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
+    let mut dr: [&[u8]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
+    let mut i = 0;
+    while i < r.h {
+        let (n, split) = row_pair(side, k, (&r, &d), i, taps, (&mut rr, &mut dr));
+        let (rs, ds) = (&rr[..taps + n - 1], &dr[..taps + n - 1]);
+        // A rendition alone takes both rows in one kernel where the level has it.
+        let joined = n == 2
+            && matches!(side, Side::Own)
+            && k.stat_rows_u8_x2(rs, ds, r.w, gain_limit, log2, wide, &mut sums);
+        if !joined {
+            k.stat_vertical_u8_pair(split, rs, ds, r.w, [&mut *line, &mut *line2]);
+            for (row, l) in [(i, &mut *line), (i + 1, &mut *line2)].into_iter().take(n) {
+                scalar::pad_stat_line(l, r.w, taps / 2);
+                side.horizontal(
+                    k, 0, row, l, FILTERS[0], r.w, gain_limit, log2, wide, &mut sums,
+                )?;
+            }
+        }
+        if let Some(down) = &mut down {
+            down.row(k, r, d, i, line);
+        }
+        i += n;
+    }
+    side.finish(0, &mut sums);
+    Ok(sums)
+}
+
 /// The statistic of one scale from 16-bit samples (`vif_statistic_16`); with `down` also the
 /// downsampling of these planes into the next scale, row by row.
-#[allow(clippy::too_many_arguments)]
 fn statistic_u16(
     ctx: &mut StatCtx,
     r: Src<'_, u16>,

@@ -100,6 +100,14 @@ pub const LOG2_FAST_GUARD_BELOW: f32 = 1.0 / 1024.0 + 1.0 / 4096.0;
 /// See [`LOG2_FAST_GUARD_BELOW`].
 pub const LOG2_FAST_GUARD_ABOVE: f32 = 1.0 / 4096.0;
 
+/// What the segment bases ([`log2_fast_consts`], [`log2_fast8_consts`]) add to `y`: half the
+/// difference of the two guards, so that one symmetric test applies both: the shifted `y` lies
+/// further than [`LOG2_FAST_NEAR_LIMIT`] from the nearest integer exactly where the unshifted one
+/// lies within [`LOG2_FAST_GUARD_BELOW`] below a tie or [`LOG2_FAST_GUARD_ABOVE`] above one.
+pub const LOG2_FAST_NEAR_SHIFT: f32 = (LOG2_FAST_GUARD_BELOW - LOG2_FAST_GUARD_ABOVE) / 2.0;
+/// See [`LOG2_FAST_NEAR_SHIFT`]: 1/2 less the mean of the two guards.
+pub const LOG2_FAST_NEAR_LIMIT: f32 = 0.5 - (LOG2_FAST_GUARD_BELOW + LOG2_FAST_GUARD_ABOVE) / 2.0;
+
 /// Coefficients of `2048 * log2(1 + r)` for `0 <= r < 1/32` (the AVX-512 kernels' segments),
 /// highest degree first, a cubic with no constant term: a least-squares fit on Chebyshev nodes
 /// reweighted toward the minimax one (error below 8e-6 of a unit with the coefficients in `f32`;
@@ -120,12 +128,13 @@ pub fn log2_fast_consts() -> &'static ([f32; LOG2_FAST_SEGMENTS], [f32; LOG2_FAS
 }
 
 /// `(inv, base)` of `N` segments of `2^15 / N` indices each: `1 / (2^15 + 2^15 j / N)` and
-/// `2048 * log2(1 + j / N)` in `f32` (see [`log2_fast_consts`]).
+/// `2048 * log2(1 + j / N)` plus [`LOG2_FAST_NEAR_SHIFT`], in `f32` (see [`log2_fast_consts`]).
 fn segment_consts<const N: usize>() -> ([f32; N], [f32; N]) {
     let width = (1u32 << 15) / N as u32;
+    let base = |j: usize| 2048.0 * (1.0 + j as f64 / N as f64).log2();
     (
         std::array::from_fn(|j| (1.0 / ((1u32 << 15) + j as u32 * width) as f64) as f32),
-        std::array::from_fn(|j| (2048.0 * (1.0 + j as f64 / N as f64).log2()) as f32),
+        std::array::from_fn(|j| (base(j) + LOG2_FAST_NEAR_SHIFT as f64) as f32),
     )
 }
 

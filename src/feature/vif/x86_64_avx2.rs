@@ -1432,9 +1432,9 @@ impl LogTerms<'_> {
 
     /// `table[idx] - 15 * 2048` (the table's base, [`LOG2_COMPACT_BASE`], which the terms fold
     /// into their constants or cancel) for the lanes in `m` (each index in `[2^15, 2^16)`), per
-    /// group; other lanes are garbage. By arithmetic ([`FastLog2`]) where the table is the standard one,
-    /// gathered for the lanes near a rounding boundary (about 16 in 10 000) and for every lane
-    /// of another table.
+    /// group; other lanes are garbage. By arithmetic ([`FastLog2`]) where the table is the
+    /// standard one, gathered for the lanes near a rounding boundary (about 16 in 10 000) and
+    /// for every lane of another table.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn lookup<const N: usize>(&self, idx: [__m256i; N], m: [__m256i; N]) -> [__m256i; N] {
@@ -1473,25 +1473,19 @@ impl LogTerms<'_> {
 /// `f32` with `j` the three bits below the leading one, `r = (i mod 2^12) / (2^15 + 2^12 j)` and
 /// `p` the degree-4 fit [`tables::LOG2_FAST8_POLY`] of `2048 * log2(1 + r)`; the entry
 /// `15 * 2048 + round(y)`, returned less the base, unless `y` lies near a tie,
-/// [`tables::LOG2_FAST_GUARD_BELOW`] below it or [`tables::LOG2_FAST_GUARD_ABOVE`] above). Eight segments keep each constant table in one register,
-/// picked by one `vpermps`; the polynomial runs in fused multiply-adds, by Estrin's scheme. The
+/// [`tables::LOG2_FAST_GUARD_BELOW`] below it or [`tables::LOG2_FAST_GUARD_ABOVE`] above).
+/// Eight segments keep each constant table in one register, picked by one `vpermps`; the polynomial runs in fused multiply-adds, by Estrin's scheme. The
 /// exhaustive unit test `fast_log2_every_index` checks every unflagged index against the table:
 /// its operations are IEEE `f32` ones (a fused multiply-add rounds once), the same on every CPU.
 #[derive(Clone, Copy)]
 struct FastLog2 {
     /// Per segment: `1 / (2^15 + 2^12 j)`.
     inv: __m256,
-    /// Per segment: `L[j]` plus [`NEAR_SHIFT`].
+    /// Per segment: `L[j]` plus [`tables::LOG2_FAST_NEAR_SHIFT`].
     base: __m256,
     /// [`tables::LOG2_FAST8_POLY`].
     poly: [__m256; 4],
 }
-
-/// What [`FastLog2`] adds to its `y`: half the difference of the guards below and above a tie.
-const NEAR_SHIFT: f32 = (tables::LOG2_FAST_GUARD_BELOW - tables::LOG2_FAST_GUARD_ABOVE) / 2.0;
-/// [`FastLog2`] leaves a lane to the table where its shifted `y` is further than this from the
-/// nearest integer: 1/2 less the mean of the two guards.
-const NEAR_LIMIT: f32 = 0.5 - (tables::LOG2_FAST_GUARD_BELOW + tables::LOG2_FAST_GUARD_ABOVE) / 2.0;
 
 impl FastLog2 {
     #[inline]
@@ -1505,11 +1499,9 @@ impl FastLog2 {
                 _mm256_loadu_ps(base.as_ptr()),
             )
         };
-        // The bases moved up by half the difference of the two guards, so that one symmetric
-        // test of y - round(y) applies both (see `entry`).
         FastLog2 {
             inv,
-            base: _mm256_add_ps(base, _mm256_set1_ps(NEAR_SHIFT)),
+            base,
             poly: tables::LOG2_FAST8_POLY.map(|c| _mm256_set1_ps(c)),
         }
     }
@@ -1538,13 +1530,16 @@ impl FastLog2 {
         let y: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(p[i], r[i], base[i]));
         let c: [__m256; N] =
             from_fn(|i| _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y[i]));
-        // y - c is in [-1/2, 1/2]; near +-1/2, y is close to a tie. With y moved up by
-        // NEAR_SHIFT, |y - c| > NEAR_LIMIT is exactly "within GUARD_BELOW below a tie or
-        // GUARD_ABOVE above one" of the unshifted value: one compare, not two.
+        // y - c is in [-1/2, 1/2]; near +-1/2, y is close to a tie. The bases hold
+        // LOG2_FAST_NEAR_SHIFT, so one compare against LOG2_FAST_NEAR_LIMIT tests both guards
+        // (see there).
         let near = from_fn(|i| {
             let t = _mm256_sub_ps(y[i], c[i]);
             let abs = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)));
-            _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(abs, _mm256_set1_ps(NEAR_LIMIT)))
+            _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(
+                abs,
+                _mm256_set1_ps(tables::LOG2_FAST_NEAR_LIMIT),
+            ))
         });
         let entry = from_fn(|i| _mm256_cvtps_epi32(c[i]));
         (entry, near)

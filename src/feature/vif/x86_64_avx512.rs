@@ -2181,12 +2181,6 @@ impl LogTerms<'_> {
     }
 }
 
-/// What [`FastLog2`] adds to its `y`: half the difference of the guards below and above a tie.
-const NEAR_SHIFT: f32 = (tables::LOG2_FAST_GUARD_BELOW - tables::LOG2_FAST_GUARD_ABOVE) / 2.0;
-/// [`FastLog2`] leaves a lane to the table where its shifted `y` is further than this from the
-/// nearest integer: 1/2 less the mean of the two guards.
-const NEAR_LIMIT: f32 = 0.5 - (tables::LOG2_FAST_GUARD_BELOW + tables::LOG2_FAST_GUARD_ABOVE) / 2.0;
-
 /// The `log2` table's entries by arithmetic ([`tables::log2_fast_consts`]): per index `i` in
 /// `[2^15, 2^16)`, `y = L[j] + p(r)` in `f32` with `j` the five bits below the leading one,
 /// `r = (i mod 2^10) / (2^15 + 2^10 j)` and `p` the cubic of `2048 * log2(1 + r)`
@@ -2200,7 +2194,7 @@ const NEAR_LIMIT: f32 = 0.5 - (tables::LOG2_FAST_GUARD_BELOW + tables::LOG2_FAST
 struct FastLog2 {
     /// Per segment: `1 / (2^15 + 2^10 j)`.
     inv: [__m512; 2],
-    /// Per segment: `L[j]` plus [`NEAR_SHIFT`].
+    /// Per segment: `L[j]` plus [`tables::LOG2_FAST_NEAR_SHIFT`].
     base: [__m512; 2],
     /// [`tables::LOG2_FAST_POLY3`].
     poly: [__m512; 3],
@@ -2220,12 +2214,9 @@ impl FastLog2 {
                 ]
             }
         };
-        // The bases moved up by half the difference of the two guards, so that one symmetric
-        // test of y - round(y) applies both (see `entry`).
-        let shift = _mm512_set1_ps(NEAR_SHIFT);
         FastLog2 {
             inv: halves(inv),
-            base: halves(base).map(|b| _mm512_add_ps(b, shift)),
+            base: halves(base),
             poly: tables::LOG2_FAST_POLY3.map(|c| _mm512_set1_ps(c)),
         }
     }
@@ -2249,16 +2240,16 @@ impl FastLog2 {
             p = from_fn(|i| _mm512_fmadd_ps(p[i], r[i], *c));
         }
         let y: [__m512; N] = from_fn(|i| _mm512_fmadd_ps(p[i], r[i], base[i]));
-        // y - round(y) in [-1/2, 1/2] (vreduceps, exact); near +-1/2, y is close to a tie. With
-        // y moved up by NEAR_SHIFT, |y - round(y)| > NEAR_LIMIT is exactly "within GUARD_BELOW
-        // below a tie or GUARD_ABOVE above one" of the unshifted value: one compare, not two.
+        // y - round(y) in [-1/2, 1/2] (vreduceps, exact); near +-1/2, y is close to a tie. The
+        // bases hold LOG2_FAST_NEAR_SHIFT, so one compare against LOG2_FAST_NEAR_LIMIT tests
+        // both guards (see there).
         let near = from_fn(|i| {
             let t = _mm512_reduce_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y[i]);
             let abs = _mm512_castsi512_ps(_mm512_and_si512(
                 _mm512_castps_si512(t),
                 _mm512_set1_epi32(0x7fff_ffff),
             ));
-            _mm512_cmp_ps_mask::<_CMP_GT_OQ>(abs, _mm512_set1_ps(NEAR_LIMIT))
+            _mm512_cmp_ps_mask::<_CMP_GT_OQ>(abs, _mm512_set1_ps(tables::LOG2_FAST_NEAR_LIMIT))
         });
         // Rounded to nearest even by MXCSR's default mode, as the reduction above.
         let entry = from_fn(|i| _mm512_cvtps_epi32(y[i]));
