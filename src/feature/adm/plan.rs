@@ -161,8 +161,9 @@ pub(super) struct Bufs16 {
     pub(super) dis: Quad<i16>,
     pub(super) r: [Vec<i16>; 3],
     pub(super) a: [Vec<i16>; 3],
-    pub(super) csf: [Vec<i16>; 3],
-    pub(super) flt: [Vec<i16>; 3],
+    /// The masker's threshold sums over a strip ([`Kernels::csf_s0`]).
+    pub(super) flt: Vec<i32>,
+    pub(super) centre: Vec<i32>,
     pub(super) tmp_lo: Vec<i16>,
     pub(super) tmp_hi: Vec<i16>,
 }
@@ -176,8 +177,9 @@ pub(super) struct Bufs32 {
     pub(super) prev_a_dis: Vec<i32>,
     pub(super) r: [Vec<i32>; 3],
     pub(super) a: [Vec<i32>; 3],
-    pub(super) csf: [Vec<i32>; 3],
-    pub(super) flt: [Vec<i32>; 3],
+    /// The masker's threshold sums over a strip ([`Kernels::csf_s123`]).
+    pub(super) flt: Vec<i32>,
+    pub(super) centre: Vec<i32>,
     pub(super) tmp_lo: Vec<i32>,
     pub(super) tmp_hi: Vec<i32>,
 }
@@ -191,8 +193,8 @@ impl Bufs16 {
             dis: Quad::new(n),
             r: tri(strip),
             a: tri(strip),
-            csf: tri(strip),
-            flt: tri(strip),
+            flt: vec![0; strip],
+            centre: vec![0; strip],
             tmp_lo: vec![0; width],
             tmp_hi: vec![0; width],
         }
@@ -220,8 +222,8 @@ impl Bufs16 {
         if strip.has_decouple_rows() {
             k.csf_s0(
                 refs(masker),
-                muts(&mut self.csf),
-                muts(&mut self.flt),
+                &mut self.flt,
+                &mut self.centre,
                 st,
                 strip.reg,
                 irf,
@@ -229,8 +231,8 @@ impl Bufs16 {
         }
         k.cm_s0(
             refs(masked),
-            refs(&self.csf),
-            refs(&self.flt),
+            &self.flt,
+            &self.centre,
             st,
             (pl.w, pl.h),
             strip.window.clone(),
@@ -250,8 +252,8 @@ impl Bufs32 {
             prev_a_dis: vec![0; n],
             r: tri(strip),
             a: tri(strip),
-            csf: tri(strip),
-            flt: tri(strip),
+            flt: vec![0; strip],
+            centre: vec![0; strip],
             tmp_lo: vec![0; prev.w],
             tmp_hi: vec![0; prev.w],
         }
@@ -276,8 +278,8 @@ impl Bufs32 {
         if strip.has_decouple_rows() {
             k.csf_s123(
                 refs(masker),
-                muts(&mut self.csf),
-                muts(&mut self.flt),
+                &mut self.flt,
+                &mut self.centre,
                 st,
                 strip.reg,
                 irf,
@@ -285,8 +287,8 @@ impl Bufs32 {
         }
         k.cm_s123(
             refs(masked),
-            refs(&self.csf),
-            refs(&self.flt),
+            &self.flt,
+            &self.centre,
             st,
             (pl.w, pl.h),
             strip.window.clone(),
@@ -311,7 +313,7 @@ fn strip_height(h: usize) -> usize {
     }
 }
 
-/// Rows of the strip buffers (`r`, `a`, `csf`, `flt`) for bands of at most `h` rows (scales 2
+/// Rows of the strip buffers (`r`, `a`, `flt`, `centre`) for bands of at most `h` rows (scales 2
 /// and 3 share scale 1's): a strip and the row on each side its masking reads, `strip_height +
 /// 2` clamped to the band, is at most this for any band height up to `h`.
 fn strip_buffer_rows(h: usize) -> usize {

@@ -62,8 +62,8 @@ pub(super) fn install(k: &mut Kernels) {
 #[allow(clippy::too_many_arguments)]
 fn cm_s0_interior(
     x_hvd: [&[i16]; 3],
-    csf_hvd: [&[i16]; 3],
-    flt_hvd: [&[i16]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: Range<usize>,
     i_rfactor: [u16; 3],
@@ -71,7 +71,7 @@ fn cm_s0_interior(
     cub_add: [i64; 3],
 ) -> [i64; 3] {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
-    unsafe { cm_s0_interior_avx2(x_hvd, csf_hvd, flt_hvd, rows, cols, i_rfactor, cub, cub_add) }
+    unsafe { cm_s0_interior_avx2(x_hvd, flt, centre, rows, cols, i_rfactor, cub, cub_add) }
 }
 
 /// 8 `i16` sign-extended to `i32` lanes.
@@ -93,12 +93,42 @@ fn sra_epi64(v: __m256i, s: __m128i) -> __m256i {
     _mm256_xor_si256(_mm256_srl_epi64(_mm256_xor_si256(v, sign), s), sign)
 }
 
+/// The masking threshold of 8 samples from the masker's sums (`scalar::csf_s0`): `flt` over
+/// the eight neighbours plus `centre`, wrapping; `rows` are the offsets of the first sample in
+/// the rows above, at and below.
+///
+/// # Safety
+/// Both slices must hold `rows.* - 1 .. rows.* + 9`, and `centre` `rows.1 .. rows.1 + 8`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn thr8(flt: &[i32], centre: &[i32], (u, c, d): (usize, usize, usize)) -> __m256i {
+    let f = flt.as_ptr();
+    // SAFETY: the caller guarantees the offsets read.
+    unsafe {
+        let s = [
+            load_i32x8(f.add(u - 1)),
+            load_i32x8(f.add(u)),
+            load_i32x8(f.add(u + 1)),
+            load_i32x8(f.add(c - 1)),
+            load_i32x8(f.add(c + 1)),
+            load_i32x8(f.add(d - 1)),
+            load_i32x8(f.add(d)),
+            load_i32x8(f.add(d + 1)),
+        ];
+        let n = _mm256_add_epi32(
+            _mm256_add_epi32(_mm256_add_epi32(s[0], s[1]), _mm256_add_epi32(s[2], s[3])),
+            _mm256_add_epi32(_mm256_add_epi32(s[4], s[5]), _mm256_add_epi32(s[6], s[7])),
+        );
+        _mm256_add_epi32(n, load_i32x8(centre.as_ptr().add(c)))
+    }
+}
+
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
 fn cm_s0_interior_avx2(
     x_hvd: [&[i16]; 3],
-    csf_hvd: [&[i16]; 3],
-    flt_hvd: [&[i16]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: Range<usize>,
     i_rfactor: [u16; 3],
@@ -115,15 +145,10 @@ fn cm_s0_interior_avx2(
         // The vector loop reads columns j0 - 1 ..= jv of the three rows.
         assert!(j0 >= 1);
         let top = rows.0.max(rows.1).max(rows.2) + jv + 1;
-        assert!(x_hvd
-            .iter()
-            .chain(&csf_hvd)
-            .chain(&flt_hvd)
-            .all(|b| b.len() >= top));
+        assert!(x_hvd.iter().all(|b| b.len() >= top));
+        assert!(flt.len() >= top && centre.len() >= top);
     }
     let z = _mm256_setzero_si256();
-    let k15 = _mm256_set1_epi32(ONE_BY_15);
-    let r2048 = _mm256_set1_epi32(2048);
     let rf = i_rfactor.map(|r| _mm256_set1_epi32(r as i32));
     let sub = SUB.map(|s| _mm_cvtsi32_si128(s));
     let sq_add = SQ_ADD.map(|a| _mm256_set1_epi64x(a));
@@ -133,33 +158,8 @@ fn cm_s0_interior_avx2(
     let mut acc = [z; 3];
     for j in (j0..jv).step_by(8) {
         let (u, c, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
-        let mut thr = z;
-        for b in 0..3 {
-            let f = flt_hvd[b].as_ptr();
-            // SAFETY: every offset below is at least (row + j0 - 1) >= 0 and at most
-            // (row + jv - 8 + 1), reading 8 values up to row + jv + 1 <= top <= length (checked).
-            let (nb, cs) = unsafe {
-                let s = [
-                    load8(f.add(u - 1)),
-                    load8(f.add(u)),
-                    load8(f.add(u + 1)),
-                    load8(f.add(c - 1)),
-                    load8(f.add(c + 1)),
-                    load8(f.add(d - 1)),
-                    load8(f.add(d)),
-                    load8(f.add(d + 1)),
-                ];
-                let nb = s.iter().fold(z, |a, &v| _mm256_add_epi32(a, v));
-                (nb, load8(csf_hvd[b].as_ptr().add(c)))
-            };
-            // ((ONE_BY_15 * |csf| + 2048) >> 12) as i16, sign-extended back.
-            let cc = _mm256_srai_epi32::<12>(_mm256_add_epi32(
-                _mm256_mullo_epi32(k15, _mm256_abs_epi32(cs)),
-                r2048,
-            ));
-            let cc = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(cc));
-            thr = _mm256_add_epi32(thr, _mm256_add_epi32(nb, cc));
-        }
+        // SAFETY: every offset read lies in row + j0 - 1 .. row + jv + 1 <= top (checked).
+        let thr = unsafe { thr8(flt, centre, (u, c, d)) };
         for b in 0..3 {
             // SAFETY: as above (c + 8 <= top).
             let xv = unsafe { load8(x_hvd[b].as_ptr().add(c)) };
@@ -181,8 +181,8 @@ fn cm_s0_interior_avx2(
     let mut inner = acc.map(|a| sum_u64x4(a) as i64);
     let tail = scalar::cm_s0_interior(
         x_hvd,
-        csf_hvd,
-        flt_hvd,
+        flt,
+        centre,
         rows,
         jv.max(j0)..cols.end,
         i_rfactor,
@@ -423,15 +423,15 @@ fn dwt_s0_horizontal_avx2(tmp: &[i16], ind_x: &[[usize; 4]], lo: &mut [i16], hi:
 /// are the same as the arithmetic shift's).
 fn cm_s123_interior(
     x_hvd: [&[i32]; 3],
-    csf_hvd: [&[i32]; 3],
-    flt_hvd: [&[i32]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: Range<usize>,
     rfactor: [u32; 3],
     shift_cub: u32,
 ) -> [i64; 3] {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
-    unsafe { cm_s123_interior_avx2(x_hvd, csf_hvd, flt_hvd, rows, cols, rfactor, shift_cub) }
+    unsafe { cm_s123_interior_avx2(x_hvd, flt, centre, rows, cols, rfactor, shift_cub) }
 }
 
 /// 8 `i32`.
@@ -448,8 +448,8 @@ unsafe fn load_i32x8(p: *const i32) -> __m256i {
 #[target_feature(enable = "avx2")]
 fn cm_s123_interior_avx2(
     x_hvd: [&[i32]; 3],
-    csf_hvd: [&[i32]; 3],
-    flt_hvd: [&[i32]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: Range<usize>,
     rfactor: [u32; 3],
@@ -462,16 +462,10 @@ fn cm_s123_interior_avx2(
         // The vector loop reads columns j0 - 1 ..= jv of the three rows.
         assert!(j0 >= 1);
         let top = rows.0.max(rows.1).max(rows.2) + jv + 1;
-        assert!(x_hvd
-            .iter()
-            .chain(&csf_hvd)
-            .chain(&flt_hvd)
-            .all(|b| b.len() >= top));
+        assert!(x_hvd.iter().all(|b| b.len() >= top));
+        assert!(flt.len() >= top && centre.len() >= top);
     }
     let z = _mm256_setzero_si256();
-    // I4_ONE_BY_15 < 2^31: a valid signed 32-bit multiplier.
-    let k15 = _mm256_set1_epi32(I4_ONE_BY_15 as i32);
-    let add32 = _mm256_set1_epi64x(i32::MIN as i64);
     let rf = rfactor.map(|r| _mm256_set1_epi32(r as i32));
     let r27 = _mm256_set1_epi64x(1 << 27);
     let sq_add = _mm256_set1_epi64x(1 << 29);
@@ -480,33 +474,8 @@ fn cm_s123_interior_avx2(
     let mut acc = [z; 3];
     for j in (j0..jv).step_by(8) {
         let (u, c, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
-        let mut thr = z;
-        for b in 0..3 {
-            let f = flt_hvd[b].as_ptr();
-            // SAFETY: every offset below is at least (row + j0 - 1) >= 0 and at most
-            // (row + jv - 8 + 1), reading 8 values up to row + jv + 1 <= top <= length (checked).
-            let (nb, cs) = unsafe {
-                let s = [
-                    load_i32x8(f.add(u - 1)),
-                    load_i32x8(f.add(u)),
-                    load_i32x8(f.add(u + 1)),
-                    load_i32x8(f.add(c - 1)),
-                    load_i32x8(f.add(c + 1)),
-                    load_i32x8(f.add(d - 1)),
-                    load_i32x8(f.add(d)),
-                    load_i32x8(f.add(d + 1)),
-                ];
-                let nb = s.iter().fold(z, |a, &v| _mm256_add_epi32(a, v));
-                (nb, load_i32x8(csf_hvd[b].as_ptr().add(c)))
-            };
-            // ((I4_ONE_BY_15 * |csf| - 2^31) >> 32) as i32: the high halves of the 64-bit sums
-            // (|i32::MIN| wraps to itself, a signed multiplier, as in the scalar).
-            let a = _mm256_abs_epi32(cs);
-            let pe = _mm256_add_epi64(_mm256_mul_epi32(a, k15), add32);
-            let po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(a), k15), add32);
-            let cc = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(pe), po);
-            thr = _mm256_add_epi32(thr, _mm256_add_epi32(nb, cc));
-        }
+        // SAFETY: every offset read lies in row + j0 - 1 .. row + jv + 1 <= top (checked).
+        let thr = unsafe { thr8(flt, centre, (u, c, d)) };
         for b in 0..3 {
             // SAFETY: as above (c + 8 <= top).
             let xv = unsafe { load_i32x8(x_hvd[b].as_ptr().add(c)) };
@@ -536,8 +505,8 @@ fn cm_s123_interior_avx2(
     let mut inner = acc.map(|a| sum_u64x4(a) as i64);
     let tail = scalar::cm_s123_interior(
         x_hvd,
-        csf_hvd,
-        flt_hvd,
+        flt,
+        centre,
         rows,
         jv.max(j0)..cols.end,
         rfactor,
@@ -933,19 +902,21 @@ fn dwt_s123_horizontal_avx2(
 // CSF
 // ---------------------------------------------------------------------------------------------
 
-/// The AVX2 [`CsfS0`](super::CsfS0): 8 samples per step in 32-bit lanes (the products
-/// wrap as the scalar's `int32` ones), narrowed to `i16` by truncation; leftover columns by the
-/// scalar kernel.
+/// The AVX2 [`CsfS0`](super::CsfS0), 16 samples per step: `csf` in `int32` lanes (the
+/// products wrap as the scalar's `int32` ones) on the even and odd samples of a 16-bit vector
+/// sign-extended in place, put back together from their low 16 bits (C's narrowing cast); then
+/// the filter and centre values in 16-bit lanes ([`csf_s0_parts`]), the band sums in 32-bit
+/// lanes; leftover columns by the scalar kernel.
 fn csf_s0(
     src: [&[i16]; 3],
-    csf: [&mut [i16]; 3],
-    flt: [&mut [i16]; 3],
+    flt: &mut [i32],
+    centre: &mut [i32],
     stride: usize,
     reg: Region,
     i_rfactor: [u16; 3],
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
-    unsafe { csf_s0_avx2(src, csf, flt, stride, reg, i_rfactor) }
+    unsafe { csf_s0_avx2(src, flt, centre, stride, reg, i_rfactor) }
 }
 
 /// Asserts that `reg` (its vector part, `n8` columns from `reg.left`) lies inside bands of
@@ -957,61 +928,86 @@ fn check_region(reg: Region, n8: usize, stride: usize, lens: &[usize]) {
     }
 }
 
+/// The AVX-512 peer's `csf_s0_parts` for 16 lanes: the scale-0 filter and centre values
+/// `((k * a + 2048) >> 12) as i16` of `a = |csf|` (`u16`, at most 2^15) as `a + |(2184 a + 2^14)
+/// >> 15|` and `2a + |(4368 a + 2^14) >> 15|`, wrapping, `vpmulhrsw` for the rounding shifts
+/// (the absolute value right for `a = 2^15`, which `vpmulhrsw` takes as `-2^15`).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn csf_s0_parts(a: __m256i) -> (__m256i, __m256i) {
+    const { assert!(FIX_ONE_BY_30 == 4369 && ONE_BY_15 == 2 * FIX_ONE_BY_30) };
+    let k30 = _mm256_abs_epi16(_mm256_mulhrs_epi16(a, _mm256_set1_epi16(2184)));
+    let k15 = _mm256_abs_epi16(_mm256_mulhrs_epi16(a, _mm256_set1_epi16(4368)));
+    (
+        _mm256_add_epi16(a, k30),
+        _mm256_add_epi16(_mm256_add_epi16(a, a), k15),
+    )
+}
+
 #[target_feature(enable = "avx2")]
 fn csf_s0_avx2(
     src_hvd: [&[i16]; 3],
-    csf_hvd: [&mut [i16]; 3],
-    flt_hvd: [&mut [i16]; 3],
+    flt: &mut [i32],
+    centre: &mut [i32],
     stride: usize,
     reg: Region,
     i_rfactor: [u16; 3],
 ) {
     const SHIFT: [i32; 3] = [15, 15, 17];
     const ADD: [i32; 3] = [16384, 16384, 65535];
-    let [c0, c1, c2] = csf_hvd;
-    let [f0, f1, f2] = flt_hvd;
-    let (csf, flt) = ([c0, c1, c2], [f0, f1, f2]);
     let n = reg.right.saturating_sub(reg.left);
-    let n8 = n / 8 * 8;
-    let k30 = _mm256_set1_epi32(FIX_ONE_BY_30);
-    let r2048 = _mm256_set1_epi32(2048);
-    for b in 0..3 {
-        check_region(
-            reg,
-            n8,
-            stride,
-            &[src_hvd[b].len(), csf[b].len(), flt[b].len()],
-        );
-        let rf = _mm256_set1_epi32(i_rfactor[b] as i32);
-        let add = _mm256_set1_epi32(ADD[b]);
-        let sh = _mm_cvtsi32_si128(SHIFT[b]);
-        for i in reg.top..reg.bottom {
-            for j in (reg.left..reg.left + n8).step_by(8) {
-                let p = i * stride + j;
-                // SAFETY: p + 8 <= (bottom - 1) * stride + left + n8 <= the band's length
-                // (checked above).
-                let s = unsafe { load8(src_hvd[b].as_ptr().add(p)) };
-                let c = _mm256_sra_epi32(_mm256_add_epi32(_mm256_mullo_epi32(rf, s), add), sh);
-                let c = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(c));
-                let f = _mm256_srai_epi32::<12>(_mm256_add_epi32(
-                    _mm256_mullo_epi32(k30, _mm256_abs_epi32(c)),
-                    r2048,
-                ));
-                let (cd, fd) = (&mut csf[b][p..p + 8], &mut flt[b][p..p + 8]);
-                // SAFETY: `cd` and `fd` hold 8 `i16` (16 bytes); the stores are unaligned.
-                unsafe {
-                    _mm_storeu_si128(cd.as_mut_ptr().cast(), narrow16x8(c));
-                    _mm_storeu_si128(fd.as_mut_ptr().cast(), narrow16x8(f));
-                }
+    let n16 = n / 16 * 16;
+    let lens = [
+        src_hvd.map(|b| b.len()),
+        [flt.len(), centre.len(), flt.len()],
+    ];
+    check_region(reg, n16, stride, lens.as_flattened());
+    let rf = i_rfactor.map(|r| _mm256_set1_epi32(r as i32));
+    let add = ADD.map(|a| _mm256_set1_epi32(a));
+    let sh = SHIFT.map(|s| _mm_cvtsi32_si128(s));
+    // The 16 `i16` lanes of `v` sign-extended, as two vectors of 8 `i32` in order.
+    let widen = |v: __m256i| {
+        (
+            _mm256_cvtepi16_epi32(_mm256_castsi256_si128(v)),
+            _mm256_cvtepi16_epi32(_mm256_extracti128_si256::<1>(v)),
+        )
+    };
+    for i in reg.top..reg.bottom {
+        for j in (reg.left..reg.left + n16).step_by(16) {
+            let p = i * stride + j;
+            let z = _mm256_setzero_si256();
+            let (mut f0, mut f1, mut c0, mut c1) = (z, z, z, z);
+            for b in 0..3 {
+                // SAFETY: p + 16 <= (bottom - 1) * stride + left + n16 <= the band's length
+                // (checked above); the load is unaligned.
+                let s = unsafe { _mm256_loadu_si256(src_hvd[b].as_ptr().add(p).cast()) };
+                let csf = |x: __m256i| {
+                    let v = _mm256_add_epi32(_mm256_mullo_epi32(rf[b], x), add[b]);
+                    _mm256_sra_epi32(v, sh[b])
+                };
+                let even = csf(_mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(s)));
+                let odd = csf(_mm256_srai_epi32::<16>(s));
+                // The odd lanes' low 16 bits over the even ones'.
+                let c16 = _mm256_blend_epi16::<0b1010_1010>(even, _mm256_slli_epi32::<16>(odd));
+                let (f, c) = csf_s0_parts(_mm256_abs_epi16(c16));
+                let ((fl, fh), (cl, ch)) = (widen(f), widen(c));
+                f0 = _mm256_add_epi32(f0, fl);
+                f1 = _mm256_add_epi32(f1, fh);
+                c0 = _mm256_add_epi32(c0, cl);
+                c1 = _mm256_add_epi32(c1, ch);
             }
+            store_i32x8(&mut flt[p..], f0);
+            store_i32x8(&mut flt[p + 8..], f1);
+            store_i32x8(&mut centre[p..], c0);
+            store_i32x8(&mut centre[p + 8..], c1);
         }
     }
-    if n8 < n {
+    if n16 < n {
         let tail = Region {
-            left: reg.left + n8,
+            left: reg.left + n16,
             ..reg
         };
-        scalar::csf_s0(src_hvd, csf, flt, stride, tail, i_rfactor);
+        scalar::csf_s0(src_hvd, flt, centre, stride, tail, i_rfactor);
     }
 }
 
@@ -1021,54 +1017,58 @@ fn csf_s0_avx2(
 /// kernel.
 fn csf_s123(
     src: [&[i32]; 3],
-    csf: [&mut [i32]; 3],
-    flt: [&mut [i32]; 3],
+    flt: &mut [i32],
+    centre: &mut [i32],
     stride: usize,
     reg: Region,
     i_rfactor: [u32; 3],
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2.
-    unsafe { csf_s123_avx2(src, csf, flt, stride, reg, i_rfactor) }
+    unsafe { csf_s123_avx2(src, flt, centre, stride, reg, i_rfactor) }
 }
 
 #[target_feature(enable = "avx2")]
 fn csf_s123_avx2(
     src_hvd: [&[i32]; 3],
-    csf_hvd: [&mut [i32]; 3],
-    flt_hvd: [&mut [i32]; 3],
+    flt: &mut [i32],
+    centre: &mut [i32],
     stride: usize,
     reg: Region,
     i_rfactor: [u32; 3],
 ) {
-    let [c0, c1, c2] = csf_hvd;
-    let [f0, f1, f2] = flt_hvd;
-    let (csf, flt) = ([c0, c1, c2], [f0, f1, f2]);
     let n = reg.right.saturating_sub(reg.left);
     let n8 = n / 8 * 8;
-    // I4_FIX_ONE_BY_30 < 2^31: a valid signed 32-bit multiplier.
+    let lens = [
+        src_hvd.map(|b| b.len()),
+        [flt.len(), centre.len(), flt.len()],
+    ];
+    check_region(reg, n8, stride, lens.as_flattened());
+    // Both Q32 weights are below 2^31: valid signed 32-bit multipliers.
     let k30 = _mm256_set1_epi32(I4_FIX_ONE_BY_30 as i32);
+    let k15 = _mm256_set1_epi32(I4_ONE_BY_15 as i32);
     let add32 = _mm256_set1_epi64x(i32::MIN as i64);
     let r27 = _mm256_set1_epi64x(1 << 27);
-    for b in 0..3 {
-        check_region(
-            reg,
-            n8,
-            stride,
-            &[src_hvd[b].len(), csf[b].len(), flt[b].len()],
-        );
-        let rf = _mm256_set1_epi32(i_rfactor[b] as i32);
-        let hi_rf = i_rfactor[b] >= 1 << 31;
-        // ((s * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
-        let scaled = |xs: __m256i| {
-            let mut p = _mm256_mul_epi32(xs, rf);
-            if hi_rf {
-                p = _mm256_add_epi64(p, _mm256_slli_epi64::<32>(xs));
-            }
-            _mm256_srli_epi64::<28>(_mm256_add_epi64(p, r27))
-        };
-        for i in reg.top..reg.bottom {
-            for j in (reg.left..reg.left + n8).step_by(8) {
-                let p = i * stride + j;
+    let rf = i_rfactor.map(|r| _mm256_set1_epi32(r as i32));
+    // (k * |c| - 2^31) >> 32 as i32 of the lanes of `a = |c|`: the high halves.
+    let q32 = |a: __m256i, k: __m256i| {
+        let e = _mm256_add_epi64(_mm256_mul_epi32(a, k), add32);
+        let o = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(a), k), add32);
+        _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(e), o)
+    };
+    for i in reg.top..reg.bottom {
+        for j in (reg.left..reg.left + n8).step_by(8) {
+            let p = i * stride + j;
+            let (mut fs, mut cs) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+            for b in 0..3 {
+                let hi_rf = i_rfactor[b] >= 1 << 31;
+                // ((s * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
+                let scaled = |xs: __m256i| {
+                    let mut p = _mm256_mul_epi32(xs, rf[b]);
+                    if hi_rf {
+                        p = _mm256_add_epi64(p, _mm256_slli_epi64::<32>(xs));
+                    }
+                    _mm256_srli_epi64::<28>(_mm256_add_epi64(p, r27))
+                };
                 // SAFETY: p + 8 <= (bottom - 1) * stride + left + n8 <= the band's length
                 // (checked above).
                 let s = unsafe { load_i32x8(src_hvd[b].as_ptr().add(p)) };
@@ -1076,14 +1076,12 @@ fn csf_s123_avx2(
                     scaled(s),
                     _mm256_slli_epi64::<32>(scaled(_mm256_srli_epi64::<32>(s))),
                 );
-                // ((I4_FIX_ONE_BY_30 * |c| - 2^31) >> 32) as i32: the high halves.
                 let a = _mm256_abs_epi32(c);
-                let fe = _mm256_add_epi64(_mm256_mul_epi32(a, k30), add32);
-                let fo = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(a), k30), add32);
-                let f = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(fe), fo);
-                store_i32x8(&mut csf[b][p..], c);
-                store_i32x8(&mut flt[b][p..], f);
+                fs = _mm256_add_epi32(fs, q32(a, k30));
+                cs = _mm256_add_epi32(cs, q32(a, k15));
             }
+            store_i32x8(&mut flt[p..], fs);
+            store_i32x8(&mut centre[p..], cs);
         }
     }
     if n8 < n {
@@ -1091,7 +1089,7 @@ fn csf_s123_avx2(
             left: reg.left + n8,
             ..reg
         };
-        scalar::csf_s123(src_hvd, csf, flt, stride, tail, i_rfactor);
+        scalar::csf_s123(src_hvd, flt, centre, stride, tail, i_rfactor);
     }
 }
 

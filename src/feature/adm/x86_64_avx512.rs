@@ -70,8 +70,8 @@ pub(super) fn install(k: &mut Kernels) {
 #[allow(clippy::too_many_arguments)]
 fn cm_s0_interior(
     x_hvd: [&[i16]; 3],
-    csf_hvd: [&[i16]; 3],
-    flt_hvd: [&[i16]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: Range<usize>,
     i_rfactor: [u16; 3],
@@ -80,7 +80,27 @@ fn cm_s0_interior(
 ) -> [i64; 3] {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
-    unsafe { cm_s0_interior_avx512(x_hvd, csf_hvd, flt_hvd, rows, cols, i_rfactor, cub, cub_add) }
+    unsafe { cm_s0_interior_avx512(x_hvd, flt, centre, rows, cols, i_rfactor, cub, cub_add) }
+}
+
+/// The masking threshold of the `n <= 16` samples from offset `m` (missing lanes 0) from the
+/// masker's sums (`scalar::csf_s0`): `flt` over the eight neighbours plus `centre`, wrapping;
+/// `u`, `m`, `d` are the samples' offsets in the rows above, at and below.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn thr16(flt: &[i32], centre: &[i32], (u, m, d): (usize, usize, usize), n: usize) -> __m512i {
+    let l = |at: usize| load_i32x16(flt, at, n);
+    let nb = _mm512_add_epi32(
+        _mm512_add_epi32(
+            _mm512_add_epi32(l(u - 1), l(u)),
+            _mm512_add_epi32(l(u + 1), l(m - 1)),
+        ),
+        _mm512_add_epi32(
+            _mm512_add_epi32(l(m + 1), l(d - 1)),
+            _mm512_add_epi32(l(d), l(d + 1)),
+        ),
+    );
+    _mm512_add_epi32(nb, load_i32x16(centre, m, n))
 }
 
 /// The constants of [`cm_s0_step`].
@@ -97,8 +117,8 @@ struct CmS0Consts {
 #[allow(clippy::too_many_arguments)]
 fn cm_s0_interior_avx512(
     x_hvd: [&[i16]; 3],
-    csf_hvd: [&[i16]; 3],
-    flt_hvd: [&[i16]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: Range<usize>,
     i_rfactor: [u16; 3],
@@ -114,11 +134,8 @@ fn cm_s0_interior_avx512(
     // Column j reads columns j - 1 ..= j + 1 of the three rows (as the scalar kernel does).
     assert!(cols.start >= 1);
     let top = rows.0.max(rows.1).max(rows.2) + cols.end + 1;
-    assert!(x_hvd
-        .iter()
-        .chain(&csf_hvd)
-        .chain(&flt_hvd)
-        .all(|b| b.len() >= top));
+    assert!(x_hvd.iter().all(|b| b.len() >= top));
+    assert!(flt.len() >= top && centre.len() >= top);
     let c = CmS0Consts {
         rf: [0, 1, 2].map(|b| _mm512_set1_epi32(i_rfactor[b] as i32)),
         sub: SUB.map(|s| _mm_cvtsi32_si128(s)),
@@ -131,19 +148,10 @@ fn cm_s0_interior_avx512(
     let n = cols.end - cols.start;
     let n16 = cols.start + n / 16 * 16;
     for j in (cols.start..n16).step_by(16) {
-        cm_s0_step::<false>(x_hvd, csf_hvd, flt_hvd, rows, j, 16, &c, &mut acc);
+        cm_s0_step::<false>(x_hvd, flt, centre, rows, j, 16, &c, &mut acc);
     }
     if n16 < cols.end {
-        cm_s0_step::<true>(
-            x_hvd,
-            csf_hvd,
-            flt_hvd,
-            rows,
-            n16,
-            cols.end - n16,
-            &c,
-            &mut acc,
-        );
+        cm_s0_step::<true>(x_hvd, flt, centre, rows, n16, cols.end - n16, &c, &mut acc);
     }
     [
         _mm512_reduce_add_epi64(acc[0]),
@@ -177,8 +185,8 @@ fn load_i16x16<const TAIL: bool>(b: &[i16], at: usize, n: usize) -> __m512i {
 #[allow(clippy::too_many_arguments)]
 fn cm_s0_step<const TAIL: bool>(
     x_hvd: [&[i16]; 3],
-    csf_hvd: [&[i16]; 3],
-    flt_hvd: [&[i16]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     j: usize,
     n: usize,
@@ -187,29 +195,7 @@ fn cm_s0_step<const TAIL: bool>(
 ) {
     let z = _mm512_setzero_si512();
     let (u, m, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
-    let mut thr = z;
-    for b in 0..3 {
-        let f = flt_hvd[b];
-        let l = |at: usize| load_i16x16::<TAIL>(f, at, n);
-        let nb = _mm512_add_epi32(
-            _mm512_add_epi32(
-                _mm512_add_epi32(l(u - 1), l(u)),
-                _mm512_add_epi32(l(u + 1), l(m - 1)),
-            ),
-            _mm512_add_epi32(
-                _mm512_add_epi32(l(m + 1), l(d - 1)),
-                _mm512_add_epi32(l(d), l(d + 1)),
-            ),
-        );
-        let cs = load_i16x16::<TAIL>(csf_hvd[b], m, n);
-        // ((ONE_BY_15 * |csf| + 2048) >> 12) as i16, sign-extended back.
-        let cc = _mm512_srai_epi32::<12>(_mm512_add_epi32(
-            _mm512_mullo_epi32(_mm512_set1_epi32(ONE_BY_15), _mm512_abs_epi32(cs)),
-            _mm512_set1_epi32(2048),
-        ));
-        let cc = _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(cc));
-        thr = _mm512_add_epi32(thr, _mm512_add_epi32(nb, cc));
-    }
+    let thr = thr16(flt, centre, (u, m, d), n);
     // The 64-bit lanes of the even (lane 2l) and odd (2l + 1) samples in the step.
     let (even, odd): (__mmask8, __mmask8) = if TAIL {
         (
@@ -1078,62 +1064,96 @@ fn dwt_s123_horizontal_avx512(
 // CSF
 // ---------------------------------------------------------------------------------------------
 
-/// The AVX-512 [`CsfS0`](super::CsfS0): the AVX2 peer's `int32` arithmetic (the products wrap
-/// as the scalar's `int32` ones) 32 samples per step, on the even and odd samples of a 16-bit
-/// vector sign-extended in place to 32-bit lanes (no lane crossing), the two results put back
-/// together from their low 16 bits (C's narrowing cast); a row's last, partial step is masked.
+/// The AVX-512 [`CsfS0`](super::CsfS0), 32 samples per step: `csf` in the AVX2 peer's `int32`
+/// arithmetic (the products wrap as the scalar's `int32` ones) on the even and odd samples of a
+/// 16-bit vector sign-extended in place to 32-bit lanes, put back together from their low 16
+/// bits (C's narrowing cast); then in 16-bit lanes, whose wrapping is the scalar's narrowing of
+/// the filter and centre values ([`csf_s0_parts`]); the band sums in 32-bit lanes. A row's last,
+/// partial step is masked.
 fn csf_s0(
     src: [&[i16]; 3],
-    csf: [&mut [i16]; 3],
-    flt: [&mut [i16]; 3],
+    flt: &mut [i32],
+    centre: &mut [i32],
     stride: usize,
     reg: Region,
     i_rfactor: [u16; 3],
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
-    unsafe { csf_s0_avx512(src, csf, flt, stride, reg, i_rfactor) }
+    unsafe { csf_s0_avx512(src, flt, centre, stride, reg, i_rfactor) }
+}
+
+/// The scale-0 filter and centre values `((k * a + 2048) >> 12) as i16` (`k` = 1/30 and 1/15 in
+/// Q17 over Q12) of the 32 `a = |csf|` (`u16`, at most 2^15) in 16-bit lanes, without the 32-bit
+/// product: `(4369 a + 2048) >> 12 = a + ((2184 a + 2^14) >> 15)` and `(8738 a + 2048) >> 12 =
+/// 2a + ((4368 a + 2^14) >> 15)` (times 16 over 2^16, the whole multiple of `a` split off),
+/// each rounding shift a `vpmulhrsw`, the additions wrapping to the narrowed value. `a = 2^15`
+/// is `-2^15` to `vpmulhrsw`, whose result then only has the wrong sign: the absolute value of
+/// each product (never negative otherwise) is right for every lane.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn csf_s0_parts(a: __m512i) -> (__m512i, __m512i) {
+    const { assert!(FIX_ONE_BY_30 == 4369 && ONE_BY_15 == 2 * FIX_ONE_BY_30) };
+    let k30 = _mm512_abs_epi16(_mm512_mulhrs_epi16(a, _mm512_set1_epi16(2184)));
+    let k15 = _mm512_abs_epi16(_mm512_mulhrs_epi16(a, _mm512_set1_epi16(4368)));
+    (
+        _mm512_add_epi16(a, k30),
+        _mm512_add_epi16(_mm512_add_epi16(a, a), k15),
+    )
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn csf_s0_avx512(
     src_hvd: [&[i16]; 3],
-    csf_hvd: [&mut [i16]; 3],
-    flt_hvd: [&mut [i16]; 3],
+    flt: &mut [i32],
+    centre: &mut [i32],
     stride: usize,
     reg: Region,
     i_rfactor: [u16; 3],
 ) {
     const SHIFT: [i32; 3] = [15, 15, 17];
     const ADD: [i32; 3] = [16384, 16384, 65535];
-    let k30 = _mm512_set1_epi32(FIX_ONE_BY_30);
-    let r2048 = _mm512_set1_epi32(2048);
+    let rf = i_rfactor.map(|r| _mm512_set1_epi32(r as i32));
+    let add = ADD.map(|a| _mm512_set1_epi32(a));
+    let sh = SHIFT.map(|s| _mm_cvtsi32_si128(s));
     // The odd 16-bit lanes' low 16 bits over the even ones'.
     let join = |even: __m512i, odd: __m512i| {
         _mm512_mask_blend_epi16(0xaaaa_aaaa, even, _mm512_slli_epi32::<16>(odd))
     };
-    for (b, ((src, csf), flt)) in src_hvd.into_iter().zip(csf_hvd).zip(flt_hvd).enumerate() {
-        let rf = _mm512_set1_epi32(i_rfactor[b] as i32);
-        let add = _mm512_set1_epi32(ADD[b]);
-        let sh = _mm_cvtsi32_si128(SHIFT[b]);
-        // (csf, flt) of 16 samples in 32-bit lanes.
-        let step = |s: __m512i| {
-            let c = _mm512_sra_epi32(_mm512_add_epi32(_mm512_mullo_epi32(rf, s), add), sh);
-            let c = _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(c));
-            let f = _mm512_srai_epi32::<12>(_mm512_add_epi32(
-                _mm512_mullo_epi32(k30, _mm512_abs_epi32(c)),
-                r2048,
-            ));
-            (c, f)
-        };
-        for i in reg.top..reg.bottom {
-            for j in (reg.left..reg.right).step_by(32) {
-                let (p, n) = (i * stride + j, (reg.right - j).min(32));
-                let s = load_16x32(src, p, n);
-                let (ce, fe) = step(_mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(s)));
-                let (co, fo) = step(_mm512_srai_epi32::<16>(s));
-                store_i16x32(csf, p, n, join(ce, co));
-                store_i16x32(flt, p, n, join(fe, fo));
+    // The 32 `i16` lanes of `v` sign-extended, as two vectors of 16 `i32` in order.
+    let widen = |v: __m512i| {
+        (
+            _mm512_cvtepi16_epi32(_mm512_castsi512_si256(v)),
+            _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64::<1>(v)),
+        )
+    };
+    for i in reg.top..reg.bottom {
+        for j in (reg.left..reg.right).step_by(32) {
+            let (p, n) = (i * stride + j, (reg.right - j).min(32));
+            let z = _mm512_setzero_si512();
+            let (mut f0, mut f1, mut c0, mut c1) = (z, z, z, z);
+            for b in 0..3 {
+                let s = load_16x32(src_hvd[b], p, n);
+                let csf = |x: __m512i| {
+                    _mm512_sra_epi32(
+                        _mm512_add_epi32(_mm512_mullo_epi32(rf[b], x), add[b]),
+                        sh[b],
+                    )
+                };
+                let even = csf(_mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(s)));
+                let odd = csf(_mm512_srai_epi32::<16>(s));
+                let (f, c) = csf_s0_parts(_mm512_abs_epi16(join(even, odd)));
+                let ((fl, fh), (cl, ch)) = (widen(f), widen(c));
+                f0 = _mm512_add_epi32(f0, fl);
+                f1 = _mm512_add_epi32(f1, fh);
+                c0 = _mm512_add_epi32(c0, cl);
+                c1 = _mm512_add_epi32(c1, ch);
+            }
+            store_i32x16(flt, p, n.min(16), f0);
+            store_i32x16(centre, p, n.min(16), c0);
+            if n > 16 {
+                store_i32x16(flt, p + 16, n - 16, f1);
+                store_i32x16(centre, p + 16, n - 16, c1);
             }
         }
     }
@@ -1144,58 +1164,64 @@ fn csf_s0_avx512(
 /// `x << 32`; `>> 28` logical, `>> 32` as the high halves); a row's last, partial step is masked.
 fn csf_s123(
     src: [&[i32]; 3],
-    csf: [&mut [i32]; 3],
-    flt: [&mut [i32]; 3],
+    flt: &mut [i32],
+    centre: &mut [i32],
     stride: usize,
     reg: Region,
     i_rfactor: [u32; 3],
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
-    unsafe { csf_s123_avx512(src, csf, flt, stride, reg, i_rfactor) }
+    unsafe { csf_s123_avx512(src, flt, centre, stride, reg, i_rfactor) }
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn csf_s123_avx512(
     src_hvd: [&[i32]; 3],
-    csf_hvd: [&mut [i32]; 3],
-    flt_hvd: [&mut [i32]; 3],
+    flt: &mut [i32],
+    centre: &mut [i32],
     stride: usize,
     reg: Region,
     i_rfactor: [u32; 3],
 ) {
-    // I4_FIX_ONE_BY_30 < 2^31: a valid signed 32-bit multiplier.
+    // Both Q32 weights are below 2^31: valid signed 32-bit multipliers.
     let k30 = _mm512_set1_epi32(I4_FIX_ONE_BY_30 as i32);
+    let k15 = _mm512_set1_epi32(I4_ONE_BY_15 as i32);
     let add32 = _mm512_set1_epi64(i32::MIN as i64);
     let r27 = _mm512_set1_epi64(1 << 27);
-    for (b, ((src, csf), flt)) in src_hvd.into_iter().zip(csf_hvd).zip(flt_hvd).enumerate() {
-        let rf = _mm512_set1_epi32(i_rfactor[b] as i32);
-        let hi_rf = i_rfactor[b] >= 1 << 31;
-        // ((s * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
-        let scaled = |xs: __m512i| {
-            let mut p = _mm512_mul_epi32(xs, rf);
-            if hi_rf {
-                p = _mm512_add_epi64(p, _mm512_slli_epi64::<32>(xs));
-            }
-            _mm512_srli_epi64::<28>(_mm512_add_epi64(p, r27))
-        };
-        for i in reg.top..reg.bottom {
-            for j in (reg.left..reg.right).step_by(16) {
-                let (p, n) = (i * stride + j, (reg.right - j).min(16));
-                let s = load_i32x16(src, p, n);
+    let rf = i_rfactor.map(|r| _mm512_set1_epi32(r as i32));
+    // (k * |c| - 2^31) >> 32 as i32 of the lanes of `a = |c|`: the high halves.
+    let q32 = |a: __m512i, k: __m512i| {
+        let e = _mm512_add_epi64(_mm512_mul_epi32(a, k), add32);
+        let o = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(a), k), add32);
+        _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64::<32>(e), o)
+    };
+    for i in reg.top..reg.bottom {
+        for j in (reg.left..reg.right).step_by(16) {
+            let (p, n) = (i * stride + j, (reg.right - j).min(16));
+            let (mut fs, mut cs) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+            for b in 0..3 {
+                let hi_rf = i_rfactor[b] >= 1 << 31;
+                // ((s * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
+                let scaled = |xs: __m512i| {
+                    let mut p = _mm512_mul_epi32(xs, rf[b]);
+                    if hi_rf {
+                        p = _mm512_add_epi64(p, _mm512_slli_epi64::<32>(xs));
+                    }
+                    _mm512_srli_epi64::<28>(_mm512_add_epi64(p, r27))
+                };
+                let s = load_i32x16(src_hvd[b], p, n);
                 let c = _mm512_mask_blend_epi32(
                     0xaaaa,
                     scaled(s),
                     _mm512_slli_epi64::<32>(scaled(_mm512_srli_epi64::<32>(s))),
                 );
-                // ((I4_FIX_ONE_BY_30 * |c| - 2^31) >> 32) as i32: the high halves.
                 let a = _mm512_abs_epi32(c);
-                let fe = _mm512_add_epi64(_mm512_mul_epi32(a, k30), add32);
-                let fo = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(a), k30), add32);
-                let f = _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64::<32>(fe), fo);
-                store_i32x16(csf, p, n, c);
-                store_i32x16(flt, p, n, f);
+                fs = _mm512_add_epi32(fs, q32(a, k30));
+                cs = _mm512_add_epi32(cs, q32(a, k15));
             }
+            store_i32x16(flt, p, n, fs);
+            store_i32x16(centre, p, n, cs);
         }
     }
 }
@@ -1212,8 +1238,8 @@ fn csf_s123_avx512(
 /// row's last, partial step with masked loads, its missing lanes left out of the sums.
 fn cm_s123_interior(
     x_hvd: [&[i32]; 3],
-    csf_hvd: [&[i32]; 3],
-    flt_hvd: [&[i32]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: Range<usize>,
     rfactor: [u32; 3],
@@ -1221,7 +1247,7 @@ fn cm_s123_interior(
 ) -> [i64; 3] {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
-    unsafe { cm_s123_interior_avx512(x_hvd, csf_hvd, flt_hvd, rows, cols, rfactor, shift_cub) }
+    unsafe { cm_s123_interior_avx512(x_hvd, flt, centre, rows, cols, rfactor, shift_cub) }
 }
 
 /// The constants of [`cm_s123_step`].
@@ -1235,8 +1261,8 @@ struct CmS123Consts {
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn cm_s123_interior_avx512(
     x_hvd: [&[i32]; 3],
-    csf_hvd: [&[i32]; 3],
-    flt_hvd: [&[i32]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: Range<usize>,
     rfactor: [u32; 3],
@@ -1248,11 +1274,8 @@ fn cm_s123_interior_avx512(
     // Column j reads columns j - 1 ..= j + 1 of the three rows (as the scalar kernel does).
     assert!(cols.start >= 1);
     let top = rows.0.max(rows.1).max(rows.2) + cols.end + 1;
-    assert!(x_hvd
-        .iter()
-        .chain(&csf_hvd)
-        .chain(&flt_hvd)
-        .all(|b| b.len() >= top));
+    assert!(x_hvd.iter().all(|b| b.len() >= top));
+    assert!(flt.len() >= top && centre.len() >= top);
     let c = CmS123Consts {
         rf: rfactor.map(|r| _mm512_set1_epi32(r as i32)),
         hi_rf: rfactor.map(|r| r >= 1 << 31),
@@ -1262,7 +1285,7 @@ fn cm_s123_interior_avx512(
     let mut acc = [_mm512_setzero_si512(); 3];
     for j in (cols.start..cols.end).step_by(16) {
         let n = (cols.end - j).min(16);
-        cm_s123_step(x_hvd, csf_hvd, flt_hvd, rows, j, n, &c, &mut acc);
+        cm_s123_step(x_hvd, flt, centre, rows, j, n, &c, &mut acc);
     }
     [
         _mm512_reduce_add_epi64(acc[0]),
@@ -1278,8 +1301,8 @@ fn cm_s123_interior_avx512(
 #[allow(clippy::too_many_arguments)]
 fn cm_s123_step(
     x_hvd: [&[i32]; 3],
-    csf_hvd: [&[i32]; 3],
-    flt_hvd: [&[i32]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     j: usize,
     n: usize,
@@ -1287,34 +1310,10 @@ fn cm_s123_step(
     acc: &mut [__m512i; 3],
 ) {
     let z = _mm512_setzero_si512();
-    // I4_ONE_BY_15 < 2^31: a valid signed 32-bit multiplier.
-    let k15 = _mm512_set1_epi32(I4_ONE_BY_15 as i32);
-    let add32 = _mm512_set1_epi64(i32::MIN as i64);
     let r27 = _mm512_set1_epi64(1 << 27);
     let sq_add = _mm512_set1_epi64(1 << 29);
     let (u, m, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
-    let mut thr = z;
-    for b in 0..3 {
-        let f = flt_hvd[b];
-        let l = |at: usize| load_i32x16(f, at, n);
-        let nb = _mm512_add_epi32(
-            _mm512_add_epi32(
-                _mm512_add_epi32(l(u - 1), l(u)),
-                _mm512_add_epi32(l(u + 1), l(m - 1)),
-            ),
-            _mm512_add_epi32(
-                _mm512_add_epi32(l(m + 1), l(d - 1)),
-                _mm512_add_epi32(l(d), l(d + 1)),
-            ),
-        );
-        // ((I4_ONE_BY_15 * |csf| - 2^31) >> 32) as i32: the high halves of the 64-bit sums
-        // (|i32::MIN| wraps to itself, a signed multiplier, as in the scalar).
-        let a = _mm512_abs_epi32(load_i32x16(csf_hvd[b], m, n));
-        let pe = _mm512_add_epi64(_mm512_mul_epi32(a, k15), add32);
-        let po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(a), k15), add32);
-        let cc = _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64::<32>(pe), po);
-        thr = _mm512_add_epi32(thr, _mm512_add_epi32(nb, cc));
-    }
+    let thr = thr16(flt, centre, (u, m, d), n);
     // The 64-bit lanes of the even (lane 2l) and odd (2l + 1) samples in the step.
     let even = ((1u32 << n.div_ceil(2)) - 1) as u8;
     let odd = ((1u32 << (n / 2)) - 1) as u8;

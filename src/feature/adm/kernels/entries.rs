@@ -69,21 +69,20 @@ impl Kernels {
     pub fn csf_s0(
         &self,
         src_hvd: [&[i16]; 3],
-        mut csf_hvd: [&mut [i16]; 3],
-        mut flt_hvd: [&mut [i16]; 3],
+        flt: &mut [i32],
+        centre: &mut [i32],
         stride: usize,
         reg: Region,
         i_rfactor: [u16; 3],
     ) {
         #[cfg(feature = "check_simd")]
-        let before = self.checked().then(|| (owned(&csf_hvd), owned(&flt_hvd)));
-        let (c, f) = (reborrow(&mut csf_hvd), reborrow(&mut flt_hvd));
-        (self.csf_s0)(src_hvd, c, f, stride, reg, i_rfactor);
+        let before = self.checked().then(|| (flt.to_vec(), centre.to_vec()));
+        (self.csf_s0)(src_hvd, flt, centre, stride, reg, i_rfactor);
         #[cfg(feature = "check_simd")]
-        if let Some((mut c, mut f)) = before {
-            scalar::csf_s0(src_hvd, muts(&mut c), muts(&mut f), stride, reg, i_rfactor);
+        if let Some((mut f, mut c)) = before {
+            scalar::csf_s0(src_hvd, &mut f, &mut c, stride, reg, i_rfactor);
             assert!(
-                same(&csf_hvd, &c) && same(&flt_hvd, &f),
+                *flt == f[..] && *centre == c[..],
                 "check_simd: adm csf_s0, {reg:?}"
             );
         }
@@ -93,21 +92,20 @@ impl Kernels {
     pub fn csf_s123(
         &self,
         src_hvd: [&[i32]; 3],
-        mut csf_hvd: [&mut [i32]; 3],
-        mut flt_hvd: [&mut [i32]; 3],
+        flt: &mut [i32],
+        centre: &mut [i32],
         stride: usize,
         reg: Region,
         i_rfactor: [u32; 3],
     ) {
         #[cfg(feature = "check_simd")]
-        let before = self.checked().then(|| (owned(&csf_hvd), owned(&flt_hvd)));
-        let (c, f) = (reborrow(&mut csf_hvd), reborrow(&mut flt_hvd));
-        (self.csf_s123)(src_hvd, c, f, stride, reg, i_rfactor);
+        let before = self.checked().then(|| (flt.to_vec(), centre.to_vec()));
+        (self.csf_s123)(src_hvd, flt, centre, stride, reg, i_rfactor);
         #[cfg(feature = "check_simd")]
-        if let Some((mut c, mut f)) = before {
-            scalar::csf_s123(src_hvd, muts(&mut c), muts(&mut f), stride, reg, i_rfactor);
+        if let Some((mut f, mut c)) = before {
+            scalar::csf_s123(src_hvd, &mut f, &mut c, stride, reg, i_rfactor);
             assert!(
-                same(&csf_hvd, &c) && same(&flt_hvd, &f),
+                *flt == f[..] && *centre == c[..],
                 "check_simd: adm csf_s123, {reg:?}"
             );
         }
@@ -221,19 +219,19 @@ impl Kernels {
     pub(super) fn cm_s0_interior(
         &self,
         x_hvd: [&[i16]; 3],
-        csf_hvd: [&[i16]; 3],
-        flt_hvd: [&[i16]; 3],
+        flt: &[i32],
+        centre: &[i32],
         rows: (usize, usize, usize),
         cols: Range<usize>,
         i_rfactor: [u16; 3],
         cub: [u32; 3],
         cub_add: [i64; 3],
     ) -> [i64; 3] {
-        let (x, c, f) = (x_hvd, csf_hvd, flt_hvd);
-        let got = (self.cm_s0_interior)(x, c, f, rows, cols.clone(), i_rfactor, cub, cub_add);
+        let (x, f, c) = (x_hvd, flt, centre);
+        let got = (self.cm_s0_interior)(x, f, c, rows, cols.clone(), i_rfactor, cub, cub_add);
         #[cfg(feature = "check_simd")]
         if self.checked() {
-            let want = scalar::cm_s0_interior(x, c, f, rows, cols.clone(), i_rfactor, cub, cub_add);
+            let want = scalar::cm_s0_interior(x, f, c, rows, cols.clone(), i_rfactor, cub, cub_add);
             assert_eq!(
                 got, want,
                 "check_simd: adm cm_s0_interior, {rows:?} {cols:?}"
@@ -246,18 +244,18 @@ impl Kernels {
     pub(super) fn cm_s123_interior(
         &self,
         x_hvd: [&[i32]; 3],
-        csf_hvd: [&[i32]; 3],
-        flt_hvd: [&[i32]; 3],
+        flt: &[i32],
+        centre: &[i32],
         rows: (usize, usize, usize),
         cols: Range<usize>,
         rfactor: [u32; 3],
         shift_cub: u32,
     ) -> [i64; 3] {
-        let (x, c, f) = (x_hvd, csf_hvd, flt_hvd);
-        let got = (self.cm_s123_interior)(x, c, f, rows, cols.clone(), rfactor, shift_cub);
+        let (x, f, c) = (x_hvd, flt, centre);
+        let got = (self.cm_s123_interior)(x, f, c, rows, cols.clone(), rfactor, shift_cub);
         #[cfg(feature = "check_simd")]
         if self.checked() {
-            let want = scalar::cm_s123_interior(x, c, f, rows, cols.clone(), rfactor, shift_cub);
+            let want = scalar::cm_s123_interior(x, f, c, rows, cols.clone(), rfactor, shift_cub);
             assert_eq!(
                 got, want,
                 "check_simd: adm cm_s123_interior, {rows:?} {cols:?}"

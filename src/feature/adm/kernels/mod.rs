@@ -41,11 +41,12 @@ pub type DecoupleS0 =
 pub type DecoupleS123 =
     fn([&[i32]; 3], [&[i32]; 3], [&mut [i32]; 3], [&mut [i32]; 3], usize, Region, f64);
 
-/// Scale-0 CSF ([`scalar::csf_s0`]).
-pub type CsfS0 = fn([&[i16]; 3], [&mut [i16]; 3], [&mut [i16]; 3], usize, Region, [u16; 3]);
+/// Scale-0 CSF of the masker's bands into the threshold's filter and centre sums
+/// ([`scalar::csf_s0`]).
+pub type CsfS0 = fn([&[i16]; 3], &mut [i32], &mut [i32], usize, Region, [u16; 3]);
 
-/// Scale-1..3 CSF ([`scalar::csf_s123`]).
-pub type CsfS123 = fn([&[i32]; 3], [&mut [i32]; 3], [&mut [i32]; 3], usize, Region, [u32; 3]);
+/// Scale-1..3 CSF of the masker's bands into the threshold's sums ([`scalar::csf_s123`]).
+pub type CsfS123 = fn([&[i32]; 3], &mut [i32], &mut [i32], usize, Region, [u32; 3]);
 
 /// Integer part of the scale-0 denominator ([`scalar::csf_den_s0`]): the bands, their stride,
 /// the pooling region and the row shift.
@@ -61,8 +62,8 @@ pub type CsfDenS123 = fn([&[i32]; 3], usize, Region, usize, u32, u32) -> [u64; 3
 /// their rounding constants ([`CmShiftsS0`]).
 pub type CmS0Interior = fn(
     [&[i16]; 3],
-    [&[i16]; 3],
-    [&[i16]; 3],
+    &[i32],
+    &[i32],
     (usize, usize, usize),
     Range<usize>,
     [u16; 3],
@@ -72,15 +73,8 @@ pub type CmS0Interior = fn(
 
 /// Interior columns of the scale-1..3 masking ([`scalar::cm_s123_interior`]), the `i32` analogue
 /// of [`CmS0Interior`]; the last argument is the cube shift.
-pub type CmS123Interior = fn(
-    [&[i32]; 3],
-    [&[i32]; 3],
-    [&[i32]; 3],
-    (usize, usize, usize),
-    Range<usize>,
-    [u32; 3],
-    u32,
-) -> [i64; 3];
+pub type CmS123Interior =
+    fn([&[i32]; 3], &[i32], &[i32], (usize, usize, usize), Range<usize>, [u32; 3], u32) -> [i64; 3];
 
 /// The ADM kernels of one CPU level: the scalar specification, with the entries a SIMD level
 /// provides replaced (a level without its own kernel keeps the best lower one's).
@@ -231,8 +225,8 @@ impl Kernels {
     pub fn cm_s0(
         &self,
         x_hvd: [&[i16]; 3],
-        csf_hvd: [&[i16]; 3],
-        flt_hvd: [&[i16]; 3],
+        flt: &[i32],
+        centre: &[i32],
         stride: usize,
         (w, h): (usize, usize),
         window: CmRows,
@@ -240,12 +234,12 @@ impl Kernels {
         shifts: CmShiftsS0,
     ) -> [i64; 3] {
         scalar::cm_s0_with(
-            |x, c, f, rows, cols, rf, cub, cub_add| {
-                self.cm_s0_interior(x, c, f, rows, cols, rf, cub, cub_add)
+            |x, f, c, rows, cols, rf, cub, cub_add| {
+                self.cm_s0_interior(x, f, c, rows, cols, rf, cub, cub_add)
             },
             x_hvd,
-            csf_hvd,
-            flt_hvd,
+            flt,
+            centre,
             stride,
             (w, h),
             window,
@@ -259,8 +253,8 @@ impl Kernels {
     pub fn cm_s123(
         &self,
         x_hvd: [&[i32]; 3],
-        csf_hvd: [&[i32]; 3],
-        flt_hvd: [&[i32]; 3],
+        flt: &[i32],
+        centre: &[i32],
         stride: usize,
         (w, h): (usize, usize),
         window: CmRows,
@@ -268,10 +262,10 @@ impl Kernels {
         shifts: (u32, u32),
     ) -> [i64; 3] {
         scalar::cm_s123_with(
-            |x, c, f, rows, cols, rf, cub| self.cm_s123_interior(x, c, f, rows, cols, rf, cub),
+            |x, f, c, rows, cols, rf, cub| self.cm_s123_interior(x, f, c, rows, cols, rf, cub),
             x_hvd,
-            csf_hvd,
-            flt_hvd,
+            flt,
+            centre,
             stride,
             (w, h),
             window,

@@ -4,9 +4,7 @@
 
 use std::ops::Range;
 
-use super::csf::ADD_SHIFT_32;
 use super::{half_pow2_u32, region_pool, CmShiftsS0};
-use crate::feature::adm::tables::{I4_ONE_BY_15, ONE_BY_15};
 
 /// The rows (or columns) libvmaf's `adm_cm` visits in a band of `n` with pooling bounds
 /// `[lo, hi)`: the edge sample 0 if `lo == 0`, the interior `max(lo, 1) .. min(hi, n - 1)`, and
@@ -56,10 +54,13 @@ impl CmRows {
     }
 }
 
-/// Sum of the eight neighbours of `(i, j)` in a filter band, mirrored at the edges.
+/// Sum of the eight neighbours of `(i, j)` in the masker's filter sums ([`csf_s0`]'s `flt`),
+/// mirrored at the edges, wrapping as libvmaf's `int32` threshold sum.
+///
+/// [`csf_s0`]: super::csf_s0
 #[inline(always)]
-fn neighbours8<T: Copy + Into<i32>>(
-    flt: &[T],
+fn neighbours8(
+    flt: &[i32],
     stride: usize,
     rows: (usize, usize, usize),
     cols: (usize, usize, usize),
@@ -76,7 +77,7 @@ fn neighbours8<T: Copy + Into<i32>>(
         flt[d + m],
         flt[d + r],
     ];
-    s.iter().fold(0i32, |acc, &x| acc.wrapping_add(x.into()))
+    s.iter().fold(0i32, |acc, &x| acc.wrapping_add(x))
 }
 
 /// One contrast-masked term: `max(|x| - (thr << sub), 0)` cubed with libvmaf's rounding.
@@ -96,14 +97,14 @@ fn cm_term(
 }
 
 /// Integer part of the scale-0 numerator (libvmaf `adm_cm`): for every visited sample, the
-/// masking threshold from the 3x3 neighbourhood of `flt` (centre replaced by `|csf| / 15`) is
-/// subtracted from `|x * i_rfactor|`, the excess cubed and summed per band, each row's sum rounded
-/// by `shifts.inner` bits.
+/// masking threshold (the masker's filter sums `flt` over the eight neighbours plus its
+/// `centre` sum, as [`csf_s0`](super::csf_s0) writes them) is subtracted from `|x * i_rfactor|`,
+/// the excess cubed and summed per band, each row's sum rounded by `shifts.inner` bits.
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s0(
     x_hvd: [&[i16]; 3],
-    csf_hvd: [&[i16]; 3],
-    flt_hvd: [&[i16]; 3],
+    flt: &[i32],
+    centre: &[i32],
     stride: usize,
     w: usize,
     h: usize,
@@ -113,8 +114,8 @@ pub fn cm_s0(
     cm_s0_with(
         cm_s0_interior,
         x_hvd,
-        csf_hvd,
-        flt_hvd,
+        flt,
+        centre,
         stride,
         (w, h),
         CmRows::all(h),
@@ -131,8 +132,8 @@ pub fn cm_s0(
 pub fn cm_s0_with(
     interior: impl Fn(
         [&[i16]; 3],
-        [&[i16]; 3],
-        [&[i16]; 3],
+        &[i32],
+        &[i32],
         (usize, usize, usize),
         Range<usize>,
         [u16; 3],
@@ -140,8 +141,8 @@ pub fn cm_s0_with(
         [i64; 3],
     ) -> [i64; 3],
     x_hvd: [&[i16]; 3],
-    csf_hvd: [&[i16]; 3],
-    flt_hvd: [&[i16]; 3],
+    flt: &[i32],
+    centre: &[i32],
     stride: usize,
     (w, h): (usize, usize),
     window: CmRows,
@@ -163,8 +164,8 @@ pub fn cm_s0_with(
         let rows = ((up - b) * stride, (i - b) * stride, (down - b) * stride);
         let mut inner = interior(
             x_hvd,
-            csf_hvd,
-            flt_hvd,
+            flt,
+            centre,
             rows,
             mid.clone(),
             i_rfactor,
@@ -175,8 +176,8 @@ pub fn cm_s0_with(
             let (l, r) = cm_neighbours(j, w);
             let t = cm_s0_pixel(
                 x_hvd,
-                csf_hvd,
-                flt_hvd,
+                flt,
+                centre,
                 rows,
                 (l, j, r),
                 i_rfactor,
@@ -199,8 +200,8 @@ pub fn cm_s0_with(
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s0_interior(
     x_hvd: [&[i16]; 3],
-    csf_hvd: [&[i16]; 3],
-    flt_hvd: [&[i16]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: Range<usize>,
     i_rfactor: [u16; 3],
@@ -211,8 +212,8 @@ pub fn cm_s0_interior(
     for j in cols {
         let t = cm_s0_pixel(
             x_hvd,
-            csf_hvd,
-            flt_hvd,
+            flt,
+            centre,
             rows,
             (j - 1, j, j + 1),
             i_rfactor,
@@ -232,8 +233,8 @@ pub fn cm_s0_interior(
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s0_pixel(
     x_hvd: [&[i16]; 3],
-    csf_hvd: [&[i16]; 3],
-    flt_hvd: [&[i16]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: (usize, usize, usize),
     i_rfactor: [u16; 3],
@@ -244,12 +245,7 @@ pub fn cm_s0_pixel(
     const SQ_SHIFT: [u32; 3] = [29, 29, 30];
     const SQ_ADD: [i64; 3] = [1 << 28, 1 << 28, 1 << 29];
     let p = rows.1 + cols.1;
-    let mut thr = 0i32;
-    for b in 0..3 {
-        let n = neighbours8(flt_hvd[b], 1, rows, cols);
-        let c = ((ONE_BY_15 * (csf_hvd[b][p] as i32).abs() + 2048) >> 12) as i16;
-        thr = thr.wrapping_add(n.wrapping_add(c as i32));
-    }
+    let thr = neighbours8(flt, 1, rows, cols).wrapping_add(centre[p]);
     std::array::from_fn(|b| {
         let x = (x_hvd[b][p] as i32).wrapping_mul(i_rfactor[b] as i32);
         cm_term(x, thr, SUB[b], SQ_ADD[b], SQ_SHIFT[b], cub_add[b], cub[b])
@@ -257,13 +253,13 @@ pub fn cm_s0_pixel(
 }
 
 /// Integer part of the scale-1..3 numerator (libvmaf `i4_adm_cm`), the `i32` analogue of
-/// [`cm_s0`]: `x = src * rfactor >> 28`, threshold centre `|csf| / 15` in Q32 with the `-2^31`
-/// rounding term, cube rounded by `shifts.0`, rows by `shifts.1`.
+/// [`cm_s0`]: `x = src * rfactor >> 28`, the threshold from [`csf_s123`](super::csf_s123)'s
+/// sums, cube rounded by `shifts.0`, rows by `shifts.1`.
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s123(
     x_hvd: [&[i32]; 3],
-    csf_hvd: [&[i32]; 3],
-    flt_hvd: [&[i32]; 3],
+    flt: &[i32],
+    centre: &[i32],
     stride: usize,
     w: usize,
     h: usize,
@@ -273,8 +269,8 @@ pub fn cm_s123(
     cm_s123_with(
         cm_s123_interior,
         x_hvd,
-        csf_hvd,
-        flt_hvd,
+        flt,
+        centre,
         stride,
         (w, h),
         CmRows::all(h),
@@ -291,16 +287,16 @@ pub fn cm_s123(
 pub fn cm_s123_with(
     interior: impl Fn(
         [&[i32]; 3],
-        [&[i32]; 3],
-        [&[i32]; 3],
+        &[i32],
+        &[i32],
         (usize, usize, usize),
         Range<usize>,
         [u32; 3],
         u32,
     ) -> [i64; 3],
     x_hvd: [&[i32]; 3],
-    csf_hvd: [&[i32]; 3],
-    flt_hvd: [&[i32]; 3],
+    flt: &[i32],
+    centre: &[i32],
     stride: usize,
     (w, h): (usize, usize),
     window: CmRows,
@@ -321,21 +317,13 @@ pub fn cm_s123_with(
         let (up, down) = cm_neighbours(i, h);
         let b = window.base;
         let rows = ((up - b) * stride, (i - b) * stride, (down - b) * stride);
-        let mut inner = interior(
-            x_hvd,
-            csf_hvd,
-            flt_hvd,
-            rows,
-            mid.clone(),
-            rfactor,
-            shift_cub,
-        );
+        let mut inner = interior(x_hvd, flt, centre, rows, mid.clone(), rfactor, shift_cub);
         for j in first.into_iter().chain(last) {
             let (l, r) = cm_neighbours(j, w);
             let t = cm_s123_pixel(
                 x_hvd,
-                csf_hvd,
-                flt_hvd,
+                flt,
+                centre,
                 rows,
                 (l, j, r),
                 rfactor,
@@ -357,8 +345,8 @@ pub fn cm_s123_with(
 /// the columns `cols`.
 pub fn cm_s123_interior(
     x_hvd: [&[i32]; 3],
-    csf_hvd: [&[i32]; 3],
-    flt_hvd: [&[i32]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: Range<usize>,
     rfactor: [u32; 3],
@@ -369,8 +357,8 @@ pub fn cm_s123_interior(
     for j in cols {
         let t = cm_s123_pixel(
             x_hvd,
-            csf_hvd,
-            flt_hvd,
+            flt,
+            centre,
             rows,
             (j - 1, j, j + 1),
             rfactor,
@@ -390,8 +378,8 @@ pub fn cm_s123_interior(
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s123_pixel(
     x_hvd: [&[i32]; 3],
-    csf_hvd: [&[i32]; 3],
-    flt_hvd: [&[i32]; 3],
+    flt: &[i32],
+    centre: &[i32],
     rows: (usize, usize, usize),
     cols: (usize, usize, usize),
     rfactor: [u32; 3],
@@ -399,13 +387,7 @@ pub fn cm_s123_pixel(
     cub_add: i64,
 ) -> [i64; 3] {
     let p = rows.1 + cols.1;
-    let mut thr = 0i32;
-    for b in 0..3 {
-        let n = neighbours8(flt_hvd[b], 1, rows, cols);
-        let a = csf_hvd[b][p].wrapping_abs() as i64;
-        let c = ((I4_ONE_BY_15 * a + ADD_SHIFT_32) >> 32) as i32;
-        thr = thr.wrapping_add(n.wrapping_add(c));
-    }
+    let thr = neighbours8(flt, 1, rows, cols).wrapping_add(centre[p]);
     std::array::from_fn(|b| {
         let x = ((x_hvd[b][p] as i64)
             .wrapping_mul(rfactor[b] as i64)

@@ -3,58 +3,103 @@
 //! `adm_csf_den_s123`; pooled in `pool.rs`).
 
 use super::{half_pow2_u32, Region};
-use crate::feature::adm::tables::{FIX_ONE_BY_30, I4_FIX_ONE_BY_30};
+use crate::feature::adm::tables::{FIX_ONE_BY_30, I4_FIX_ONE_BY_30, I4_ONE_BY_15, ONE_BY_15};
 
-/// Scale-0 CSF (libvmaf `adm_csf`): `csf = src * i_rfactor` rounded to Q16 (`i16`), and the
-/// filter band `flt = |csf| / 30` used by the masking threshold, over `reg`.
+/// Scale-0 CSF (libvmaf `adm_csf`) of the masker's bands, kept as the two sums the masking
+/// threshold reads ([`cm_s0`](super::cm_s0)), over `reg`. Per band, `csf = src * i_rfactor`
+/// rounded to Q16 (`i16`), its filter value `|csf| / 30` and its centre value `|csf| / 15` (both
+/// rounded from Q12 and narrowed to `i16`, [`masker_s0`]); `flt` gets the three filter values
+/// summed and `centre` the three centre values. A sample's threshold, libvmaf's sum over the
+/// bands of its eight neighbours' filter values and its own centre value, is then the sum of
+/// `flt` over the eight neighbours plus `centre`: integer sums, in any order (one sum a sample
+/// instead of three, and no `csf` band kept).
 pub fn csf_s0(
     src_hvd: [&[i16]; 3],
-    csf_hvd: [&mut [i16]; 3],
-    flt_hvd: [&mut [i16]; 3],
+    flt: &mut [i32],
+    centre: &mut [i32],
     stride: usize,
     reg: Region,
     i_rfactor: [u16; 3],
 ) {
-    const SHIFT: [u32; 3] = [15, 15, 17];
-    const ADD: [i32; 3] = [16384, 16384, 65535];
-    for (b, ((src, csf), flt)) in src_hvd.into_iter().zip(csf_hvd).zip(flt_hvd).enumerate() {
-        let rf = i_rfactor[b] as i32;
-        for i in reg.top..reg.bottom {
-            let o = i * stride;
-            for p in o + reg.left..o + reg.right {
-                let v = rf.wrapping_mul(src[p] as i32);
-                let c = (v.wrapping_add(ADD[b]) >> SHIFT[b]) as i16;
-                csf[p] = c;
-                flt[p] = ((FIX_ONE_BY_30 * (c as i32).abs() + 2048) >> 12) as i16;
+    for i in reg.top..reg.bottom {
+        let o = i * stride;
+        for p in o + reg.left..o + reg.right {
+            let (mut f, mut c) = (0i32, 0i32);
+            for b in 0..3 {
+                let (fb, cb) = masker_s0(csf_s0_value(src_hvd[b][p], i_rfactor[b], b));
+                (f, c) = (f + fb, c + cb);
             }
+            (flt[p], centre[p]) = (f, c);
         }
     }
+}
+
+/// One band-`b` (h, v, d) sample's scale-0 CSF value: `src * i_rfactor` rounded to Q16 (`>> 15`,
+/// or `>> 17` for the diagonal band) and narrowed to `i16`, as libvmaf's `adm_csf`.
+#[inline(always)]
+pub fn csf_s0_value(src: i16, i_rfactor: u16, b: usize) -> i16 {
+    const SHIFT: [u32; 3] = [15, 15, 17];
+    const ADD: [i32; 3] = [16384, 16384, 65535];
+    let v = (i_rfactor as i32).wrapping_mul(src as i32);
+    (v.wrapping_add(ADD[b]) >> SHIFT[b]) as i16
+}
+
+/// The masking threshold's parts of one scale-0 CSF value: `(|csf| / 30, |csf| / 15)`, each
+/// `(k * |csf| + 2048) >> 12` narrowed to `i16` (libvmaf's `flt` band and `adm_cm`'s centre).
+#[inline(always)]
+pub fn masker_s0(csf: i16) -> (i32, i32) {
+    let a = (csf as i32).abs();
+    let f = ((FIX_ONE_BY_30 * a + 2048) >> 12) as i16;
+    let c = ((ONE_BY_15 * a + 2048) >> 12) as i16;
+    (f as i32, c as i32)
 }
 
 /// Rounding term of libvmaf's scale-1..3 `>> 32` steps: `(int32_t)(1u << 31)`, i.e. `-2^31`.
 pub(super) const ADD_SHIFT_32: i64 = i32::MIN as i64;
 
-/// Scale-1..3 CSF (libvmaf `i4_adm_csf`): `csf = src * i_rfactor >> 28` (rounded) and
-/// `flt = |csf| / 30` in Q32 with libvmaf's `-2^31` rounding term.
+/// Scale-1..3 CSF (libvmaf `i4_adm_csf`) of the masker's bands, as [`csf_s0`] keeps it: per band
+/// `csf = src * i_rfactor >> 28` (rounded), its filter value `|csf| / 30` and centre value
+/// `|csf| / 15` in Q32 with libvmaf's `-2^31` rounding term ([`masker_s123`]); `flt` and `centre`
+/// get the bands' sums, wrapping in 32 bits as libvmaf's threshold sum does (so in any order).
 pub fn csf_s123(
     src_hvd: [&[i32]; 3],
-    csf_hvd: [&mut [i32]; 3],
-    flt_hvd: [&mut [i32]; 3],
+    flt: &mut [i32],
+    centre: &mut [i32],
     stride: usize,
     reg: Region,
     i_rfactor: [u32; 3],
 ) {
-    for (b, ((src, csf), flt)) in src_hvd.into_iter().zip(csf_hvd).zip(flt_hvd).enumerate() {
-        let rf = i_rfactor[b] as i64;
-        for i in reg.top..reg.bottom {
-            let o = i * stride;
-            for p in o + reg.left..o + reg.right {
-                let c = (rf.wrapping_mul(src[p] as i64).wrapping_add(1 << 27) >> 28) as i32;
-                csf[p] = c;
-                flt[p] = ((I4_FIX_ONE_BY_30 * c.wrapping_abs() as i64 + ADD_SHIFT_32) >> 32) as i32;
+    for i in reg.top..reg.bottom {
+        let o = i * stride;
+        for p in o + reg.left..o + reg.right {
+            let (mut f, mut c) = (0i32, 0i32);
+            for b in 0..3 {
+                let (fb, cb) = masker_s123(csf_s123_value(src_hvd[b][p], i_rfactor[b]));
+                (f, c) = (f.wrapping_add(fb), c.wrapping_add(cb));
             }
+            (flt[p], centre[p]) = (f, c);
         }
     }
+}
+
+/// One scale-1..3 sample's CSF value: `src * i_rfactor >> 28`, rounded, as libvmaf's
+/// `i4_adm_csf`.
+#[inline(always)]
+pub fn csf_s123_value(src: i32, i_rfactor: u32) -> i32 {
+    ((i_rfactor as i64)
+        .wrapping_mul(src as i64)
+        .wrapping_add(1 << 27)
+        >> 28) as i32
+}
+
+/// The masking threshold's parts of one scale-1..3 CSF value: `(|csf| / 30, |csf| / 15)` in Q32,
+/// `(k * |csf| - 2^31) >> 32` (`|i32::MIN|` taken as `i32::MIN`, as C's `abs` gives it).
+#[inline(always)]
+pub fn masker_s123(csf: i32) -> (i32, i32) {
+    let a = csf.wrapping_abs() as i64;
+    let f = ((I4_FIX_ONE_BY_30 * a + ADD_SHIFT_32) >> 32) as i32;
+    let c = ((I4_ONE_BY_15 * a + ADD_SHIFT_32) >> 32) as i32;
+    (f, c)
 }
 
 /// One sample's term of [`csf_den_s0`]: `|x|^3` (`|i16::MIN|` is 2^15).

@@ -8,8 +8,8 @@ use crate::feature::adm::{Adm, AdmParams, CsfS0, CsfS123, DecoupleS0, DecoupleS1
 use crate::fidelity::LibvmafIsa;
 
 /// Every SIMD level's scale-0 masking kernel equals the scalar one on random bands (full `i16`
-/// range and small values) of many widths, including the widths where libvmaf's AVX-512 DWT
-/// quirk applies.
+/// range and small values; threshold sums of three such values a band) of many widths,
+/// including the widths where libvmaf's AVX-512 DWT quirk applies.
 #[test]
 fn cm_s0_kernels_match_scalar_at_every_level() {
     fn tri(v: &[Vec<i16>]) -> [&[i16]; 3] {
@@ -39,17 +39,23 @@ fn cm_s0_kernels_match_scalar_at_every_level() {
                         .collect()
                 };
                 let x: Vec<Vec<i16>> = (0..3).map(|_| band()).collect();
-                let c: Vec<Vec<i16>> = (0..3).map(|_| band()).collect();
-                let f: Vec<Vec<i16>> = (0..3).map(|_| band()).collect();
+                // What csf_s0 writes: sums of three i16 values.
+                let mut sum3 = || -> Vec<i32> {
+                    let b: Vec<Vec<i16>> = (0..3).map(|_| band()).collect();
+                    (0..n)
+                        .map(|i| b.iter().map(|v| v[i] as i32).sum())
+                        .collect()
+                };
+                let (f, c) = (sum3(), sum3());
                 let irf = [(rnd() as u16) | 1, rnd() as u16, 40000];
                 for isa in LibvmafIsa::ALL {
                     let shifts = scalar::CmShiftsS0::new(w, h, isa);
-                    let want = scalar::cm_s0(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
+                    let want = scalar::cm_s0(tri(&x), &f, &c, w, w, h, irf, shifts);
                     for level in sweep_levels("cm_s0_kernels_match_scalar_at_every_level") {
                         let got = Kernels::for_level(level).cm_s0(
                             tri(&x),
-                            tri(&c),
-                            tri(&f),
+                            &f,
+                            &c,
                             w,
                             (w, h),
                             scalar::CmRows::all(h),
@@ -64,18 +70,17 @@ fn cm_s0_kernels_match_scalar_at_every_level() {
                             let mut acc = [0i64; 3];
                             for y0 in (0..h).step_by(strip) {
                                 let base = y0.saturating_sub(1);
-                                let from = |v: &[Vec<i16>]| -> Vec<Vec<i16>> {
-                                    v.iter().map(|b| b[base * w..].to_vec()).collect()
-                                };
-                                let (xs, cs, fs) = (from(&x), from(&c), from(&f));
+                                let xs: Vec<Vec<i16>> =
+                                    x.iter().map(|b| b[base * w..].to_vec()).collect();
+                                let (fs, cs) = (&f[base * w..], &c[base * w..]);
                                 let rows = scalar::CmRows {
                                     rows: y0..(y0 + strip).min(h),
                                     base,
                                 };
                                 let part = Kernels::for_level(level).cm_s0(
                                     tri(&xs),
-                                    tri(&cs),
-                                    tri(&fs),
+                                    fs,
+                                    cs,
                                     w,
                                     (w, h),
                                     rows,
@@ -195,16 +200,15 @@ fn cm_s123_kernels_match_scalar_at_every_level() {
                         .collect()
                 };
                 let x: Vec<Vec<i32>> = (0..3).map(|_| band()).collect();
-                let c: Vec<Vec<i32>> = (0..3).map(|_| band()).collect();
-                let f: Vec<Vec<i32>> = (0..3).map(|_| band()).collect();
+                let (f, c) = (band(), band());
                 let irf = [rnd() as u32 | 1 << 31, rnd() as u32 >> 1, 0x3000_0000];
                 let shifts = scalar::cm_s123_shifts(w, h);
-                let want = scalar::cm_s123(tri(&x), tri(&c), tri(&f), w, w, h, irf, shifts);
+                let want = scalar::cm_s123(tri(&x), &f, &c, w, w, h, irf, shifts);
                 for level in sweep_levels("cm_s123_kernels_match_scalar_at_every_level") {
                     let got = Kernels::for_level(level).cm_s123(
                         tri(&x),
-                        tri(&c),
-                        tri(&f),
+                        &f,
+                        &c,
                         w,
                         (w, h),
                         scalar::CmRows::all(h),
@@ -596,6 +600,43 @@ fn dwt_s123_kernels_match_scalar_at_every_level() {
     }
 }
 
+/// Every SIMD level's scale-0 CSF equals the scalar one where the CSF value takes every `i16`
+/// value (a weight of 2^15 on the h and v bands makes it the sample itself), the narrowed
+/// filter and centre values of `|-2^15|` included, on the whole band and on a ragged region.
+#[test]
+fn csf_s0_every_value_at_every_level() {
+    let (w, h) = (256usize, 256usize);
+    let src: Vec<i16> = (0..w * h).map(|i| i as u16 as i16).collect();
+    let regs = [
+        scalar::Region {
+            top: 0,
+            bottom: h,
+            left: 0,
+            right: w,
+        },
+        scalar::Region {
+            top: 1,
+            bottom: h - 2,
+            left: 3,
+            right: w - 5,
+        },
+    ];
+    for irf in [[32768u16, 32768, 32768], [65535, 1, 40000]] {
+        for reg in regs {
+            let run = |k: CsfS0| {
+                let (mut f, mut c) = (vec![5i32; w * h], vec![5i32; w * h]);
+                k([&src, &src, &src], &mut f, &mut c, w, reg, irf);
+                (f, c)
+            };
+            let want = run(scalar::csf_s0);
+            for level in sweep_levels("csf_s0_every_value_at_every_level") {
+                let got = run(Kernels::for_level(level).csf_s0);
+                assert!(got == want, "{level:?} {irf:?} {reg:?}");
+            }
+        }
+    }
+}
+
 /// Every SIMD level's CSF kernels equal the scalar ones on random and extreme bands of many
 /// widths and regions, with weights on both sides of 2^15 / 2^31.
 #[test]
@@ -656,33 +697,18 @@ fn csf_kernels_match_scalar_at_every_level() {
             let irf16 = [rnd() as u16 | 0x8000, rnd() as u16 & 0x7fff, u16::MAX];
             let irf32 = [rnd() as u32 | 1 << 31, rnd() as u32 >> 1, u32::MAX];
             for reg in regs {
+                // Outputs start as 5, so that a sample written outside `reg` shows.
                 let run16 = |k: CsfS0| {
-                    let (mut c, mut f) = (vec![vec![5i16; n]; 3], vec![vec![5i16; n]; 3]);
-                    {
-                        let [c0, c1, c2] = &mut c[..] else {
-                            unreachable!()
-                        };
-                        let [f0, f1, f2] = &mut f[..] else {
-                            unreachable!()
-                        };
-                        let src = [&src16[0][..], &src16[1][..], &src16[2][..]];
-                        k(src, [c0, c1, c2], [f0, f1, f2], w, reg, irf16);
-                    }
-                    (c, f)
+                    let (mut f, mut c) = (vec![5i32; n], vec![5i32; n]);
+                    let src = [&src16[0][..], &src16[1][..], &src16[2][..]];
+                    k(src, &mut f, &mut c, w, reg, irf16);
+                    (f, c)
                 };
                 let run32 = |k: CsfS123| {
-                    let (mut c, mut f) = (vec![vec![5i32; n]; 3], vec![vec![5i32; n]; 3]);
-                    {
-                        let [c0, c1, c2] = &mut c[..] else {
-                            unreachable!()
-                        };
-                        let [f0, f1, f2] = &mut f[..] else {
-                            unreachable!()
-                        };
-                        let src = [&src32[0][..], &src32[1][..], &src32[2][..]];
-                        k(src, [c0, c1, c2], [f0, f1, f2], w, reg, irf32);
-                    }
-                    (c, f)
+                    let (mut f, mut c) = (vec![5i32; n], vec![5i32; n]);
+                    let src = [&src32[0][..], &src32[1][..], &src32[2][..]];
+                    k(src, &mut f, &mut c, w, reg, irf32);
+                    (f, c)
                 };
                 let (want16, want32) = (run16(scalar::csf_s0), run32(scalar::csf_s123));
                 for level in sweep_levels("csf_kernels_match_scalar_at_every_level") {
