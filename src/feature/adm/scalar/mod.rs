@@ -9,8 +9,9 @@
 //!   bands;
 //! * [`decouple_s0`] / [`decouple_s123`] (`decouple.rs`): restored (`r`) and additive (`a`)
 //!   signal split;
-//! * [`csf_s0`] / [`csf_s123`] (`csf.rs`): contrast-sensitivity weighting plus the 1/30 filter
-//!   band, and [`csf_den_s0`] / [`csf_den_s123`], the denominator's integer reduction;
+//! * [`csf_s0`] / [`csf_s123`] (`csf.rs`): contrast-sensitivity weighting of the masker, kept
+//!   as the masking threshold's two band sums (its 1/30 filter values and 1/15 centre values),
+//!   and [`csf_den_s0`] / [`csf_den_s123`], the denominator's integer reduction;
 //! * [`cm_s0`] / [`cm_s123`] (`cm.rs`): contrast masking and the numerator's integer reduction;
 //! * `pool.rs`: the regions, the data-dependent shifts and the float pooling of both reductions
 //!   ([`csf_den_pool_s0`] / [`csf_den_pool_s123`], [`cm_pool_s0`] / [`cm_pool_s123`]).
