@@ -123,6 +123,28 @@ unsafe fn thr8(flt: &[i32], centre: &[i32], (u, c, d): (usize, usize, usize)) ->
     }
 }
 
+/// `((x * rfactor + 2^27) >> 28) as i32` of the 8 `i32` lanes of `x` (the scale-1..3 CSF
+/// weighting, libvmaf's `int64` product): the 64-bit products as even/odd lane pairs, the
+/// unsigned weight `rfactor` (`rf`, as a signed lane) a signed product plus `x << 32` where it is
+/// 2^31 or more (equal modulo 2^64, all the kept bits need), `>> 28` logical (its low 32 bits
+/// are the arithmetic shift's).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn scale_q28(x: __m256i, rf: __m256i, rfactor: u32) -> __m256i {
+    let r27 = _mm256_set1_epi64x(1 << 27);
+    let scaled = |xs: __m256i| {
+        let mut p = _mm256_mul_epi32(xs, rf);
+        if rfactor >= 1 << 31 {
+            p = _mm256_add_epi64(p, _mm256_slli_epi64::<32>(xs));
+        }
+        _mm256_srli_epi64::<28>(_mm256_add_epi64(p, r27))
+    };
+    _mm256_blend_epi32::<0b1010_1010>(
+        scaled(x),
+        _mm256_slli_epi64::<32>(scaled(_mm256_srli_epi64::<32>(x))),
+    )
+}
+
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
 fn cm_s0_interior_avx2(
@@ -467,7 +489,6 @@ fn cm_s123_interior_avx2(
     }
     let z = _mm256_setzero_si256();
     let rf = rfactor.map(|r| _mm256_set1_epi32(r as i32));
-    let r27 = _mm256_set1_epi64x(1 << 27);
     let sq_add = _mm256_set1_epi64x(1 << 29);
     let cub_add = _mm256_set1_epi64x(half_pow2_u32(shift_cub) as i64);
     let cub_shift = _mm_cvtsi32_si128((shift_cub & 63) as i32);
@@ -479,19 +500,7 @@ fn cm_s123_interior_avx2(
         for b in 0..3 {
             // SAFETY: as above (c + 8 <= top).
             let xv = unsafe { load_i32x8(x_hvd[b].as_ptr().add(c)) };
-            let hi_rf = rfactor[b] >= 1 << 31;
-            // ((x * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
-            let scaled = |xs: __m256i| {
-                let mut p = _mm256_mul_epi32(xs, rf[b]);
-                if hi_rf {
-                    p = _mm256_add_epi64(p, _mm256_slli_epi64::<32>(xs));
-                }
-                _mm256_srli_epi64::<28>(_mm256_add_epi64(p, r27))
-            };
-            let x = _mm256_blend_epi32::<0b1010_1010>(
-                scaled(xv),
-                _mm256_slli_epi64::<32>(scaled(_mm256_srli_epi64::<32>(xv))),
-            );
+            let x = scale_q28(xv, rf[b], rfactor[b]);
             let x = _mm256_max_epi32(_mm256_sub_epi32(_mm256_abs_epi32(x), thr), z);
             for x in [x, _mm256_srli_epi64::<32>(x)] {
                 // x in [0, 2^31): the square in u64, its low 32 bits taken as i32 (C's cast).
@@ -1047,7 +1056,6 @@ fn csf_s123_avx2(
     let k30 = _mm256_set1_epi32(I4_FIX_ONE_BY_30 as i32);
     let k15 = _mm256_set1_epi32(I4_ONE_BY_15 as i32);
     let add32 = _mm256_set1_epi64x(i32::MIN as i64);
-    let r27 = _mm256_set1_epi64x(1 << 27);
     let rf = i_rfactor.map(|r| _mm256_set1_epi32(r as i32));
     // (k * |c| - 2^31) >> 32 as i32 of the lanes of `a = |c|`: the high halves.
     let q32 = |a: __m256i, k: __m256i| {
@@ -1060,22 +1068,10 @@ fn csf_s123_avx2(
             let p = i * stride + j;
             let (mut fs, mut cs) = (_mm256_setzero_si256(), _mm256_setzero_si256());
             for b in 0..3 {
-                let hi_rf = i_rfactor[b] >= 1 << 31;
-                // ((s * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
-                let scaled = |xs: __m256i| {
-                    let mut p = _mm256_mul_epi32(xs, rf[b]);
-                    if hi_rf {
-                        p = _mm256_add_epi64(p, _mm256_slli_epi64::<32>(xs));
-                    }
-                    _mm256_srli_epi64::<28>(_mm256_add_epi64(p, r27))
-                };
                 // SAFETY: p + 8 <= (bottom - 1) * stride + left + n8 <= the band's length
                 // (checked above).
                 let s = unsafe { load_i32x8(src_hvd[b].as_ptr().add(p)) };
-                let c = _mm256_blend_epi32::<0b1010_1010>(
-                    scaled(s),
-                    _mm256_slli_epi64::<32>(scaled(_mm256_srli_epi64::<32>(s))),
-                );
+                let c = scale_q28(s, rf[b], i_rfactor[b]);
                 let a = _mm256_abs_epi32(c);
                 fs = _mm256_add_epi32(fs, q32(a, k30));
                 cs = _mm256_add_epi32(cs, q32(a, k15));

@@ -103,6 +103,27 @@ fn thr16(flt: &[i32], centre: &[i32], (u, m, d): (usize, usize, usize), n: usize
     _mm512_add_epi32(nb, load_i32x16(centre, m, n))
 }
 
+/// The AVX2 peer's `scale_q28` for 16 lanes: `((x * rfactor + 2^27) >> 28) as i32`, the
+/// 64-bit products as even/odd lane pairs (`rf` the unsigned weight as a signed lane, plus `x <<
+/// 32` where it is 2^31 or more), `>> 28` logical.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn scale_q28(x: __m512i, rf: __m512i, rfactor: u32) -> __m512i {
+    let r27 = _mm512_set1_epi64(1 << 27);
+    let scaled = |xs: __m512i| {
+        let mut p = _mm512_mul_epi32(xs, rf);
+        if rfactor >= 1 << 31 {
+            p = _mm512_add_epi64(p, _mm512_slli_epi64::<32>(xs));
+        }
+        _mm512_srli_epi64::<28>(_mm512_add_epi64(p, r27))
+    };
+    _mm512_mask_blend_epi32(
+        0xaaaa,
+        scaled(x),
+        _mm512_slli_epi64::<32>(scaled(_mm512_srli_epi64::<32>(x))),
+    )
+}
+
 /// The constants of [`cm_s0_step`].
 struct CmS0Consts {
     rf: [__m512i; 3],
@@ -1188,7 +1209,6 @@ fn csf_s123_avx512(
     let k30 = _mm512_set1_epi32(I4_FIX_ONE_BY_30 as i32);
     let k15 = _mm512_set1_epi32(I4_ONE_BY_15 as i32);
     let add32 = _mm512_set1_epi64(i32::MIN as i64);
-    let r27 = _mm512_set1_epi64(1 << 27);
     let rf = i_rfactor.map(|r| _mm512_set1_epi32(r as i32));
     // (k * |c| - 2^31) >> 32 as i32 of the lanes of `a = |c|`: the high halves.
     let q32 = |a: __m512i, k: __m512i| {
@@ -1201,21 +1221,7 @@ fn csf_s123_avx512(
             let (p, n) = (i * stride + j, (reg.right - j).min(16));
             let (mut fs, mut cs) = (_mm512_setzero_si512(), _mm512_setzero_si512());
             for b in 0..3 {
-                let hi_rf = i_rfactor[b] >= 1 << 31;
-                // ((s * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
-                let scaled = |xs: __m512i| {
-                    let mut p = _mm512_mul_epi32(xs, rf[b]);
-                    if hi_rf {
-                        p = _mm512_add_epi64(p, _mm512_slli_epi64::<32>(xs));
-                    }
-                    _mm512_srli_epi64::<28>(_mm512_add_epi64(p, r27))
-                };
-                let s = load_i32x16(src_hvd[b], p, n);
-                let c = _mm512_mask_blend_epi32(
-                    0xaaaa,
-                    scaled(s),
-                    _mm512_slli_epi64::<32>(scaled(_mm512_srli_epi64::<32>(s))),
-                );
+                let c = scale_q28(load_i32x16(src_hvd[b], p, n), rf[b], i_rfactor[b]);
                 let a = _mm512_abs_epi32(c);
                 fs = _mm512_add_epi32(fs, q32(a, k30));
                 cs = _mm512_add_epi32(cs, q32(a, k15));
@@ -1253,7 +1259,7 @@ fn cm_s123_interior(
 /// The constants of [`cm_s123_step`].
 struct CmS123Consts {
     rf: [__m512i; 3],
-    hi_rf: [bool; 3],
+    rfactor: [u32; 3],
     cub_add: __m512i,
     cub_shift: __m128i,
 }
@@ -1278,7 +1284,7 @@ fn cm_s123_interior_avx512(
     assert!(flt.len() >= top && centre.len() >= top);
     let c = CmS123Consts {
         rf: rfactor.map(|r| _mm512_set1_epi32(r as i32)),
-        hi_rf: rfactor.map(|r| r >= 1 << 31),
+        rfactor,
         cub_add: _mm512_set1_epi64(half_pow2_u32(shift_cub) as i64),
         cub_shift: _mm_cvtsi32_si128((shift_cub & 63) as i32),
     };
@@ -1310,7 +1316,6 @@ fn cm_s123_step(
     acc: &mut [__m512i; 3],
 ) {
     let z = _mm512_setzero_si512();
-    let r27 = _mm512_set1_epi64(1 << 27);
     let sq_add = _mm512_set1_epi64(1 << 29);
     let (u, m, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
     let thr = thr16(flt, centre, (u, m, d), n);
@@ -1319,19 +1324,7 @@ fn cm_s123_step(
     let odd = ((1u32 << (n / 2)) - 1) as u8;
     for b in 0..3 {
         let xv = load_i32x16(x_hvd[b], m, n);
-        // ((x * rfactor + 2^27) >> 28) as i32 of the low 32-bit halves of `xs`.
-        let scaled = |xs: __m512i| {
-            let mut p = _mm512_mul_epi32(xs, c.rf[b]);
-            if c.hi_rf[b] {
-                p = _mm512_add_epi64(p, _mm512_slli_epi64::<32>(xs));
-            }
-            _mm512_srli_epi64::<28>(_mm512_add_epi64(p, r27))
-        };
-        let x = _mm512_mask_blend_epi32(
-            0xaaaa,
-            scaled(xv),
-            _mm512_slli_epi64::<32>(scaled(_mm512_srli_epi64::<32>(xv))),
-        );
+        let x = scale_q28(xv, c.rf[b], c.rfactor[b]);
         let x = _mm512_max_epi32(_mm512_sub_epi32(_mm512_abs_epi32(x), thr), z);
         for (x, lanes) in [(x, even), (_mm512_srli_epi64::<32>(x), odd)] {
             // x in [0, 2^31): the square in u64, its low 32 bits taken as i32 (C's cast).

@@ -1474,9 +1474,10 @@ impl LogTerms<'_> {
 /// `p` the degree-4 fit [`tables::LOG2_FAST8_POLY`] of `2048 * log2(1 + r)`; the entry
 /// `15 * 2048 + round(y)`, returned less the base, unless `y` lies near a tie,
 /// [`tables::LOG2_FAST_GUARD_BELOW`] below it or [`tables::LOG2_FAST_GUARD_ABOVE`] above).
-/// Eight segments keep each constant table in one register, picked by one `vpermps`; the polynomial runs in fused multiply-adds, by Estrin's scheme. The
-/// exhaustive unit test `fast_log2_every_index` checks every unflagged index against the table:
-/// its operations are IEEE `f32` ones (a fused multiply-add rounds once), the same on every CPU.
+/// Eight segments keep each constant table in one register, picked by one `vpermps`; the
+/// polynomial runs in fused multiply-adds, by Estrin's scheme. The exhaustive unit test
+/// `fast_log2_every_index` checks every unflagged index against the table: its operations are
+/// IEEE `f32` ones (a fused multiply-add rounds once), the same on every CPU.
 #[derive(Clone, Copy)]
 struct FastLog2 {
     /// Per segment: `1 / (2^15 + 2^12 j)`.
