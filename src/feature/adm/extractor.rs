@@ -1,8 +1,10 @@
 //! One integer ADM instance ([`Adm`]): the per-frame walk over the four scales (DWT, decouple,
 //! denominator, DLM and AIM masking, pooling) through the kernel table and the scratch it owns.
 
+use std::ops::Range;
+
 use super::plan::{muts, Bufs16, Bufs32, Quad, RefBands, RefKey, ScalePlan, SharedBands, Strip};
-use super::scalar::{self, CmShiftsS0};
+use super::scalar::{self, CmShiftsS0, QuadMut};
 use super::tables::{DEFAULT_NORM_VIEW_DIST, DEFAULT_REF_DISPLAY_HEIGHT};
 use super::{AdmParams, AdmScores, DwtS123Sample, Kernels};
 use crate::cpu::{cpu_level, CpuLevel};
@@ -147,6 +149,12 @@ impl Adm {
 
     /// Scale 0: DWT of the pictures, then (unless skipped) decouple, denominator, DLM and AIM.
     /// Returns `(num, den, aim_num)` of the scale.
+    ///
+    /// The DWT runs strip by strip ([`Strip`]) ahead of the stages that read it: the detail bands
+    /// of both pictures live only in the first rows of their buffers, one strip at a time, so
+    /// they are still in the cache when the denominator and the decoupling read them; only the
+    /// approximation bands, which scale 1 reads, are written whole. (Whole detail bands of a
+    /// 1080p picture are 6 MiB a picture, written and read back from memory.)
     fn scale0(&mut self, reference: &Plane<'_>, distorted: &Plane<'_>) -> (f32, f32, f32) {
         let pl = self.plan[0];
         let prm = self.params;
@@ -154,42 +162,41 @@ impl Adm {
         let (ind_y, ind_x) = (&mut self.ind_y[..pl.h], &mut self.ind_x[..pl.w]);
         scalar::dwt_indices(pl.in_h, ind_y);
         scalar::dwt_indices(pl.in_w, ind_x);
-        let b = &mut self.b16;
-        let r = &mut self.own_ref;
-        for (plane, out) in [(reference, &mut r.s0), (distorted, &mut b.dis)] {
-            Self::dwt_s0(
-                k,
-                plane,
-                self.bpc,
-                ind_y,
-                ind_x,
-                &mut b.tmp_lo,
-                &mut b.tmp_hi,
-                out,
-                b.stride,
-                prm.skip_scale0,
-                self.isa,
-            );
-        }
+        let (ind_y, ind_x) = (&*ind_y, &*ind_x);
+        let (b, r, bpc, isa) = (&mut self.b16, &mut self.own_ref, self.bpc, self.isa);
+        let st = b.stride;
         if prm.skip_scale0 {
+            for (plane, out) in [(reference, &mut r.s0), (distorted, &mut b.dis)] {
+                let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
+                Self::dwt_s0(k, plane, bpc, ind_y, ind_x, lo, hi, out, st, true, isa);
+            }
             return SKIPPED_SCALE0;
         }
-        let st = b.stride;
-        let den = den_s0(k, &pl, prm.noise_weight, r.s0.hvd(), st);
-        joint_s0(
-            k,
-            &pl,
-            &prm,
-            self.i_rfactor_s0,
-            self.isa,
-            r.s0.hvd(),
-            den,
-            b,
-        )
+        let area = pl.reg_pool.area();
+        let shift = scalar::den_s0_shift(area);
+        let mut den_acc = [0u64; 3];
+        // Band rows `held` are in the detail buffers, from row 0.
+        let mut held = 0..0;
+        let (num, _, aim) = joint_s0(k, &pl, &prm, self.i_rfactor_s0, isa, 0.0, b, |strip, b| {
+            let rows = strip.buffered(pl.h);
+            for (plane, out) in [(reference, &mut r.s0), (distorted, &mut b.dis)] {
+                let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
+                dwt_s0_strip(
+                    k, plane, bpc, ind_y, ind_x, lo, hi, out, st, isa, &held, &rows,
+                );
+            }
+            held = rows;
+            if let Some(reg) = strip.pool_part(pl.reg_pool) {
+                add_wrapping(&mut den_acc, k.csf_den_s0(r.s0.hvd(), st, reg, shift));
+            }
+            decouple_strip_s0(k, strip, r.s0.hvd(), held.start, b, prm.enhn_gain_limit);
+        });
+        let den = scalar::csf_den_pool_s0(den_acc, shift, pl.rfactor, area, prm.noise_weight);
+        (num, den, aim)
     }
 
     /// Scale 1, 2 or 3: DWT of the previous approximation bands, decouple, denominator, DLM and
-    /// AIM. Returns `(num, den, aim_num)` of the scale.
+    /// AIM, strip by strip as [`Adm::scale0`]. Returns `(num, den, aim_num)` of the scale.
     fn scale123(&mut self, s: usize) -> (f32, f32, f32) {
         let pl = self.plan[s];
         let prm = self.params;
@@ -197,23 +204,41 @@ impl Adm {
         let (ind_y, ind_x) = (&mut self.ind_y[..pl.h], &mut self.ind_x[..pl.w]);
         scalar::dwt_indices(pl.in_h, ind_y);
         scalar::dwt_indices(pl.in_w, ind_x);
-        let b16 = &self.b16;
-        let b = &mut self.b32;
-        let r = &mut self.own_ref;
+        let (ind_y, ind_x) = (&*ind_y, &*ind_x);
+        let (b16, b, r) = (&self.b16, &mut self.b32, &mut self.own_ref);
         let st = b.stride;
-        let sides = [
-            (&r.s0.a, &mut r.s123, &mut r.prev_a),
-            (&b16.dis.a, &mut b.dis, &mut b.prev_a_dis),
-        ];
-        for (a0, out, prev_a) in sides {
-            let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
-            dwt_level(
-                k, a0, b16.stride, &pl, s, ind_y, ind_x, lo, hi, out, prev_a, st,
-            );
+        if s > 1 {
+            // This level reads the previous one's approximation band (libvmaf filters in place).
+            std::mem::swap(&mut r.s123.a, &mut r.prev_a);
+            std::mem::swap(&mut b.dis.a, &mut b.prev_a_dis);
         }
-        let den = den_s123(k, &pl, s, prm.noise_weight, r.s123.hvd(), st);
+        let area = pl.reg_pool.area();
+        let shifts = scalar::den_s123_shifts(pl.reg_pool);
+        let mut den_acc = [0u64; 3];
+        // Band rows `held` are in the detail buffers, from row 0.
+        let mut held = 0..0;
         let irf = self.i_rfactor_s123[s - 1];
-        joint_s123(k, &pl, s, &prm, irf, r.s123.hvd(), den, b)
+        let (num, _, aim) = joint_s123(k, &pl, s, &prm, irf, 0.0, b, |strip, b| {
+            let rows = strip.buffered(pl.h);
+            let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
+            let strip_dwt = (&pl, s, ind_y, ind_x, &held, &rows);
+            if s == 1 {
+                let st16 = b16.stride;
+                dwt_s123_strip(k, &r.s0.a, st16, lo, hi, &mut r.s123, st, strip_dwt);
+                dwt_s123_strip(k, &b16.dis.a, st16, lo, hi, &mut b.dis, st, strip_dwt);
+            } else {
+                dwt_s123_strip(k, &r.prev_a, st, lo, hi, &mut r.s123, st, strip_dwt);
+                dwt_s123_strip(k, &b.prev_a_dis, st, lo, hi, &mut b.dis, st, strip_dwt);
+            }
+            held = rows;
+            if let Some(reg) = strip.pool_part(pl.reg_pool) {
+                let part = k.csf_den_s123(r.s123.hvd(), st, reg, s, shifts.0, shifts.1);
+                add_wrapping(&mut den_acc, part);
+            }
+            decouple_strip_s123(k, strip, r.s123.hvd(), held.start, b, prm.enhn_gain_limit);
+        });
+        let den = scalar::csf_den_pool_s123(den_acc, s, shifts, pl.rfactor, area, prm.noise_weight);
+        (num, den, aim)
     }
 
     /// Computes one frame's ADM values from the reference and distorted luma planes.
@@ -328,39 +353,51 @@ impl Adm {
         let (ind_y, ind_x) = (&mut self.ind_y[..pl.h], &mut self.ind_x[..pl.w]);
         scalar::dwt_indices(pl.in_h, ind_y);
         scalar::dwt_indices(pl.in_w, ind_x);
-        let b16 = &mut self.b16;
+        let (ind_y, ind_x) = (&*ind_y, &*ind_x);
+        let (b16, isa) = (&mut self.b16, self.isa);
+        let egl = prm.enhn_gain_limit;
+        // Band rows `held` are in the distorted detail buffers, from row 0 (as in `scale0`).
+        let mut held = 0..0;
         if s == 0 {
-            let (lo, hi) = (&mut b16.tmp_lo, &mut b16.tmp_hi);
-            let (bpc, skip, st) = (self.bpc, prm.skip_scale0, b16.stride);
-            let out = &mut b16.dis;
-            Self::dwt_s0(
-                k, distorted, bpc, ind_y, ind_x, lo, hi, out, st, skip, self.isa,
-            );
-            if skip {
+            let (bpc, st) = (self.bpc, b16.stride);
+            if prm.skip_scale0 {
+                let (lo, hi, out) = (&mut b16.tmp_lo, &mut b16.tmp_hi, &mut b16.dis);
+                Self::dwt_s0(k, distorted, bpc, ind_y, ind_x, lo, hi, out, st, true, isa);
                 return SKIPPED_SCALE0;
             }
-            let den = r.den[0];
-            return joint_s0(
-                k,
-                &pl,
-                &prm,
-                self.i_rfactor_s0,
-                self.isa,
-                r.s0.hvd(),
-                den,
-                b16,
-            );
+            let (irf, ref_hvd) = (self.i_rfactor_s0, r.s0.hvd());
+            return joint_s0(k, &pl, &prm, irf, isa, r.den[0], b16, |strip, b| {
+                let rows = strip.buffered(pl.h);
+                let (lo, hi, out) = (&mut b.tmp_lo, &mut b.tmp_hi, &mut b.dis);
+                dwt_s0_strip(
+                    k, distorted, bpc, ind_y, ind_x, lo, hi, out, st, isa, &held, &rows,
+                );
+                held = rows;
+                let ref_at = ref_hvd.map(|x| &x[held.start * st..]);
+                decouple_strip_s0(k, strip, ref_at, held.start, b, egl);
+            });
         }
         let b = &mut self.b32;
         let st = b.stride;
-        let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
-        let (out, prev_a) = (&mut b.dis, &mut b.prev_a_dis);
-        dwt_level(
-            k, &b16.dis.a, b16.stride, &pl, s, ind_y, ind_x, lo, hi, out, prev_a, st,
-        );
+        if s > 1 {
+            std::mem::swap(&mut b.dis.a, &mut b.prev_a_dis);
+        }
         let irf = self.i_rfactor_s123[s - 1];
         let ref_hvd = r.s123[s - 1].hvd();
-        joint_s123(k, &pl, s, &prm, irf, ref_hvd, r.den[s], b)
+        joint_s123(k, &pl, s, &prm, irf, r.den[s], b, |strip, b| {
+            let rows = strip.buffered(pl.h);
+            let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
+            let strip_dwt = (&pl, s, ind_y, ind_x, &held, &rows);
+            if s == 1 {
+                let st16 = b16.stride;
+                dwt_s123_strip(k, &b16.dis.a, st16, lo, hi, &mut b.dis, st, strip_dwt);
+            } else {
+                dwt_s123_strip(k, &b.prev_a_dis, st, lo, hi, &mut b.dis, st, strip_dwt);
+            }
+            held = rows;
+            let ref_at = ref_hvd.map(|x| &x[held.start * st..]);
+            decouple_strip_s123(k, strip, ref_at, held.start, b, egl);
+        })
     }
 }
 
@@ -398,10 +435,10 @@ fn den_s123(
     scalar::csf_den_pool_s123(acc, s, shifts, pl.rfactor, area, noise_weight)
 }
 
-/// Scale 0's joint terms: decouple `b.dis` against the reference's detail bands, then DLM and
-/// AIM masking, strip by strip ([`Strip`]: the masking's row sums are added per row, so the
-/// strips' sums are the whole band's). Returns `(num, den, aim_num)`, `den` (the denominator,
-/// computed or shared) passed through.
+/// Scale 0's joint terms: DLM and AIM masking, strip by strip ([`Strip`]: the masking's row sums
+/// are added per row, so the strips' sums are the whole band's), each strip's decoupled signals
+/// written into `b.r`, `b.a` first by `prepare` (on the strip's DLM call, which comes first).
+/// Returns `(num, den, aim_num)`, `den` (the denominator, computed or shared) passed through.
 #[allow(clippy::too_many_arguments)]
 fn joint_s0(
     k: &Kernels,
@@ -409,24 +446,14 @@ fn joint_s0(
     prm: &AdmParams,
     irf: [u16; 3],
     isa: LibvmafIsa,
-    ref_hvd: [&[i16]; 3],
     den: f32,
     b: &mut Bufs16,
+    mut prepare: impl FnMut(&Strip, &mut Bufs16),
 ) -> (f32, f32, f32) {
-    let st = b.stride;
     let shifts = CmShiftsS0::new(pl.w, pl.h, isa);
     let (dlm, aim) = mask_strips(pl, prm.skip_aim, |strip, aim| {
-        if !aim && strip.has_decouple_rows() {
-            let dis_hvd = b.dis.hvd();
-            k.decouple_s0(
-                ref_hvd.map(|x| strip.at_base(x, st)),
-                dis_hvd.map(|x| strip.at_base(x, st)),
-                muts(&mut b.r),
-                muts(&mut b.a),
-                st,
-                strip.reg,
-                prm.enhn_gain_limit,
-            );
+        if !aim {
+            prepare(strip, b);
         }
         b.csf_cm(k, aim, pl, strip, irf, shifts)
     });
@@ -439,6 +466,67 @@ fn joint_s0(
     (num, den, aim)
 }
 
+/// Decouples one strip of `b.dis`'s detail bands against the reference's into `b.r`, `b.a`:
+/// `ref_hvd` from the strip's first band row (`strip.window.base`) on, `b.dis` holding band row
+/// `held_from` at row 0 (rows `b.stride` apart).
+fn decouple_strip_s0(
+    k: &Kernels,
+    strip: &Strip,
+    ref_hvd: [&[i16]; 3],
+    held_from: usize,
+    b: &mut Bufs16,
+    enhn_gain_limit: f64,
+) {
+    if !strip.has_decouple_rows() {
+        return;
+    }
+    let (st, at) = (b.stride, (strip.window.base - held_from) * b.stride);
+    k.decouple_s0(
+        ref_hvd,
+        b.dis.hvd().map(|x| &x[at..]),
+        muts(&mut b.r),
+        muts(&mut b.a),
+        st,
+        strip.reg,
+        enhn_gain_limit,
+    );
+}
+
+/// Scale-0 DWT of band rows `rows` of `plane` for a strip: the approximation band `out.a` at
+/// those rows, the detail bands from row 0 (`rows.start` at row 0), where the rows already
+/// `held` there (the previous strip's, its last rows overlapping this one's first) move up
+/// instead of being computed again.
+#[allow(clippy::too_many_arguments)]
+fn dwt_s0_strip(
+    k: &Kernels,
+    plane: &Plane<'_>,
+    bpc: u32,
+    ind_y: &[[usize; 4]],
+    ind_x: &[[usize; 4]],
+    tmp_lo: &mut [i16],
+    tmp_hi: &mut [i16],
+    out: &mut Quad<i16>,
+    stride: usize,
+    isa: LibvmafIsa,
+    held: &Range<usize>,
+    rows: &Range<usize>,
+) {
+    let from = keep_overlap([&mut out.h, &mut out.v, &mut out.d], stride, held, rows);
+    let at = (from - rows.start) * stride;
+    let q = QuadMut {
+        a: &mut out.a[from * stride..],
+        h: &mut out.h[at..],
+        v: &mut out.v[at..],
+        d: &mut out.d[at..],
+    };
+    let (w, ps) = (plane.width, plane.stride);
+    let iy = &ind_y[from..rows.end];
+    match plane.samples {
+        Samples::U8(s) => k.dwt2_s0(s, ps, w, bpc, iy, ind_x, tmp_lo, tmp_hi, q, stride, isa),
+        Samples::U16(s) => k.dwt2_s0(s, ps, w, bpc, iy, ind_x, tmp_lo, tmp_hi, q, stride, isa),
+    }
+}
+
 /// Scale `s`'s (1..3) joint terms, as [`joint_s0`].
 #[allow(clippy::too_many_arguments)]
 fn joint_s123(
@@ -447,24 +535,14 @@ fn joint_s123(
     s: usize,
     prm: &AdmParams,
     irf: [u32; 3],
-    ref_hvd: [&[i32]; 3],
     den: f32,
     b: &mut Bufs32,
+    mut prepare: impl FnMut(&Strip, &mut Bufs32),
 ) -> (f32, f32, f32) {
-    let st = b.stride;
     let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
     let (dlm, aim) = mask_strips(pl, prm.skip_aim, |strip, aim| {
-        if !aim && strip.has_decouple_rows() {
-            let dis_hvd = b.dis.hvd();
-            k.decouple_s123(
-                ref_hvd.map(|x| strip.at_base(x, st)),
-                dis_hvd.map(|x| strip.at_base(x, st)),
-                muts(&mut b.r),
-                muts(&mut b.a),
-                st,
-                strip.reg,
-                prm.enhn_gain_limit,
-            );
+        if !aim {
+            prepare(strip, b);
         }
         b.csf_cm(k, aim, pl, strip, irf, shifts)
     });
@@ -475,6 +553,94 @@ fn joint_s123(
         scalar::cm_pool_s123(aim, s, shifts, pl.w, pl.h, 0.0)
     };
     (num, den, aim)
+}
+
+/// [`decouple_strip_s0`] for scales 1..3.
+fn decouple_strip_s123(
+    k: &Kernels,
+    strip: &Strip,
+    ref_hvd: [&[i32]; 3],
+    held_from: usize,
+    b: &mut Bufs32,
+    enhn_gain_limit: f64,
+) {
+    if !strip.has_decouple_rows() {
+        return;
+    }
+    let (st, at) = (b.stride, (strip.window.base - held_from) * b.stride);
+    k.decouple_s123(
+        ref_hvd,
+        b.dis.hvd().map(|x| &x[at..]),
+        muts(&mut b.r),
+        muts(&mut b.a),
+        st,
+        strip.reg,
+        enhn_gain_limit,
+    );
+}
+
+/// Adds `part` to `acc`, wrapping (the denominators' per-row sums add in any order).
+fn add_wrapping(acc: &mut [u64; 3], part: [u64; 3]) {
+    for (a, p) in acc.iter_mut().zip(part) {
+        *a = a.wrapping_add(p);
+    }
+}
+
+/// Moves the rows of `held` that a strip of band rows `rows` needs (the previous strip's last
+/// rows, which overlap this one's first) to the top of the detail bands `hvd` (rows `stride`
+/// apart, band row `held.start` at row 0); returns the first band row still to compute.
+fn keep_overlap<T: Copy>(
+    hvd: [&mut Vec<T>; 3],
+    stride: usize,
+    held: &Range<usize>,
+    rows: &Range<usize>,
+) -> usize {
+    let kept = rows.start.max(held.start)..rows.end.min(held.end);
+    if kept.start != rows.start || kept.is_empty() {
+        return rows.start;
+    }
+    let src = (kept.start - held.start) * stride..(kept.end - held.start) * stride;
+    for band in hvd {
+        band.copy_within(src.clone(), 0);
+    }
+    kept.end
+}
+
+/// One side's scale-`s` (1..3) DWT of band rows `rows` for a strip, from the previous level's
+/// approximation band `src` (rows `src_stride` apart): the approximation band `out.a` at those
+/// rows, the detail bands from row 0, as [`dwt_s0_strip`]. `strip` is `(plan, s, ind_y, ind_x,
+/// held, rows)`.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn dwt_s123_strip<S: DwtS123Sample>(
+    k: &Kernels,
+    src: &[S],
+    src_stride: usize,
+    tmp_lo: &mut [i32],
+    tmp_hi: &mut [i32],
+    out: &mut Quad<i32>,
+    stride: usize,
+    strip: (
+        &ScalePlan,
+        usize,
+        &[[usize; 4]],
+        &[[usize; 4]],
+        &Range<usize>,
+        &Range<usize>,
+    ),
+) {
+    let (pl, s, ind_y, ind_x, held, rows) = strip;
+    let from = keep_overlap([&mut out.h, &mut out.v, &mut out.d], stride, held, rows);
+    let at = (from - rows.start) * stride;
+    let q = QuadMut {
+        a: &mut out.a[from * stride..],
+        h: &mut out.h[at..],
+        v: &mut out.v[at..],
+        d: &mut out.d[at..],
+    };
+    let iy = &ind_y[from..rows.end];
+    k.dwt2_s123(
+        src, src_stride, pl.in_w, s, iy, ind_x, tmp_lo, tmp_hi, q, stride,
+    );
 }
 
 /// The DLM and AIM masking sums of a band (the AIM's zero when skipped), strip by strip:
@@ -498,36 +664,6 @@ fn mask_strips(
         }
     }
     (dlm, aim)
-}
-
-/// One side's scale-`s` (1..3) DWT level into `out`: from scale 0's approximation band `a0`
-/// (rows `a0_stride` apart) at scale 1, else from the previous level's, which moves to its
-/// ping-pong partner `prev_a` first (libvmaf filters it in place).
-#[allow(clippy::too_many_arguments)]
-fn dwt_level(
-    k: &Kernels,
-    a0: &[i16],
-    a0_stride: usize,
-    pl: &ScalePlan,
-    s: usize,
-    ind_y: &[[usize; 4]],
-    ind_x: &[[usize; 4]],
-    tmp_lo: &mut [i32],
-    tmp_hi: &mut [i32],
-    out: &mut Quad<i32>,
-    prev_a: &mut Vec<i32>,
-    stride: usize,
-) {
-    if s == 1 {
-        dwt_s123(
-            k, a0, a0_stride, pl, s, ind_y, ind_x, tmp_lo, tmp_hi, out, stride,
-        );
-    } else {
-        std::mem::swap(&mut out.a, prev_a);
-        dwt_s123(
-            k, prev_a, stride, pl, s, ind_y, ind_x, tmp_lo, tmp_hi, out, stride,
-        );
-    }
 }
 
 /// Scale-1..3 DWT of one approximation band (`src`, rows `src_stride` apart) into `out`.

@@ -357,8 +357,21 @@ impl Strip {
         self.reg.top < self.reg.bottom && self.reg.left < self.reg.right
     }
 
-    /// Band `b` from this strip's first buffered row.
-    pub(super) fn at_base<'a, T>(&self, b: &'a [T], stride: usize) -> &'a [T] {
-        &b[self.window.base * stride..]
+    /// The band rows this strip's buffers hold (a band of `h` rows): `window.base` on to the row
+    /// after the last one masked.
+    pub(super) fn buffered(&self, h: usize) -> std::ops::Range<usize> {
+        self.window.base..(self.window.rows.end + 1).min(h)
+    }
+
+    /// The rows of pooling region `pool` that this strip masks (each band row is masked by one
+    /// strip), in strip-buffer rows; `None` if there are none.
+    pub(super) fn pool_part(&self, pool: Region) -> Option<Region> {
+        let top = pool.top.max(self.window.rows.start);
+        let bottom = pool.bottom.min(self.window.rows.end);
+        (top < bottom).then(|| Region {
+            top: top - self.window.base,
+            bottom: bottom - self.window.base,
+            ..pool
+        })
     }
 }
