@@ -61,6 +61,16 @@ impl<T: Copy + Default> Quad<T> {
             d: vec![T::default(); n],
         }
     }
+    /// A whole approximation band of `n` samples and detail bands of `strip` samples (one
+    /// strip's rows, as the DWT writes them strip by strip).
+    pub(super) fn strips(n: usize, strip: usize) -> Self {
+        Quad {
+            a: vec![T::default(); n],
+            h: vec![T::default(); strip],
+            v: vec![T::default(); strip],
+            d: vec![T::default(); strip],
+        }
+    }
     pub(super) fn hvd(&self) -> [&[T]; 3] {
         [&self.h, &self.v, &self.d]
     }
@@ -95,9 +105,10 @@ pub(super) fn muts<T>(t: &mut [Vec<T>; 3]) -> [&mut [T]; 3] {
 /// (scale 0's, then one scale-1..3 level at a time).
 #[derive(Debug)]
 pub(super) struct RefBands {
-    /// Scale 0's bands (rows [`Bufs16::stride`] apart).
+    /// Scale 0's bands (rows [`Bufs16::stride`] apart; the detail bands one strip's rows).
     pub(super) s0: Quad<i16>,
-    /// The current scale-1..3 level's bands (rows [`Bufs32::stride`] apart).
+    /// The current scale-1..3 level's bands (rows [`Bufs32::stride`] apart; the detail bands one
+    /// strip's rows).
     pub(super) s123: Quad<i32>,
     /// The previous level's approximation band (ping-pong partner of `s123.a`).
     pub(super) prev_a: Vec<i32>,
@@ -107,9 +118,10 @@ impl RefBands {
     /// Bands for scale 0 (`s0`) and scales 1..3 (`s1`, the largest of them).
     pub(super) fn new(s0: &ScalePlan, s1: &ScalePlan) -> Self {
         let n = s1.w * s1.h;
+        let strip = |p: &ScalePlan| p.w * strip_buffer_rows(p.h);
         RefBands {
-            s0: Quad::new(s0.w * s0.h),
-            s123: Quad::new(n),
+            s0: Quad::strips(s0.w * s0.h, strip(s0)),
+            s123: Quad::strips(n, strip(s1)),
             prev_a: vec![0; n],
         }
     }
@@ -158,6 +170,7 @@ impl SharedBands {
 #[derive(Debug)]
 pub(super) struct Bufs16 {
     pub(super) stride: usize,
+    /// The distorted bands (the detail bands one strip's rows).
     pub(super) dis: Quad<i16>,
     pub(super) r: [Vec<i16>; 3],
     pub(super) a: [Vec<i16>; 3],
@@ -172,6 +185,7 @@ pub(super) struct Bufs16 {
 #[derive(Debug)]
 pub(super) struct Bufs32 {
     pub(super) stride: usize,
+    /// The distorted bands (the detail bands one strip's rows).
     pub(super) dis: Quad<i32>,
     /// Previous approximation band (ping-pong partner of `dis.a`).
     pub(super) prev_a_dis: Vec<i32>,
@@ -190,7 +204,7 @@ impl Bufs16 {
         let (n, strip) = (band.w * band.h, band.w * strip_buffer_rows(band.h));
         Bufs16 {
             stride: band.w,
-            dis: Quad::new(n),
+            dis: Quad::strips(n, strip),
             r: tri(strip),
             a: tri(strip),
             flt: vec![0; strip],
@@ -248,7 +262,7 @@ impl Bufs32 {
         let (n, strip) = (band.w * band.h, band.w * strip_buffer_rows(band.h));
         Bufs32 {
             stride: band.w,
-            dis: Quad::new(n),
+            dis: Quad::strips(n, strip),
             prev_a_dis: vec![0; n],
             r: tri(strip),
             a: tri(strip),
