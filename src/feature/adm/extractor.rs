@@ -221,7 +221,14 @@ impl Adm {
         let (num, _, aim) = joint_s123(k, &pl, s, &prm, irf, 0.0, b, |strip, b| {
             let rows = strip.buffered(pl.h);
             let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
-            let strip_dwt = (&pl, s, ind_y, ind_x, &held, &rows);
+            let strip_dwt = StripDwt {
+                pl: &pl,
+                s,
+                ind_y,
+                ind_x,
+                held: &held,
+                rows: &rows,
+            };
             if s == 1 {
                 let st16 = b16.stride;
                 dwt_s123_strip(k, &r.s0.a, st16, lo, hi, &mut r.s123, st, strip_dwt);
@@ -387,7 +394,14 @@ impl Adm {
         joint_s123(k, &pl, s, &prm, irf, r.den[s], b, |strip, b| {
             let rows = strip.buffered(pl.h);
             let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
-            let strip_dwt = (&pl, s, ind_y, ind_x, &held, &rows);
+            let strip_dwt = StripDwt {
+                pl: &pl,
+                s,
+                ind_y,
+                ind_x,
+                held: &held,
+                rows: &rows,
+            };
             if s == 1 {
                 let st16 = b16.stride;
                 dwt_s123_strip(k, &b16.dis.a, st16, lo, hi, &mut b.dis, st, strip_dwt);
@@ -606,11 +620,22 @@ fn keep_overlap<T: Copy>(
     kept.end
 }
 
-/// One side's scale-`s` (1..3) DWT of band rows `rows` for a strip, from the previous level's
+/// Where a strip's scale-1..3 DWT runs: the scale's plan and number, its row and column
+/// indices, the band rows the detail buffers hold (`held`) and those the strip needs (`rows`).
+#[derive(Clone, Copy)]
+struct StripDwt<'a> {
+    pl: &'a ScalePlan,
+    s: usize,
+    ind_y: &'a [[usize; 4]],
+    ind_x: &'a [[usize; 4]],
+    held: &'a Range<usize>,
+    rows: &'a Range<usize>,
+}
+
+/// One side's scale-`s` (1..3) DWT of band rows `at.rows` for a strip, from the previous level's
 /// approximation band `src` (rows `src_stride` apart): the approximation band `out.a` at those
-/// rows, the detail bands from row 0, as [`dwt_s0_strip`]. `strip` is `(plan, s, ind_y, ind_x,
-/// held, rows)`.
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+/// rows, the detail bands from row 0, as [`dwt_s0_strip`].
+#[allow(clippy::too_many_arguments)]
 fn dwt_s123_strip<S: DwtS123Sample>(
     k: &Kernels,
     src: &[S],
@@ -619,16 +644,16 @@ fn dwt_s123_strip<S: DwtS123Sample>(
     tmp_hi: &mut [i32],
     out: &mut Quad<i32>,
     stride: usize,
-    strip: (
-        &ScalePlan,
-        usize,
-        &[[usize; 4]],
-        &[[usize; 4]],
-        &Range<usize>,
-        &Range<usize>,
-    ),
+    at: StripDwt<'_>,
 ) {
-    let (pl, s, ind_y, ind_x, held, rows) = strip;
+    let StripDwt {
+        pl,
+        s,
+        ind_y,
+        ind_x,
+        held,
+        rows,
+    } = at;
     let from = keep_overlap([&mut out.h, &mut out.v, &mut out.d], stride, held, rows);
     let at = (from - rows.start) * stride;
     let q = QuadMut {
