@@ -1,7 +1,8 @@
 //! One integer ADM instance ([`Adm`]): the per-frame walk over the four scales (DWT, decouple,
 //! denominator, DLM and AIM masking, pooling) through the kernel table and the scratch it owns.
 
-use std::ops::Range;
+use std::num::Wrapping;
+use std::ops::{Add, Range};
 
 use super::plan::{muts, Bufs16, Bufs32, Quad, RefBands, RefKey, ScalePlan, SharedBands, Strip};
 use super::scalar::{self, CmShiftsS0, QuadMut};
@@ -177,7 +178,7 @@ impl Adm {
         let mut den_acc = [0u64; 3];
         // Band rows `held` are in the detail buffers, from row 0.
         let mut held = 0..0;
-        let (num, _, aim) = joint_s0(k, &pl, &prm, self.i_rfactor_s0, isa, 0.0, b, |strip, b| {
+        let (num, aim) = joint_s0(k, &pl, &prm, self.i_rfactor_s0, isa, b, |strip, b| {
             let rows = strip.buffered(pl.h);
             for (plane, out) in [(reference, &mut r.s0), (distorted, &mut b.dis)] {
                 let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
@@ -218,7 +219,7 @@ impl Adm {
         // Band rows `held` are in the detail buffers, from row 0.
         let mut held = 0..0;
         let irf = self.i_rfactor_s123[s - 1];
-        let (num, _, aim) = joint_s123(k, &pl, s, &prm, irf, 0.0, b, |strip, b| {
+        let (num, aim) = joint_s123(k, &pl, s, &prm, irf, b, |strip, b| {
             let rows = strip.buffered(pl.h);
             let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
             let strip_dwt = StripDwt {
@@ -373,7 +374,7 @@ impl Adm {
                 return SKIPPED_SCALE0;
             }
             let (irf, ref_hvd) = (self.i_rfactor_s0, r.s0.hvd());
-            return joint_s0(k, &pl, &prm, irf, isa, r.den[0], b16, |strip, b| {
+            let (num, aim) = joint_s0(k, &pl, &prm, irf, isa, b16, |strip, b| {
                 let rows = strip.buffered(pl.h);
                 let (lo, hi, out) = (&mut b.tmp_lo, &mut b.tmp_hi, &mut b.dis);
                 dwt_s0_strip(
@@ -383,6 +384,7 @@ impl Adm {
                 let ref_at = ref_hvd.map(|x| &x[held.start * st..]);
                 decouple_strip_s0(k, strip, ref_at, held.start, b, egl);
             });
+            return (num, r.den[0], aim);
         }
         let b = &mut self.b32;
         let st = b.stride;
@@ -391,7 +393,7 @@ impl Adm {
         }
         let irf = self.i_rfactor_s123[s - 1];
         let ref_hvd = r.s123[s - 1].hvd();
-        joint_s123(k, &pl, s, &prm, irf, r.den[s], b, |strip, b| {
+        let (num, aim) = joint_s123(k, &pl, s, &prm, irf, b, |strip, b| {
             let rows = strip.buffered(pl.h);
             let (lo, hi) = (&mut b.tmp_lo, &mut b.tmp_hi);
             let strip_dwt = StripDwt {
@@ -411,7 +413,8 @@ impl Adm {
             held = rows;
             let ref_at = ref_hvd.map(|x| &x[held.start * st..]);
             decouple_strip_s123(k, strip, ref_at, held.start, b, egl);
-        })
+        });
+        (num, r.den[s], aim)
     }
 }
 
@@ -452,18 +455,16 @@ fn den_s123(
 /// Scale 0's joint terms: DLM and AIM masking, strip by strip ([`Strip`]: the masking's row sums
 /// are added per row, so the strips' sums are the whole band's), each strip's decoupled signals
 /// written into `b.r`, `b.a` first by `prepare` (on the strip's DLM call, which comes first).
-/// Returns `(num, den, aim_num)`, `den` (the denominator, computed or shared) passed through.
-#[allow(clippy::too_many_arguments)]
+/// Returns `(num, aim_num)`.
 fn joint_s0(
     k: &Kernels,
     pl: &ScalePlan,
     prm: &AdmParams,
     irf: [u16; 3],
     isa: LibvmafIsa,
-    den: f32,
     b: &mut Bufs16,
     mut prepare: impl FnMut(&Strip, &mut Bufs16),
-) -> (f32, f32, f32) {
+) -> (f32, f32) {
     let shifts = CmShiftsS0::new(pl.w, pl.h, isa);
     let (dlm, aim) = mask_strips(pl, prm.skip_aim, |strip, aim| {
         if !aim {
@@ -477,7 +478,7 @@ fn joint_s0(
     } else {
         scalar::cm_pool_s0(aim, shifts, pl.w, pl.h, 0.0)
     };
-    (num, den, aim)
+    (num, aim)
 }
 
 /// Decouples one strip of `b.dis`'s detail bands against the reference's into `b.r`, `b.a`:
@@ -525,14 +526,7 @@ fn dwt_s0_strip(
     held: &Range<usize>,
     rows: &Range<usize>,
 ) {
-    let from = keep_overlap([&mut out.h, &mut out.v, &mut out.d], stride, held, rows);
-    let at = (from - rows.start) * stride;
-    let q = QuadMut {
-        a: &mut out.a[from * stride..],
-        h: &mut out.h[at..],
-        v: &mut out.v[at..],
-        d: &mut out.d[at..],
-    };
+    let (from, q) = strip_quad(out, stride, held, rows);
     let (w, ps) = (plane.width, plane.stride);
     let iy = &ind_y[from..rows.end];
     match plane.samples {
@@ -549,10 +543,9 @@ fn joint_s123(
     s: usize,
     prm: &AdmParams,
     irf: [u32; 3],
-    den: f32,
     b: &mut Bufs32,
     mut prepare: impl FnMut(&Strip, &mut Bufs32),
-) -> (f32, f32, f32) {
+) -> (f32, f32) {
     let shifts = scalar::cm_s123_shifts(pl.w, pl.h);
     let (dlm, aim) = mask_strips(pl, prm.skip_aim, |strip, aim| {
         if !aim {
@@ -566,7 +559,7 @@ fn joint_s123(
     } else {
         scalar::cm_pool_s123(aim, s, shifts, pl.w, pl.h, 0.0)
     };
-    (num, den, aim)
+    (num, aim)
 }
 
 /// [`decouple_strip_s0`] for scales 1..3.
@@ -593,11 +586,35 @@ fn decouple_strip_s123(
     );
 }
 
-/// Adds `part` to `acc`, wrapping (the denominators' per-row sums add in any order).
-fn add_wrapping(acc: &mut [u64; 3], part: [u64; 3]) {
+/// Adds `part` to `acc` per band, wrapping as libvmaf's sums do (the masking's and the
+/// denominator's per-row sums add in any order).
+fn add_wrapping<T: Copy>(acc: &mut [T; 3], part: [T; 3])
+where
+    Wrapping<T>: Add<Output = Wrapping<T>>,
+{
     for (a, p) in acc.iter_mut().zip(part) {
-        *a = a.wrapping_add(p);
+        *a = (Wrapping(*a) + Wrapping(p)).0;
     }
+}
+
+/// Where a strip's DWT writes band rows `rows` (of which `held` are in the detail buffers from
+/// row 0): the first row still to compute ([`keep_overlap`] moves the others up), and `out` from
+/// that row on, the approximation band at its band row, the detail bands at its strip row.
+fn strip_quad<'a, T: Copy>(
+    out: &'a mut Quad<T>,
+    stride: usize,
+    held: &Range<usize>,
+    rows: &Range<usize>,
+) -> (usize, QuadMut<'a, T>) {
+    let from = keep_overlap([&mut out.h, &mut out.v, &mut out.d], stride, held, rows);
+    let at = (from - rows.start) * stride;
+    let q = QuadMut {
+        a: &mut out.a[from * stride..],
+        h: &mut out.h[at..],
+        v: &mut out.v[at..],
+        d: &mut out.d[at..],
+    };
+    (from, q)
 }
 
 /// Moves the rows of `held` that a strip of band rows `rows` needs (the previous strip's last
@@ -654,14 +671,7 @@ fn dwt_s123_strip<S: DwtS123Sample>(
         held,
         rows,
     } = at;
-    let from = keep_overlap([&mut out.h, &mut out.v, &mut out.d], stride, held, rows);
-    let at = (from - rows.start) * stride;
-    let q = QuadMut {
-        a: &mut out.a[from * stride..],
-        h: &mut out.h[at..],
-        v: &mut out.v[at..],
-        d: &mut out.d[at..],
-    };
+    let (from, q) = strip_quad(out, stride, held, rows);
     let iy = &ind_y[from..rows.end];
     k.dwt2_s123(
         src, src_stride, pl.in_w, s, iy, ind_x, tmp_lo, tmp_hi, q, stride,
@@ -676,16 +686,11 @@ fn mask_strips(
     skip_aim: bool,
     mut strip_sums: impl FnMut(&Strip, bool) -> [i64; 3],
 ) -> ([i64; 3], [i64; 3]) {
-    let add = |acc: &mut [i64; 3], part: [i64; 3]| {
-        for (a, p) in acc.iter_mut().zip(part) {
-            *a = a.wrapping_add(p);
-        }
-    };
     let (mut dlm, mut aim) = ([0i64; 3], [0i64; 3]);
     for strip in Strip::all(pl.h, pl.reg_dec) {
-        add(&mut dlm, strip_sums(&strip, false));
+        add_wrapping(&mut dlm, strip_sums(&strip, false));
         if !skip_aim {
-            add(&mut aim, strip_sums(&strip, true));
+            add_wrapping(&mut aim, strip_sums(&strip, true));
         }
     }
     (dlm, aim)
