@@ -805,13 +805,30 @@ mod simd {
         }
     }
 
+    /// A padded line whose squares are all `sq` and means all 65535: the largest sums the
+    /// `madd` path's 32-bit halves take (`sq` with all low 16 bits set maxes the low half,
+    /// whose rounding constant is added in the same 32 bits).
+    fn constant_line(w: usize, sq: u32) -> StatLine {
+        let n = w + 2 * PAD;
+        StatLine {
+            mu1: vec![0xffff; n],
+            mu2: vec![0xffff; n],
+            xx: vec![sq; n],
+            yy: vec![sq; n],
+            xy: vec![sq; n],
+        }
+    }
+
     #[test]
     fn stat_horizontal_matches_scalar() {
         let log2 = tables::log2_table();
         for k in simd_kernels() {
             for w in widths() {
-                for (seed, narrow) in [(1, false), (2, true), (3, true)] {
-                    let line = random_line(w, seed * 100 + w as u64, narrow);
+                let lines = [(1, false), (2, true), (3, true)]
+                    .map(|(seed, narrow)| random_line(w, seed * 100 + w as u64, narrow))
+                    .into_iter()
+                    .chain([u32::MAX, 0xffff, 0xffff_0000].map(|sq| constant_line(w, sq)));
+                for line in lines {
                     for filt in FILTERS {
                         // 2000 exceeds what the vector log path converts exactly: its fallback.
                         for gain in [1.0, 2.5, 100.0, 2000.0] {

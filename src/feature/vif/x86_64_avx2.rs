@@ -1126,7 +1126,8 @@ fn means_16bit(line: &StatLine, filt: &[u16], w: usize, reference: bool) -> bool
 /// the squares) offset by -2^15 into `i16`, two taps per `_mm256_madd_epi16`, the offset added
 /// back as `2^15 * sum(taps)`. Every filtered 16-bit half is below 2^32, so the wrapping `i32`
 /// sums equal it; the squares' 64-bit sums are `hi * 2^16 + lo`, whose `(+ 2^15) >> 16` is
-/// `hi + (lo >> 16) + ((lo & 0xffff) + 2^15) >> 16` in 32 bits. One `madd` of a run starting
+/// `hi + ((lo + 2^15) >> 16)` in 32 bits (`lo <= 65535 * 2^16`, so `lo + 2^15` stays below 2^32;
+/// the `lo` sums start from the rounding constant). One `madd` of a run starting
 /// at tap `k` gives the even output columns, one of the run starting a column later the odd
 /// ones; the VIF terms are formed on those 8-column sets (order-free integer sums). Returns the
 /// columns done (`0 .. w / 16 * 16`). Requires [`madd_taps_ok`] and [`means_16bit`]; `narrow`
@@ -1154,7 +1155,8 @@ fn stat_horizontal_madd<const PAIRS: usize>(
     let offset = madd_offset(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
     let low16 = _mm256_set1_epi32(0xffff);
-    let r15 = _mm256_set1_epi32(1 << 15);
+    // The low halves' sums start from the squares' rounding constant 2^15 as well.
+    let offset_lo = _mm256_add_epi32(offset, _mm256_set1_epi32(1 << 15));
     let [p_mu1, p_mu2, p_xx, p_yy, p_xy] = bufs.map(|b| b.as_ptr());
     // 16-bit copies: mu1, mu2, xx lo/hi, yy lo/hi, xy lo/hi.
     // Fixed-size views, so the copies' indexing needs no bounds checks the stack arrays they
@@ -1229,10 +1231,16 @@ fn stat_horizontal_madd<const PAIRS: usize>(
             d[n - 1] = 0;
         }
         for jj in (0..cn).step_by(16) {
-            // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 16.
+            // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 16,
+            // plus 2^15 for the squares' low halves (copies 2, 4 and 6).
             let filtered = |q: usize| {
                 let base = l16[q].as_ptr();
-                let (mut e, mut o) = (offset, offset);
+                let init = if matches!(q, 2 | 4 | 6) {
+                    offset_lo
+                } else {
+                    offset
+                };
+                let (mut e, mut o) = (init, init);
                 for (i, &c) in pairs.iter().enumerate() {
                     // SAFETY: the highest value read is jj + 2i + 1 + 15 <= cn - 16 + taps + 15
                     // < cn + taps = n <= MADD_LINE (jj + 16 <= cn, 2i + 1 <= taps), all set above.
@@ -1245,13 +1253,8 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                 }
                 (e, o)
             };
-            // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits.
-            let sq = |lo: __m256i, hi: __m256i| {
-                _mm256_add_epi32(
-                    _mm256_add_epi32(hi, _mm256_srli_epi32::<16>(lo)),
-                    _mm256_srli_epi32::<16>(_mm256_add_epi32(_mm256_and_si256(lo, low16), r15)),
-                )
-            };
+            // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits (`lo` holds the 2^15).
+            let sq = |lo: __m256i, hi: __m256i| _mm256_add_epi32(hi, _mm256_srli_epi32::<16>(lo));
             let z = _mm256_setzero_si256();
             let (m1, (xl, xh)) = if reference {
                 (filtered(0), (filtered(2), filtered(3)))

@@ -1569,8 +1569,8 @@ fn madd_taps_ok(filt: &[u16]) -> bool {
 /// squares) are copied offset by -2^15 into `i16` ([`WideAcc::narrow`]), two taps per
 /// `_mm512_madd_epi16` with the offset added back as `2^15 * sum(taps)`. Every filtered 16-bit
 /// half is below 2^32, so the wrapping `i32` sums equal it; the squares' 64-bit sums are
-/// `hi * 2^16 + lo`, whose `(+ 2^15) >> 16` is `hi + (lo >> 16) + ((lo & 0xffff) + 2^15) >> 16`
-/// in 32 bits. One `madd` of a window of value pairs gives 16 even output columns with the taps
+/// `hi * 2^16 + lo`, whose `(+ 2^15) >> 16` is `hi + ((lo + 2^15) >> 16)` in 32 bits (`lo <=
+/// 65535 * 2^16`, so `lo + 2^15` stays below 2^32; the `lo` sums start from the 2^15). One `madd` of a window of value pairs gives 16 even output columns with the taps
 /// paired `(2i, 2i + 1)`, and 16 odd ones with them paired `(2i - 1, 2i)`; the VIF terms are
 /// formed on those sets (order-free integer sums), the columns past the row's end masked off. A
 /// chunk whose means are not all 16-bit (which the vertical passes never produce) goes to the
@@ -1674,6 +1674,8 @@ struct MaddTaps<const PAIRS: usize> {
     pairs: [__m512i; PAIRS],
     odd: [__m512i; PAIRS],
     offset: __m512i,
+    /// `offset` plus the squares' rounding constant 2^15: where the low halves' sums start.
+    offset_lo: __m512i,
 }
 
 impl<const PAIRS: usize> MaddTaps<PAIRS> {
@@ -1684,6 +1686,7 @@ impl<const PAIRS: usize> MaddTaps<PAIRS> {
             pairs: tap_pairs(filt),
             odd: odd_tap_pairs(filt),
             offset: madd_offset(filt),
+            offset_lo: _mm512_add_epi32(madd_offset(filt), _mm512_set1_epi32(1 << 15)),
         }
     }
 }
@@ -1708,17 +1711,21 @@ fn madd_terms<const PAIRS: usize>(
     side: &mut RefSide<'_>,
 ) {
     assert!(PAIRS <= PAD + 1 && copies.iter().all(|c| c.len() >= cn.div_ceil(32) * 32 + 32));
-    let low16 = _mm512_set1_epi32(0xffff);
-    let r15 = _mm512_set1_epi32(1 << 15);
     for jj in (0..cn).step_by(32) {
         // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 32.
         // Window i (the values jj + 2i .. jj + 2i + 32, one unaligned load: cheaper than
         // shifting two vectors on the shuffle port, which the `madd`s share on Intel) holds
         // values jj + 2l + 2i and jj + 2l + 2i + 1 in lane l, which even column jj + 2l
         // weighs with taps (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
+        // The squares' low halves (copies 2, 4 and 6) start from `offset_lo`.
         let filtered = |q: usize| {
             let base = copies[q].as_ptr();
-            let (mut e, mut o) = (mt.offset, mt.offset);
+            let init = if matches!(q, 2 | 4 | 6) {
+                mt.offset_lo
+            } else {
+                mt.offset
+            };
+            let (mut e, mut o) = (init, init);
             for i in 0..PAIRS {
                 // SAFETY: the values read are jj + 2i .. jj + 2i + 32 (2i <= 2 * PAD = 16),
                 // below jj + 64 <= (cn rounded up to 32) + 32 <= the copy's length (asserted
@@ -1729,13 +1736,8 @@ fn madd_terms<const PAIRS: usize>(
             }
             (e, o)
         };
-        // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits.
-        let sq = |lo: __m512i, hi: __m512i| {
-            _mm512_add_epi32(
-                _mm512_add_epi32(hi, _mm512_srli_epi32::<16>(lo)),
-                _mm512_srli_epi32::<16>(_mm512_add_epi32(_mm512_and_si512(lo, low16), r15)),
-            )
-        };
+        // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits (`lo` holds the 2^15).
+        let sq = |lo: __m512i, hi: __m512i| _mm512_add_epi32(hi, _mm512_srli_epi32::<16>(lo));
         let z = _mm512_setzero_si512();
         let ((m1, (xl, xh)), m2) = if reference {
             ((filtered(0), (filtered(2), filtered(3))), filtered(1))
