@@ -1230,7 +1230,8 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         for d in l16.iter_mut() {
             d[n - 1] = 0;
         }
-        for jj in (0..cn).step_by(16) {
+        // The even and odd columns' statistics of jj .. jj + 16.
+        let block = |jj: usize| {
             // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 16,
             // plus 2^15 for the squares' low halves (copies 2, 4 and 6).
             let filtered = |q: usize| {
@@ -1264,7 +1265,6 @@ fn stat_horizontal_madd<const PAIRS: usize>(
             let m2 = filtered(1);
             let (yl, yh) = (filtered(4), filtered(5));
             let (pl, ph) = (filtered(6), filtered(7));
-            let at = c0 + jj;
             let even = Stats8 {
                 mu1: m1.0,
                 mu2: m2.0,
@@ -1279,7 +1279,22 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                 yy: sq(yl.1, yh.1),
                 xy: sq(pl.1, ph.1),
             };
-            side.add([at, at + 8], terms, [even, odd], sums);
+            [even, odd]
+        };
+        // Two blocks' terms at a time where the chunk has them: four independent groups
+        // overlap the terms' latency-bound steps.
+        let mut jj = 0;
+        while jj < cn {
+            let at = c0 + jj;
+            if jj + 16 < cn {
+                let [a, b] = block(jj);
+                let [c, d] = block(jj + 16);
+                side.add([at, at + 8, at + 16, at + 24], terms, [a, b, c, d], sums);
+                jj += 32;
+            } else {
+                side.add([at, at + 8], terms, block(jj), sums);
+                jj += 16;
+            }
         }
     }
     w16

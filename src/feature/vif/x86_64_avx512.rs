@@ -1711,7 +1711,8 @@ fn madd_terms<const PAIRS: usize>(
     side: &mut RefSide<'_>,
 ) {
     assert!(PAIRS <= PAD + 1 && copies.iter().all(|c| c.len() >= cn.div_ceil(32) * 32 + 32));
-    for jj in (0..cn).step_by(32) {
+    // The even and odd columns' statistics of jj .. jj + 32 (those past the row masked off).
+    let block = |jj: usize| {
         // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 32.
         // Window i (the values jj + 2i .. jj + 2i + 32, one unaligned load: cheaper than
         // shifting two vectors on the shuffle port, which the `madd`s share on Intel) holds
@@ -1749,7 +1750,6 @@ fn madd_terms<const PAIRS: usize>(
         // Even columns jj + 2l are in the row while 2l < cn - jj, odd ones jj + 2l + 1 while
         // 2l + 1 < cn - jj.
         let left = cn - jj;
-        let at = c0 + jj;
         let even = Stats16 {
             mu1: m1.0,
             mu2: m2.0,
@@ -1766,7 +1766,22 @@ fn madd_terms<const PAIRS: usize>(
             xy: sq(pl.1, ph.1),
             valid: mask16(left / 2),
         };
-        side.add([at, at + 16], terms, [even, odd], sums);
+        [even, odd]
+    };
+    // Two blocks' terms at a time where the row has them: four independent groups overlap the
+    // terms' latency-bound steps.
+    let mut jj = 0;
+    while jj < cn {
+        let at = c0 + jj;
+        if jj + 32 < cn {
+            let [a, b] = block(jj);
+            let [c, d] = block(jj + 32);
+            side.add([at, at + 16, at + 32, at + 48], terms, [a, b, c, d], sums);
+            jj += 64;
+        } else {
+            side.add([at, at + 16], terms, block(jj), sums);
+            jj += 32;
+        }
     }
 }
 
