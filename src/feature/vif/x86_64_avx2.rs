@@ -1547,20 +1547,20 @@ impl FastLog2 {
         let hi: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(c0, r[i], c1));
         let p: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(hi[i], _mm256_mul_ps(r[i], r[i]), lo[i]));
         let y: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(p[i], r[i], base[i]));
-        let c: [__m256; N] =
-            from_fn(|i| _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y[i]));
-        // y - c is in [-1/2, 1/2]; near +-1/2, y is close to a tie. The bases hold
-        // LOG2_FAST_NEAR_SHIFT, so one compare against LOG2_FAST_NEAR_LIMIT tests both guards
-        // (see there).
+        // The entry straight from y (the conversion rounds to nearest, ties to even, as
+        // `round` does), so the value waits for one conversion, not a `vroundps` and another.
+        let entry: [__m256i; N] = from_fn(|i| _mm256_cvtps_epi32(y[i]));
+        // y - c, with c = round(y) (exact in f32), is in [-1/2, 1/2]; near +-1/2, y is close
+        // to a tie. The bases hold LOG2_FAST_NEAR_SHIFT, so one compare against
+        // LOG2_FAST_NEAR_LIMIT tests both guards (see there).
         let near = from_fn(|i| {
-            let t = _mm256_sub_ps(y[i], c[i]);
+            let t = _mm256_sub_ps(y[i], _mm256_cvtepi32_ps(entry[i]));
             let abs = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)));
             _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(
                 abs,
                 _mm256_set1_ps(tables::LOG2_FAST_NEAR_LIMIT),
             ))
         });
-        let entry = from_fn(|i| _mm256_cvtps_epi32(c[i]));
         (entry, near)
     }
 }
