@@ -412,15 +412,8 @@ fn stat_vertical_u8_x2_avx2<const DIS_ONLY: bool>(
         .iter()
         .flat_map(|l| [&l.mu1, &l.mu2, &l.xx, &l.yy, &l.xy])
         .all(|b| b.len() >= PAD + w));
-    let even: [__m256i; PAIRS] = tap_pairs(&FILTER_S0);
-    let odd: [__m256i; PAIRS] = from_fn(|i| {
-        let lo = if i == 0 {
-            0
-        } else {
-            FILTER_S0[2 * i - 1] as i32
-        };
-        _mm256_set1_epi32((FILTER_S0[2 * i] as i32) << 16 | lo)
-    });
+    let (even, odd): ([__m256i; PAIRS], [__m256i; PAIRS]) =
+        (tap_pairs(&FILTER_S0), odd_tap_pairs(&FILTER_S0));
     let offset = madd_offset(&FILTER_S0);
     let flip = _mm256_set1_epi16(i16::MIN);
     let round = _mm256_set1_epi32(128);
@@ -487,6 +480,19 @@ fn tap_pairs<const PAIRS: usize>(filt: &[u16]) -> [__m256i; PAIRS] {
         let lo = filt[2 * i] as i32;
         let hi = filt.get(2 * i + 1).map_or(0, |&f| f as i32);
         _mm256_set1_epi32(hi << 16 | lo)
+    })
+}
+
+/// Tap pairs `(f[2i - 1], f[2i])` (`f[-1]` and taps past the end 0): the weights of a value
+/// pair for the output one column (or row) after the pair [`tap_pairs`] weighs.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn odd_tap_pairs<const PAIRS: usize>(filt: &[u16]) -> [__m256i; PAIRS] {
+    debug_assert_eq!(filt.len().div_ceil(2), PAIRS);
+    let tap = |k: usize| filt.get(k).map_or(0, |&f| f as i32);
+    std::array::from_fn(|i| {
+        let lo = if i == 0 { 0 } else { tap(2 * i - 1) };
+        _mm256_set1_epi32(tap(2 * i) << 16 | lo)
     })
 }
 
@@ -1127,9 +1133,9 @@ fn means_16bit(line: &StatLine, filt: &[u16], w: usize, reference: bool) -> bool
 /// back as `2^15 * sum(taps)`. Every filtered 16-bit half is below 2^32, so the wrapping `i32`
 /// sums equal it; the squares' 64-bit sums are `hi * 2^16 + lo`, whose `(+ 2^15) >> 16` is
 /// `hi + ((lo + 2^15) >> 16)` in 32 bits (`lo <= 65535 * 2^16`, so `lo + 2^15` stays below 2^32;
-/// the `lo` sums start from the rounding constant). One `madd` of a run starting
-/// at tap `k` gives the even output columns, one of the run starting a column later the odd
-/// ones; the VIF terms are formed on those 8-column sets (order-free integer sums). Returns the
+/// the `lo` sums start from the rounding constant). One `madd` of a window of value pairs gives
+/// 8 even output columns with the taps paired `(2i, 2i + 1)`, and another of the same window 8
+/// odd ones with them paired `(2i - 1, 2i)`; the VIF terms are formed on those 8-column sets (order-free integer sums). Returns the
 /// columns done (`0 .. w / 16 * 16`). Requires [`madd_taps_ok`] and [`means_16bit`]; `narrow`
 /// is the scratch of [`WideAcc::narrow`] (its contents on entry do not matter). A `Load` pass
 /// filters only the distorted side's copies.
@@ -1151,7 +1157,7 @@ fn stat_horizontal_madd<const PAIRS: usize>(
     let bufs = [&line.mu1, &line.mu2, &line.xx, &line.yy, &line.xy];
     assert!(taps <= 2 * PAD + 1 && bufs.iter().all(|b| b.len() >= start + w16 + taps - 1));
     assert_eq!(taps.div_ceil(2), PAIRS);
-    let pairs: [__m256i; PAIRS] = tap_pairs(filt);
+    let (pairs, odd): ([__m256i; PAIRS], [__m256i; PAIRS]) = (tap_pairs(filt), odd_tap_pairs(filt));
     let offset = madd_offset(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
     let low16 = _mm256_set1_epi32(0xffff);
@@ -1242,15 +1248,15 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                     offset
                 };
                 let (mut e, mut o) = (init, init);
-                for (i, &c) in pairs.iter().enumerate() {
-                    // SAFETY: the highest value read is jj + 2i + 1 + 15 <= cn - 16 + taps + 15
-                    // < cn + taps = n <= MADD_LINE (jj + 16 <= cn, 2i + 1 <= taps), all set above.
-                    let (a, b) = unsafe {
-                        let q = base.add(jj + 2 * i);
-                        (load_i16x16(q), load_i16x16(q.add(1)))
-                    };
-                    e = _mm256_add_epi32(e, _mm256_madd_epi16(a, c));
-                    o = _mm256_add_epi32(o, _mm256_madd_epi16(b, c));
+                // Window i (values jj + 2i .. jj + 2i + 16) holds values jj + 2l + 2i and
+                // jj + 2l + 2i + 1 in lane l, which even column jj + 2l weighs with taps
+                // (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
+                for i in 0..PAIRS {
+                    // SAFETY: the highest value read is jj + 2i + 15 <= cn - 16 + taps - 1 + 15
+                    // < cn + taps = n <= MADD_LINE (jj + 16 <= cn, 2i <= taps - 1), all set above.
+                    let win = unsafe { load_i16x16(base.add(jj + 2 * i)) };
+                    e = _mm256_add_epi32(e, _mm256_madd_epi16(win, pairs[i]));
+                    o = _mm256_add_epi32(o, _mm256_madd_epi16(win, odd[i]));
                 }
                 (e, o)
             };
