@@ -1135,7 +1135,8 @@ fn means_16bit(line: &StatLine, filt: &[u16], w: usize, reference: bool) -> bool
 /// `hi + ((lo + 2^15) >> 16)` in 32 bits (`lo <= 65535 * 2^16`, so `lo + 2^15` stays below 2^32;
 /// the `lo` sums start from the rounding constant). One `madd` of a window of value pairs gives
 /// 8 even output columns with the taps paired `(2i, 2i + 1)`, and another of the same window 8
-/// odd ones with them paired `(2i - 1, 2i)`; the VIF terms are formed on those 8-column sets (order-free integer sums). Returns the
+/// odd ones with them paired `(2i - 1, 2i)`; the VIF terms are formed on those 8-column sets
+/// (order-free integer sums), two 16-column blocks at a time where the chunk has them. Returns the
 /// columns done (`0 .. w / 16 * 16`). Requires [`madd_taps_ok`] and [`means_16bit`]; `narrow`
 /// is the scratch of [`WideAcc::narrow`] (its contents on entry do not matter). A `Load` pass
 /// filters only the distorted side's copies.

@@ -1569,13 +1569,15 @@ fn madd_taps_ok(filt: &[u16]) -> bool {
 /// squares) are copied offset by -2^15 into `i16` ([`WideAcc::narrow`]), two taps per
 /// `_mm512_madd_epi16` with the offset added back as `2^15 * sum(taps)`. Every filtered 16-bit
 /// half is below 2^32, so the wrapping `i32` sums equal it; the squares' 64-bit sums are
-/// `hi * 2^16 + lo`, whose `(+ 2^15) >> 16` is `hi + ((lo + 2^15) >> 16)` in 32 bits (`lo <=
-/// 65535 * 2^16`, so `lo + 2^15` stays below 2^32; the `lo` sums start from the 2^15). One `madd` of a window of value pairs gives 16 even output columns with the taps
-/// paired `(2i, 2i + 1)`, and 16 odd ones with them paired `(2i - 1, 2i)`; the VIF terms are
-/// formed on those sets (order-free integer sums), the columns past the row's end masked off. A
-/// chunk whose means are not all 16-bit (which the vertical passes never produce) goes to the
-/// scalar kernel (a split pass stops there). A `Load` pass copies and filters only the
-/// distorted side's lines. Returns the columns done. Requires [`madd_taps_ok`].
+/// `hi * 2^16 + lo`, whose `(+ 2^15) >> 16` is `hi + ((lo + 2^15) >> 16)` in 32 bits
+/// (`lo <= 65535 * 2^16`, so `lo + 2^15` stays below 2^32; the `lo` sums start from the 2^15).
+/// One `madd` of a window of value pairs gives 16 even output columns with the taps paired
+/// `(2i, 2i + 1)`, and 16 odd ones with them paired `(2i - 1, 2i)`; the VIF terms are formed on
+/// those sets (order-free integer sums), two 32-column blocks at a time where the row has them,
+/// the columns past the row's end masked off. A chunk whose means are not all 16-bit (which the
+/// vertical passes never produce) goes to the scalar kernel (a split pass stops there). A `Load`
+/// pass copies and filters only the distorted side's lines. Returns the columns done. Requires
+/// [`madd_taps_ok`].
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn stat_horizontal_madd<const PAIRS: usize>(
     line: &StatLine,
@@ -1682,11 +1684,12 @@ impl<const PAIRS: usize> MaddTaps<PAIRS> {
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn new(filt: &[u16]) -> Self {
+        let offset = madd_offset(filt);
         MaddTaps {
             pairs: tap_pairs(filt),
             odd: odd_tap_pairs(filt),
-            offset: madd_offset(filt),
-            offset_lo: _mm512_add_epi32(madd_offset(filt), _mm512_set1_epi32(1 << 15)),
+            offset,
+            offset_lo: _mm512_add_epi32(offset, _mm512_set1_epi32(1 << 15)),
         }
     }
 }
