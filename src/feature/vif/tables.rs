@@ -145,19 +145,47 @@ pub const LOG2_FAST8_SEGMENTS: usize = 8;
 
 /// Coefficients of `2048 * log2(1 + r)` for `0 <= r < 1/8`, highest degree first, degree 4 with
 /// no constant term: a least-squares fit on Chebyshev nodes reweighted toward the minimax one
-/// (error below 4e-5 of a unit with the coefficients in `f32`; a unit test checks it).
-/// Evaluated in `f32` multiplies and adds the error stays below 1.6e-4, inside
-/// [`LOG2_FAST_GUARD_ABOVE`], and the exhaustive test of the AVX2 kernels
-/// (`fast_log2_every_index`) checks every index the arithmetic keeps.
+/// (error below 4e-5 of a unit with the coefficients in `f32`; a unit test checks it). The
+/// AVX2 kernels evaluate it in `f32` multiply-adds, the last one rounding to 2^-12 (see
+/// [`log2_fast8_consts`]); the exhaustive test of the AVX2 kernels (`fast_log2_every_index`)
+/// checks every index the arithmetic keeps, which fixes the guards
+/// ([`LOG2_FAST8_GUARD_BELOW_UNITS`]).
 pub const LOG2_FAST8_POLY: [f32; 4] = [-585.50507, 969.7107, -1476.7119, 2954.6318];
 
-/// Per segment `j` of [`LOG2_FAST8_SEGMENTS`]: `1 / (2^15 + 2^12 j)` and
-/// `2048 * log2(1 + j / 8)` in `f32`, as [`log2_fast_consts`] for eight segments of 2^12
-/// indices.
+/// The AVX2 kernels' guards, in units of 2^-12 of `y` (the resolution of their sums, see
+/// [`log2_fast8_consts`]): an index whose `y` lies within `BELOW` units below a half-integer, or
+/// `ABOVE` units above one, is left to the table. Smaller than the `f32` analysis of
+/// [`LOG2_FAST_GUARD_BELOW`] needs, because the exhaustive test (`fast_log2_every_index`) fixes
+/// them: with `BELOW` at 4 and `ABOVE` at 0 every other index already holds its entry; `ABOVE`
+/// at 1 keeps one unit of room.
+pub const LOG2_FAST8_GUARD_BELOW_UNITS: u32 = 4;
+/// See [`LOG2_FAST8_GUARD_BELOW_UNITS`].
+pub const LOG2_FAST8_GUARD_ABOVE_UNITS: u32 = 1;
+
+/// What the AVX2 kernels' `log2` adds to each entry: the `f32` bit pattern of 2048 shifted
+/// right by 12 (see [`log2_fast8_consts`]); the terms fold it into their constants.
+pub const LOG2_FAST8_BIAS: i32 = (2048f32.to_bits() >> 12) as i32;
+
+/// Per segment `j` of [`LOG2_FAST8_SEGMENTS`] (eight segments of 2^12 indices), in `f32`:
+/// `1 / (2^15 + 2^12 j)`, and `2048 * log2(1 + j / 8) + 2048 + 1/2` plus
+/// [`LOG2_FAST8_GUARD_BELOW_UNITS`] units of 2^-12. An index `i` of segment `j` has
+/// `y = 2048 * log2(i) - 15 * 2048 = L[j] + 2048 * log2(1 + r)` with `r = i * inv[j] - 1`; the
+/// AVX2 kernels' last multiply-add adds the base, so the sum `z` lies in `[2048, 4096)` (where
+/// an `f32` has 12 fraction bits) and its bit pattern is `0x4500_0000 + round(2^12 z')`, `z'`
+/// its part above 2048: the pattern shifted right by 12 is the entry (rounded half up) plus
+/// [`LOG2_FAST8_BIAS`], and its low 12 bits tell how far `y` lies from a tie. (`z` reaches 4096
+/// only above the last tie, where the shift still gives the entry and the low bits flag it.)
 pub fn log2_fast8_consts() -> &'static ([f32; LOG2_FAST8_SEGMENTS], [f32; LOG2_FAST8_SEGMENTS]) {
     static CONSTS: OnceLock<([f32; LOG2_FAST8_SEGMENTS], [f32; LOG2_FAST8_SEGMENTS])> =
         OnceLock::new();
-    CONSTS.get_or_init(segment_consts)
+    CONSTS.get_or_init(|| {
+        let n = LOG2_FAST8_SEGMENTS;
+        let shift = 2048.5 + LOG2_FAST8_GUARD_BELOW_UNITS as f64 / 4096.0;
+        (
+            std::array::from_fn(|j| (1.0 / ((1u32 << 15) + j as u32 * 4096) as f64) as f32),
+            std::array::from_fn(|j| (2048.0 * (1.0 + j as f64 / n as f64).log2() + shift) as f32),
+        )
+    })
 }
 
 /// One table entry: `(uint16_t)round(log2f((float)i) * 2048)`.

@@ -834,9 +834,14 @@ struct TermSums<'a> {
     log2: &'a [u16; LOG2_TABLE_LEN],
     /// Whether the vector log path is exact for this gain limit (see `LogTerms`).
     vector_log: bool,
-    /// Per-lane sums of the non-log terms (64-bit lanes) and their count.
+    /// Per-lane sums of the non-log terms (64-bit lanes) and their count; the latest ones in
+    /// 32-bit lanes (`non_log_lo_32`: the terms' low 16 bits, `non_log_hi_32`: the bits above,
+    /// `non_log_count_32`: the count), moved with the log terms' (see below).
     non_log: __m256i,
     non_log_count: i64,
+    non_log_lo_32: __m256i,
+    non_log_hi_32: __m256i,
+    non_log_count_32: __m256i,
     /// Per-lane sums of the log terms (64-bit lanes), and the latest ones in 32-bit lanes
     /// (`*_32`, moved into the 64-bit sums every [`TermSums::WIDEN_EVERY`] vectors).
     den_log: __m256i,
@@ -861,6 +866,9 @@ impl<'a> TermSums<'a> {
             vector_log: (0.0..=LogTerms::MAX_GAIN_LIMIT).contains(&gain_limit),
             non_log: z,
             non_log_count: 0,
+            non_log_lo_32: z,
+            non_log_hi_32: z,
+            non_log_count_32: z,
             den_log: z,
             num_log: z,
             den_log_32: z,
@@ -870,12 +878,13 @@ impl<'a> TermSums<'a> {
         }
     }
 
-    /// Vectors of log terms the 32-bit lane sums take before they move to the 64-bit ones: a
+    /// Vectors of terms the 32-bit lane sums take before they move to the 64-bit ones: a
     /// lane's `den_log` term is in `[0, 15 * 2048]` and its `num_log` term in `[0, 35 * 2048]`
-    /// (`log2` of values in `[2^17, 2^52)`), so 8192 of them stay below 2^31.
+    /// (`log2` of values in `[2^17, 2^52)`), a non-log term's low 16 bits below 2^16 and the
+    /// bits above below 2^15 (the term is below 2^31), so 8192 of them stay below 2^31.
     const WIDEN_EVERY: u32 = 8192;
 
-    /// Moves the 32-bit lane sums of the log terms into the 64-bit ones.
+    /// Moves the 32-bit lane sums into the 64-bit ones.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn widen(&mut self) {
@@ -887,8 +896,19 @@ impl<'a> TermSums<'a> {
         };
         self.den_log = _mm256_add_epi64(self.den_log, wide(self.den_log_32));
         self.num_log = _mm256_add_epi64(self.num_log, wide(self.num_log_32));
+        let non_log = _mm256_add_epi64(
+            _mm256_slli_epi64::<16>(wide(self.non_log_hi_32)),
+            wide(self.non_log_lo_32),
+        );
+        self.non_log = _mm256_add_epi64(self.non_log, non_log);
+        self.non_log_count += sum_i64x4(wide(self.non_log_count_32));
         let z = _mm256_setzero_si256();
         (self.den_log_32, self.num_log_32, self.pending) = (z, z, 0);
+        (
+            self.non_log_lo_32,
+            self.non_log_hi_32,
+            self.non_log_count_32,
+        ) = (z, z, z);
     }
 
     /// Adds the lane sums to `sums`.
@@ -935,27 +955,26 @@ impl<'a> TermSums<'a> {
         let sigma2_sq: [__m256i; N] =
             from_fn(|i| _mm256_sub_epi32(g[i].yy, rsh32(g[i].mu2, g[i].mu2)));
         let sigma12: [__m256i; N] = from_fn(|i| _mm256_sub_epi32(g[i].xy, rsh32(mu1[i], g[i].mu2)));
-        // Below the noise floor: add max(sigma2_sq, 0) and count (vif_term's linear branch).
+        if self.pending as usize + N > Self::WIDEN_EVERY as usize {
+            self.widen();
+        }
+        self.pending += N as u32;
+        // Below the noise floor: add max(sigma2_sq, 0) and count (vif_term's linear branch),
+        // in 32-bit lanes (the count: less the all-ones lanes).
         let lin: [__m256i; N] = from_fn(|i| _mm256_cmpgt_epi32(nsq, sigma1_sq[i]));
-        let mut log_lanes = [0u32; N];
         for i in 0..N {
             let add = _mm256_and_si256(lin[i], _mm256_max_epi32(sigma2_sq[i], z));
-            self.non_log = _mm256_add_epi64(
-                self.non_log,
-                _mm256_add_epi64(
-                    _mm256_cvtepi32_epi64(_mm256_castsi256_si128(add)),
-                    _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(add)),
-                ),
-            );
-            let lin_mask = _mm256_movemask_ps(_mm256_castsi256_ps(lin[i])) as u32;
+            let low = _mm256_and_si256(add, _mm256_set1_epi32(0xffff));
+            self.non_log_lo_32 = _mm256_add_epi32(self.non_log_lo_32, low);
+            self.non_log_hi_32 = _mm256_add_epi32(self.non_log_hi_32, _mm256_srli_epi32::<16>(add));
             if den {
-                self.non_log_count += lin_mask.count_ones() as i64;
+                self.non_log_count_32 = _mm256_sub_epi32(self.non_log_count_32, lin[i]);
             }
-            log_lanes[i] = !lin_mask & 0xff;
         }
         // The log branch: 4 lanes at a time in double, or lane by lane where the gain limit
         // is outside the range the vector conversion handles exactly.
-        if log_lanes.iter().all(|&l| l == 0) {
+        let all_lin = lin[1..].iter().fold(lin[0], |a, &b| _mm256_and_si256(a, b));
+        if _mm256_testc_si256(all_lin, _mm256_cmpeq_epi32(z, z)) != 0 {
             return;
         }
         if self.vector_log {
@@ -964,28 +983,23 @@ impl<'a> TermSums<'a> {
                 fast: self.fast.as_ref(),
                 gain_limit: _mm256_set1_pd(self.gain_limit),
             };
-            let log: [__m256i; N] = from_fn(|i| _mm256_xor_si256(lin[i], _mm256_cmpeq_epi32(z, z)));
             let s2: [__m256i; N] = from_fn(|i| _mm256_max_epi32(sigma2_sq[i], z));
             let cond: [__m256i; N] = from_fn(|i| {
-                _mm256_and_si256(
-                    log[i],
+                _mm256_andnot_si256(
+                    lin[i],
                     _mm256_and_si256(
                         _mm256_cmpgt_epi32(sigma12[i], z),
                         _mm256_cmpgt_epi32(s2[i], z),
                     ),
                 )
             });
-            let (d, n) = t.terms(sigma1_sq, s2, sigma12, log, cond, den);
-            if self.pending as usize + N > Self::WIDEN_EVERY as usize {
-                self.widen();
-            }
+            let (d, n) = t.terms(sigma1_sq, s2, sigma12, lin, cond, den);
             for i in 0..N {
                 if den {
                     self.den_log_32 = _mm256_add_epi32(self.den_log_32, d[i]);
                 }
                 self.num_log_32 = _mm256_add_epi32(self.num_log_32, n[i]);
             }
-            self.pending += N as u32;
         } else {
             debug_assert!(den, "the split passes need the vector log path");
             for i in 0..N {
@@ -994,7 +1008,8 @@ impl<'a> TermSums<'a> {
                 store_u32x8(&mut s2, sigma2_sq[i]);
                 store_u32x8(&mut s12, sigma12[i]);
                 let stats = [&s1[..], &s2[..], &s12[..]];
-                scalar::vif_term_lanes(stats, log_lanes[i], self.gain_limit, self.log2, sums);
+                let log_lanes = !_mm256_movemask_ps(_mm256_castsi256_ps(lin[i])) as u32 & 0xff;
+                scalar::vif_term_lanes(stats, log_lanes, self.gain_limit, self.log2, sums);
             }
         }
     }
@@ -1328,6 +1343,44 @@ fn sum_i64x4(v: __m256i) -> i64 {
     l.iter().fold(0i64, |s, &x| s.wrapping_add(x))
 }
 
+/// libvmaf's `log2_64` of 8 integers per group held exactly in `double` (two vectors of 4,
+/// each in `[2^15, 2^53)`) in `m`, plus [`LOG2_F64_BIAS`]: `table[v >> k] + 2048 * k` with
+/// `k = floor(log2(v)) - 15`, as `i32` lanes (lanes 0-3 from `v[i][0]`); other lanes are
+/// garbage. Everything comes from the `double`'s high word: its exponent is `k + 1023 + 15`, and
+/// the 15 fraction bits of `v >> k` below its leading one sit at bits 5..20 (the `f32` of the
+/// index is those bits under the exponent of 2^15; its segment, the top three). A macro, not a
+/// method: LLVM left the method out of line, passing its vectors through the stack.
+macro_rules! log2_f64x2 {
+    ($t:expr, $n:expr, $v:expr, $m:expr) => {{
+        let v: [[__m256d; 2]; $n] = $v;
+        let hi: [__m256i; $n] = from_fn(|i| high_words(v[i][0], v[i][1]));
+        let idx_f: [__m256; $n] = from_fn(|i| {
+            let frac =
+                _mm256_and_si256(_mm256_slli_epi32::<3>(hi[i]), _mm256_set1_epi32(0x7f_ff00));
+            _mm256_castsi256_ps(_mm256_or_si256(frac, _mm256_set1_epi32(0x4700_0000)))
+        });
+        let seg: [__m256i; $n] = from_fn(|i| _mm256_srli_epi32::<17>(hi[i]));
+        let e = $t.lookup(idx_f, seg, $m);
+        // 2048 times the exponent: 2048 * (k + 1038), the constant part in LOG2_F64_BIAS.
+        let r: [__m256i; $n] = from_fn(|i| {
+            _mm256_add_epi32(
+                e[i],
+                _mm256_slli_epi32::<11>(_mm256_srli_epi32::<20>(hi[i])),
+            )
+        });
+        r
+    }};
+}
+
+/// What [`LogTerms::log2_u32`] adds to libvmaf's `log2_32`: the look-up's bias
+/// ([`LogTerms::lookup`]).
+const LOG2_U32_BIAS: i32 = tables::LOG2_FAST8_BIAS - LOG2_COMPACT_BASE as i32;
+
+/// What [`log2_f64x2!`] adds to libvmaf's `log2_64`: the look-up's bias and 2048 times the
+/// exponent's `1023 + 15`. (The terms' differences of two look-ups cancel it.)
+#[cfg(test)]
+const LOG2_F64_BIAS: i32 = LOG2_U32_BIAS + 2048 * (1023 + 15);
+
 /// The log branch of [`scalar::vif_term`] for `N` groups of 8 lanes, in the same `double`
 /// operations (division, products and difference in the scalar's order, no fused multiply-add;
 /// 4 lanes at a time), the same truncations (toward zero, kept in `double` where the value is an
@@ -1344,8 +1397,8 @@ impl LogTerms<'_> {
     const MAX_GAIN_LIMIT: f64 = 1024.0;
 
     /// `(den_log, num_log)` terms of each group's 8 lanes as `i32` lanes, zero where the lane
-    /// is not in the log branch (`log`, all ones per lane) or has no numerator term (`cond`:
-    /// log, `sigma12 > 0`, `sigma2_sq > 0`); `den_log` zero without `den`. `s2` is
+    /// is not in the log branch (in `lin`, all ones per lane) or has no numerator term (`cond`:
+    /// not `lin`, `sigma12 > 0`, `sigma2_sq > 0`); `den_log` zero without `den`. `s2` is
     /// `max(sigma2_sq, 0)`. Lanes outside the masks compute garbage that reads no memory.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
@@ -1354,18 +1407,19 @@ impl LogTerms<'_> {
         s1: [__m256i; N],
         s2: [__m256i; N],
         s12: [__m256i; N],
-        log: [__m256i; N],
+        lin: [__m256i; N],
         cond: [__m256i; N],
         den: bool,
     ) -> ([__m256i; N], [__m256i; N]) {
         let nsq = _mm256_set1_epi32(SIGMA_NSQ);
         let z = _mm256_setzero_si256();
-        // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17; the look-ups leave out
-        // the table's base 15 * 2048 (see `lookup`).
+        // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17; the look-ups add
+        // LOG2_U32_BIAS.
         let den_t: [__m256i; N] = if den {
+            let log: [__m256i; N] = from_fn(|i| _mm256_xor_si256(lin[i], _mm256_cmpeq_epi32(z, z)));
             let d = self.log2_u32(from_fn(|i| _mm256_add_epi32(s1[i], nsq)), log);
-            let off = _mm256_set1_epi32(2048 * 17 - LOG2_COMPACT_BASE as i32);
-            from_fn(|i| _mm256_and_si256(_mm256_sub_epi32(d[i], off), log[i]))
+            let off = _mm256_set1_epi32(2048 * 17 + LOG2_U32_BIAS);
+            from_fn(|i| _mm256_andnot_si256(lin[i], _mm256_sub_epi32(d[i], off)))
         } else {
             [z; N]
         };
@@ -1402,112 +1456,111 @@ impl LogTerms<'_> {
             _mm256_add_pd(ggs, numer1[i][h])
         });
         // Both look-ups leave out the same base, which the difference cancels.
-        let a = self.log2_f64x2(numer1_tmp, cond);
-        let b = self.log2_f64x2(numer1, cond);
+        let a = log2_f64x2!(self, N, numer1_tmp, cond);
+        let b = log2_f64x2!(self, N, numer1, cond);
         (
             den_t,
             from_fn(|i| _mm256_and_si256(_mm256_sub_epi32(a[i], b[i]), cond[i])),
         )
     }
 
-    /// libvmaf's `log2_32` of the `u32` lanes in `m` (each in `[2^15, 2^32)`), per group, less
-    /// the table's base 15 * 2048: `table[v >> k] - 15 * 2048 + 2048 * k` with
-    /// `k = floor(log2(v)) - 15`; other lanes are garbage.
+    /// libvmaf's `log2_32` of the `u32` lanes in `m` (each in `[2^15, 2^32)`), per group, plus
+    /// [`LOG2_U32_BIAS`]: `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`; other lanes
+    /// are garbage.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn log2_u32<const N: usize>(&self, v: [__m256i; N], m: [__m256i; N]) -> [__m256i; N] {
-        // floor(log2(v)) is the exponent of (float)(v >> 1) plus one, or that less one where the
-        // float rounded up to a power of two (then v >> k falls below 2^15).
+        // floor(log2(v)) is the exponent of the exact float of v >> 8 (below 2^24) plus 8.
         let k: [__m256i; N] = from_fn(|i| {
-            let f = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_srli_epi32::<1>(v[i])));
-            _mm256_sub_epi32(_mm256_srli_epi32::<23>(f), _mm256_set1_epi32(127 - 1 + 15))
+            let f = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_srli_epi32::<8>(v[i])));
+            _mm256_sub_epi32(_mm256_srli_epi32::<23>(f), _mm256_set1_epi32(127 - 8 + 15))
         });
-        let k: [__m256i; N] = from_fn(|i| {
-            let over =
-                _mm256_cmpgt_epi32(_mm256_set1_epi32(1 << 15), _mm256_srlv_epi32(v[i], k[i]));
-            _mm256_add_epi32(k[i], over)
-        });
-        let idx = from_fn(|i| _mm256_srlv_epi32(v[i], k[i]));
-        let e = self.lookup(idx, m);
+        let idx: [__m256i; N] = from_fn(|i| _mm256_srlv_epi32(v[i], k[i]));
+        let (idx_f, seg) = index_parts(idx);
+        let e = self.lookup(idx_f, seg, m);
         from_fn(|i| _mm256_add_epi32(e[i], _mm256_slli_epi32::<11>(k[i])))
     }
 
-    /// libvmaf's `log2_64` of 8 integers per group held exactly in `double` (two vectors of 4,
-    /// each in `[2^15, 2^53)`) in `m`, less the table's base (as [`Self::log2_u32`]):
-    /// `table[v >> k] - 15 * 2048 + 2048 * k` with `k = floor(log2(v)) - 15`,
-    /// as `i32` lanes (lanes 0-3 from `v[i][0]`); other lanes are garbage. Both come from the
-    /// `double`'s high word: `k` is its exponent less `1023 + 15`, and `v >> k` (16 bits, the
-    /// leading one and the 15 fraction bits below it) sits at bits 5..20.
+    /// `table[idx] - 15 * 2048 + LOG2_FAST8_BIAS` (the table's base, [`LOG2_COMPACT_BASE`], out
+    /// and the arithmetic's bias in, both folded into the terms' constants or cancelled) for
+    /// the lanes in `m`, per group, from each index's exact `f32` (in `[2^15, 2^16)`) and its
+    /// segment (lanes whose low three bits are the three bits below the leading one); other lanes
+    /// are garbage. By arithmetic ([`FastLog2`]) where the table is the standard one, gathered
+    /// for the lanes near a rounding boundary (about 13 in 10 000) and for every lane of another
+    /// table.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    fn log2_f64x2<const N: usize>(&self, v: [[__m256d; 2]; N], m: [__m256i; N]) -> [__m256i; N] {
-        let hi: [__m256i; N] = from_fn(|i| high_words(v[i][0], v[i][1]));
-        let k: [__m256i; N] = from_fn(|i| {
-            _mm256_sub_epi32(_mm256_srli_epi32::<20>(hi[i]), _mm256_set1_epi32(1023 + 15))
-        });
-        let idx: [__m256i; N] = from_fn(|i| {
-            _mm256_or_si256(
-                _mm256_and_si256(_mm256_srli_epi32::<5>(hi[i]), _mm256_set1_epi32(0x7fff)),
-                _mm256_set1_epi32(0x8000),
-            )
-        });
-        let e = self.lookup(idx, m);
-        from_fn(|i| _mm256_add_epi32(e[i], _mm256_slli_epi32::<11>(k[i])))
-    }
-
-    /// `table[idx] - 15 * 2048` (the table's base, [`LOG2_COMPACT_BASE`], which the terms fold
-    /// into their constants or cancel) for the lanes in `m` (each index in `[2^15, 2^16)`), per
-    /// group; other lanes are garbage. By arithmetic ([`FastLog2`]) where the table is the
-    /// standard one, gathered for the lanes near a rounding boundary (about 16 in 10 000) and
-    /// for every lane of another table.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    fn lookup<const N: usize>(&self, idx: [__m256i; N], m: [__m256i; N]) -> [__m256i; N] {
+    fn lookup<const N: usize>(
+        &self,
+        idx_f: [__m256; N],
+        seg: [__m256i; N],
+        m: [__m256i; N],
+    ) -> [__m256i; N] {
         let (mut value, near) = match self.fast {
-            Some(f) => {
-                let (v, near) = f.entry(idx);
-                (v, from_fn(|i| _mm256_and_si256(near[i], m[i])))
-            }
+            Some(f) => f.entry(idx_f, seg),
             None => ([_mm256_setzero_si256(); N], m),
         };
+        // One test for all groups, before the lanes outside `m` are masked off: near a
+        // boundary is rare (in the lanes outside `m` too, whose garbage rarely lands there).
+        let any = near[1..]
+            .iter()
+            .fold(near[0], |a, &b| _mm256_or_si256(a, b));
+        if _mm256_testz_si256(any, any) != 0 {
+            return value;
+        }
         for i in 0..N {
-            if _mm256_testz_si256(near[i], near[i]) != 0 {
+            let near = _mm256_and_si256(near[i], m[i]);
+            if _mm256_testz_si256(near, near) != 0 {
                 continue;
             }
             // Gather the 32 bits at entry idx - 1 and keep the high half (entry idx), so every
-            // read stays inside the table.
-            let at = _mm256_sub_epi32(idx[i], _mm256_set1_epi32(1));
+            // read stays inside the table. (The index's float is an integer: exact.)
+            let at = _mm256_sub_epi32(_mm256_cvtps_epi32(idx_f[i]), _mm256_set1_epi32(1));
             // SAFETY: for the lanes in `near` (a subset of `m`), 32767 <= idx - 1 <= 65534, so
             // each 4-byte read at byte 2 * (idx - 1) lies inside the 65536-entry (131072-byte)
             // table; the other lanes are not read; gathers need no alignment.
             let pair = unsafe {
-                _mm256_mask_i32gather_epi32::<2>(value[i], self.log2.as_ptr().cast(), at, near[i])
+                _mm256_mask_i32gather_epi32::<2>(value[i], self.log2.as_ptr().cast(), at, near)
             };
             let entry = _mm256_sub_epi32(
                 _mm256_srli_epi32::<16>(pair),
-                _mm256_set1_epi32(LOG2_COMPACT_BASE as i32),
+                _mm256_set1_epi32(LOG2_COMPACT_BASE as i32 - tables::LOG2_FAST8_BIAS),
             );
-            value[i] = _mm256_blendv_epi8(value[i], entry, near[i]);
+            value[i] = _mm256_blendv_epi8(value[i], entry, near);
         }
         value
     }
 }
 
-/// The `log2` table's entries by arithmetic, 8 lanes: the AVX-512 peer's method on eight
-/// segments ([`tables::log2_fast8_consts`]: per index `i` in `[2^15, 2^16)`, `y = L[j] + p(r)` in
-/// `f32` with `j` the three bits below the leading one, `r = (i mod 2^12) / (2^15 + 2^12 j)` and
-/// `p` the degree-4 fit [`tables::LOG2_FAST8_POLY`] of `2048 * log2(1 + r)`; the entry
-/// `15 * 2048 + round(y)`, returned less the base, unless `y` lies near a tie,
-/// [`tables::LOG2_FAST_GUARD_BELOW`] below it or [`tables::LOG2_FAST_GUARD_ABOVE`] above).
-/// Eight segments keep each constant table in one register, picked by one `vpermps`; the
-/// polynomial runs in fused multiply-adds, by Estrin's scheme. The exhaustive unit test
-/// `fast_log2_every_index` checks every unflagged index against the table: its operations are
-/// IEEE `f32` ones (a fused multiply-add rounds once), the same on every CPU.
+/// The `f32` of each integer index lane (exact: below 2^16) and its segment (the index shifted
+/// right by 12: its low three bits are the three below the leading one), as
+/// [`LogTerms::lookup`] takes them.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn index_parts<const N: usize>(idx: [__m256i; N]) -> ([__m256; N], [__m256i; N]) {
+    (
+        from_fn(|i| _mm256_cvtepi32_ps(idx[i])),
+        from_fn(|i| _mm256_srli_epi32::<12>(idx[i])),
+    )
+}
+
+/// The `log2` table's entries by arithmetic, 8 lanes, on eight segments
+/// ([`tables::log2_fast8_consts`]): per index `i` in `[2^15, 2^16)` of segment `j` (the three
+/// bits below its leading one), `r = i * inv[j] - 1` and `z = base[j] + p(r)` in `f32`, `p` the
+/// degree-4 fit [`tables::LOG2_FAST8_POLY`] of `2048 * log2(1 + r)`. The base puts `z` where an
+/// `f32` has 12 fraction bits and adds a half and the lower guard, so that `z`'s bit pattern
+/// holds the rounded entry above its low 12 bits, and those bits say how near a tie `y` lies:
+/// an index is flagged for the table where they are below
+/// [`tables::LOG2_FAST8_GUARD_BELOW_UNITS`] + [`tables::LOG2_FAST8_GUARD_ABOVE_UNITS`]. Eight
+/// segments keep each constant table in one register, picked by one `vpermps`; the polynomial
+/// runs in fused multiply-adds. The exhaustive unit test `fast_log2_every_index` checks every
+/// unflagged index against the table: its operations are IEEE `f32` ones (a fused multiply-add
+/// rounds once), the same on every CPU.
 #[derive(Clone, Copy)]
 struct FastLog2 {
     /// Per segment: `1 / (2^15 + 2^12 j)`.
     inv: __m256,
-    /// Per segment: `L[j]` plus [`tables::LOG2_FAST_NEAR_SHIFT`].
+    /// Per segment: `L[j]` plus 2048, a half and the lower guard.
     base: __m256,
     /// [`tables::LOG2_FAST8_POLY`].
     poly: [__m256; 4],
@@ -1532,41 +1585,34 @@ impl FastLog2 {
         }
     }
 
-    /// `(entries, near)` per group: the table entries of the 8 indices (each in
-    /// `[2^15, 2^16)`) less the table's base 15 * 2048, correct in every lane outside `near`
-    /// (all ones where near a rounding boundary).
+    /// `(entries, near)` per group: the table entries of the 8 indices (from their `f32`s
+    /// and segments, as [`LogTerms::lookup`] takes them) less the table's base 15 * 2048 plus
+    /// [`tables::LOG2_FAST8_BIAS`], correct in every lane outside `near` (all ones where near a
+    /// rounding boundary).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    fn entry<const N: usize>(&self, idx: [__m256i; N]) -> ([__m256i; N], [__m256i; N]) {
-        // idx >> 12 is 8 + j; vpermps reads its low three bits.
-        let j: [__m256i; N] = from_fn(|i| _mm256_srli_epi32::<12>(idx[i]));
-        let inv: [__m256; N] = from_fn(|i| _mm256_permutevar8x32_ps(self.inv, j[i]));
-        let base: [__m256; N] = from_fn(|i| _mm256_permutevar8x32_ps(self.base, j[i]));
-        let r: [__m256; N] = from_fn(|i| {
-            let low = _mm256_cvtepi32_ps(_mm256_and_si256(idx[i], _mm256_set1_epi32(4095)));
-            _mm256_mul_ps(low, inv[i])
-        });
-        // Estrin's scheme, (c3 + c2 r) + r^2 (c1 + c0 r), then times r: a shorter dependency
-        // chain than Horner's (three multiply-add steps deep instead of five), which is what
-        // bounds this code.
+    fn entry<const N: usize>(
+        &self,
+        idx_f: [__m256; N],
+        seg: [__m256i; N],
+    ) -> ([__m256i; N], [__m256i; N]) {
+        let inv: [__m256; N] = from_fn(|i| _mm256_permutevar8x32_ps(self.inv, seg[i]));
+        let base: [__m256; N] = from_fn(|i| _mm256_permutevar8x32_ps(self.base, seg[i]));
+        let r: [__m256; N] = from_fn(|i| _mm256_fmsub_ps(idx_f[i], inv[i], _mm256_set1_ps(1.0)));
+        // Horner's scheme: one multiply-add a step, the fewest operations (these look-ups are
+        // bound by throughput, with several groups in flight).
         let [c0, c1, c2, c3] = self.poly;
-        let lo: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(c2, r[i], c3));
-        let hi: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(c0, r[i], c1));
-        let p: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(hi[i], _mm256_mul_ps(r[i], r[i]), lo[i]));
-        let y: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(p[i], r[i], base[i]));
-        // The entry straight from y (the conversion rounds to nearest, ties to even, as
-        // `round` does), so the value waits for one conversion, not a `vroundps` and another.
-        let entry: [__m256i; N] = from_fn(|i| _mm256_cvtps_epi32(y[i]));
-        // y - c, with c = round(y) (exact in f32), is in [-1/2, 1/2]; near +-1/2, y is close
-        // to a tie. The bases hold LOG2_FAST_NEAR_SHIFT, so one compare against
-        // LOG2_FAST_NEAR_LIMIT tests both guards (see there).
+        let p: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(c0, r[i], c1));
+        let p: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(p[i], r[i], c2));
+        let p: [__m256; N] = from_fn(|i| _mm256_fmadd_ps(p[i], r[i], c3));
+        let z: [__m256i; N] =
+            from_fn(|i| _mm256_castps_si256(_mm256_fmadd_ps(p[i], r[i], base[i])));
+        let entry = from_fn(|i| _mm256_srli_epi32::<12>(z[i]));
+        let guards =
+            (tables::LOG2_FAST8_GUARD_BELOW_UNITS + tables::LOG2_FAST8_GUARD_ABOVE_UNITS) as i32;
         let near = from_fn(|i| {
-            let t = _mm256_sub_ps(y[i], _mm256_cvtepi32_ps(entry[i]));
-            let abs = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)));
-            _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(
-                abs,
-                _mm256_set1_ps(tables::LOG2_FAST_NEAR_LIMIT),
-            ))
+            let frac = _mm256_and_si256(z[i], _mm256_set1_epi32(4095));
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(guards), frac)
         });
         (entry, near)
     }
@@ -1883,8 +1929,9 @@ mod fast_log2_tests {
                     _mm256_loadu_si256(idx.as_ptr().add(8).cast()),
                 ]
             };
-            let (entry, near) = fast.entry(v);
-            let looked_up = terms.lookup(v, [all; 2]);
+            let (idx_f, seg) = index_parts(v);
+            let (entry, near) = fast.entry(idx_f, seg);
+            let looked_up = terms.lookup(idx_f, seg, [all; 2]);
             for h in 0..2 {
                 let (mut e, mut l, mut n) = ([0u32; 8], [0u32; 8], [0u32; 8]);
                 store_u32x8(&mut e, entry[h]);
@@ -1892,7 +1939,7 @@ mod fast_log2_tests {
                 store_u32x8(&mut n, near[h]);
                 for lane in 0..8 {
                     let i = idx[8 * h + lane];
-                    let want = table[i as usize] as u32 - LOG2_COMPACT_BASE as u32;
+                    let want = (table[i as usize] as i32 + LOG2_U32_BIAS) as u32;
                     assert_eq!(l[lane], want, "lookup of index {i}");
                     if n[lane] == 0 {
                         assert_eq!(e[lane], want, "arithmetic log2 of index {i}");
@@ -1955,11 +2002,11 @@ mod fast_log2_tests {
                 let mut got = [0u32; 8];
                 store_u32x8(
                     &mut got,
-                    terms.log2_f64x2([[load(&v[..4]), load(&v[4..])]], [all])[0],
+                    log2_f64x2!(terms, 1, [[load(&v[..4]), load(&v[4..])]], [all])[0],
                 );
                 for l in 0..8 {
                     assert_eq!(
-                        got[l] as i32 + LOG2_COMPACT_BASE as i32,
+                        got[l] as i32 - LOG2_F64_BIAS,
                         tables::log2_64(table, v[l]),
                         "log2_64({})",
                         v[l]
@@ -1974,7 +2021,7 @@ mod fast_log2_tests {
                 store_u32x8(&mut got, terms.log2_u32([x], [all])[0]);
                 for l in 0..8 {
                     assert_eq!(
-                        got[l] as i32 + LOG2_COMPACT_BASE as i32,
+                        got[l] as i32 - LOG2_U32_BIAS,
                         tables::log2_32(table, v32[l]),
                         "log2_32({})",
                         v32[l]
