@@ -801,20 +801,21 @@ fn stat_horizontal_avx2(
         return false;
     }
     let madd = madd_taps_ok(filt) && w >= 16;
-    let means_ok = means_16bit(line, filt, w, side.reads_reference_lines());
-    if madd && !means_ok && !own {
-        return false;
-    }
     let l16 = &mut acc.narrow;
     // The 16-bit path, specialised per tap-pair count (libvmaf's 17, 9 and 5 taps) so its tap
     // loop unrolls.
-    let done = match (madd && means_ok, filt.len().div_ceil(2)) {
+    let done = match (madd, filt.len().div_ceil(2)) {
         (true, 9) => stat_horizontal_madd::<9>(line, filt, w, l16, &mut terms, sums, side),
         (true, 5) => stat_horizontal_madd::<5>(line, filt, w, l16, &mut terms, sums, side),
         (true, 3) => stat_horizontal_madd::<3>(line, filt, w, l16, &mut terms, sums, side),
         _ => stat_horizontal_wide(line, filt, w, &mut terms, sums, side),
     };
     terms.flush(sums);
+    // The `madd` path stops short only at means that are not 16-bit: the scalar finishes an own
+    // pass; a split one cannot change its columns' order mid-row.
+    if madd && done < w / 16 * 16 && !own {
+        return false;
+    }
     let cols = done..w;
     match side {
         RefSide::Own => {
@@ -1129,20 +1130,6 @@ fn madd_taps_ok(filt: &[u16]) -> bool {
         && filt.len() <= 2 * PAD + 1
 }
 
-/// Whether the mean lines the pass reads (`mu1` only with `reference`) are 16-bit, as
-/// [`stat_horizontal_madd`] needs (always, as the vertical passes round them).
-#[target_feature(enable = "avx2,fma")]
-fn means_16bit(line: &StatLine, filt: &[u16], w: usize, reference: bool) -> bool {
-    let start = PAD - filt.len() / 2;
-    let reach = start..start + w + filt.len() - 1;
-    let mu1 = if reference {
-        &line.mu1[reach.clone()]
-    } else {
-        &[]
-    };
-    mu1.iter().chain(&line.mu2[reach]).fold(0u32, |a, &v| a | v) < 1 << 16
-}
-
 /// The horizontal filter in 16-bit lanes: the line values (means, and the low and high 16 bits of
 /// the squares) offset by -2^15 into `i16`, two taps per `_mm256_madd_epi16`, the offset added
 /// back as `2^15 * sum(taps)`. Every filtered 16-bit half is below 2^32, so the wrapping `i32`
@@ -1152,7 +1139,9 @@ fn means_16bit(line: &StatLine, filt: &[u16], w: usize, reference: bool) -> bool
 /// 8 even output columns with the taps paired `(2i, 2i + 1)`, and another of the same window 8
 /// odd ones with them paired `(2i - 1, 2i)`; the VIF terms are formed on those 8-column sets
 /// (order-free integer sums), two 16-column blocks at a time where the chunk has them. Returns the
-/// columns done (`0 .. w / 16 * 16`). Requires [`madd_taps_ok`] and [`means_16bit`]; `narrow`
+/// columns done: `0 .. w / 16 * 16`, or fewer where a chunk's means are not all below 2^16 (the
+/// vertical passes never give such means; the check is fused into the copies): the pass stops
+/// before that chunk. Requires [`madd_taps_ok`]; `narrow`
 /// is the scratch of [`WideAcc::narrow`] (its contents on entry do not matter). A `Load` pass
 /// filters only the distorted side's copies.
 #[target_feature(enable = "avx2,fma")]
@@ -1197,6 +1186,9 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         // Values 0 .. n - 1 from the line; value n - 1 is only ever multiplied by a zero tap.
         let n = cn + taps;
         let mut i = 0;
+        // The means' bits, to check that they are 16-bit (the packs saturate).
+        let mut means = _mm256_setzero_si256();
+        let mut means_tail = 0u32;
         while i + 16 < n {
             let at = start + c0 + i;
             // SAFETY: at + 16 <= start + c0 + n - 1 <= start + w16 + taps - 1 <= every line's
@@ -1215,6 +1207,10 @@ fn stat_horizontal_madd<const PAIRS: usize>(
             };
             let lo = |x: __m256i| _mm256_and_si256(x, low16);
             let hi = |x: __m256i| _mm256_srli_epi32::<16>(x);
+            means = _mm256_or_si256(means, _mm256_or_si256(v[1].0, v[1].1));
+            if reference {
+                means = _mm256_or_si256(means, _mm256_or_si256(v[0].0, v[0].1));
+            }
             let out = [
                 pack(v[0].0, v[0].1),
                 pack(v[1].0, v[1].1),
@@ -1234,6 +1230,7 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         }
         for i in i..n - 1 {
             let at = start + c0 + i;
+            means_tail |= line.mu2[at] | if reference { line.mu1[at] } else { 0 };
             let (xx, yy, xy) = (line.xx[at], line.yy[at], line.xy[at]);
             let v = [
                 line.mu1[at],
@@ -1251,6 +1248,9 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         }
         for d in l16.iter_mut() {
             d[n - 1] = 0;
+        }
+        if _mm256_testz_si256(means, _mm256_set1_epi32(!0xffff)) == 0 || means_tail >= 1 << 16 {
+            return c0;
         }
         // The even and odd columns' statistics of jj .. jj + 16.
         let block = |jj: usize| {
