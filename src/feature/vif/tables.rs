@@ -86,27 +86,26 @@ pub fn log2_compact() -> &'static [u16; LOG2_COMPACT_LEN] {
     })
 }
 
-/// Segments of the arithmetic `log2` of the SIMD kernels ([`log2_fast_consts`]): the top five
+/// Segments of the AVX-512 kernels' arithmetic `log2` ([`log2_fast_consts`]): the top five
 /// bits below the leading one of an index in `[2^15, 2^16)`.
 pub const LOG2_FAST_SEGMENTS: usize = 32;
 
-/// Where the arithmetic `log2` of the SIMD kernels leaves an index to the table: its value
-/// `y` (of `2048 * log2`) lies within `GUARD_BELOW` below a half-integer or `GUARD_ABOVE` above
-/// one. The arithmetic's error is below 1.3e-4 (a unit of `y`) over all 2^15 indices; below a
-/// half-integer the guard also covers the table's own quirk: its `log2f` rounded to `f32` (steps
-/// of 2^-9 in `y`) lifts values up to 2^-10 below a tie onto it, which then rounds up. The
-/// exhaustive unit test `fast_log2_every_index` checks every index the arithmetic keeps.
-pub const LOG2_FAST_GUARD_BELOW: f32 = 1.0 / 1024.0 + 1.0 / 4096.0;
-/// See [`LOG2_FAST_GUARD_BELOW`].
-pub const LOG2_FAST_GUARD_ABOVE: f32 = 1.0 / 4096.0;
+/// The SIMD kernels' arithmetic `log2` (the table entry `round(y)`, `y = 2048 * log2(i) -
+/// 15 * 2048` of an index `i` in `[2^15, 2^16)`): where `y` lies within `BELOW` units of 2^-12
+/// below a half-integer, or `ABOVE` units above one, the index is left to the table. 2^-12 is
+/// the resolution of the kernels' sums (see [`log2_fast_consts`]). Below a tie the guard also
+/// covers the table's own quirk: its `log2f` rounded to `f32` (steps of 2^-9 in `y`) lifts
+/// values up to 2^-10 below a tie onto it, which then rounds up. The exhaustive unit tests
+/// `fast_log2_every_index` (one per SIMD level) check every index the arithmetic keeps, and fix
+/// the guards: with `BELOW` at 4 and `ABOVE` at 0 every other index already holds its entry at
+/// both segmentations; `ABOVE` at 1 keeps one unit of room.
+pub const LOG2_FAST_GUARD_BELOW_UNITS: u32 = 4;
+/// See [`LOG2_FAST_GUARD_BELOW_UNITS`].
+pub const LOG2_FAST_GUARD_ABOVE_UNITS: u32 = 1;
 
-/// What the segment bases ([`log2_fast_consts`], [`log2_fast8_consts`]) add to `y`: half the
-/// difference of the two guards, so that one symmetric test applies both: the shifted `y` lies
-/// further than [`LOG2_FAST_NEAR_LIMIT`] from the nearest integer exactly where the unshifted one
-/// lies within [`LOG2_FAST_GUARD_BELOW`] below a tie or [`LOG2_FAST_GUARD_ABOVE`] above one.
-pub const LOG2_FAST_NEAR_SHIFT: f32 = (LOG2_FAST_GUARD_BELOW - LOG2_FAST_GUARD_ABOVE) / 2.0;
-/// See [`LOG2_FAST_NEAR_SHIFT`]: 1/2 less the mean of the two guards.
-pub const LOG2_FAST_NEAR_LIMIT: f32 = 0.5 - (LOG2_FAST_GUARD_BELOW + LOG2_FAST_GUARD_ABOVE) / 2.0;
+/// What the SIMD kernels' arithmetic `log2` adds to each entry: the `f32` bit pattern of 2048
+/// shifted right by 12 (see [`log2_fast_consts`]); the terms fold it into their constants.
+pub const LOG2_FAST_BIAS: i32 = (2048f32.to_bits() >> 12) as i32;
 
 /// Coefficients of `2048 * log2(1 + r)` for `0 <= r < 1/32` (the AVX-512 kernels' segments),
 /// highest degree first, a cubic with no constant term: a least-squares fit on Chebyshev nodes
@@ -116,76 +115,50 @@ pub const LOG2_FAST_NEAR_LIMIT: f32 = 0.5 - (LOG2_FAST_GUARD_BELOW + LOG2_FAST_G
 /// (`fast_log2_every_index`) checks every index the arithmetic keeps.
 pub const LOG2_FAST_POLY3: [f32; 3] = [942.0829, -1476.5547, 2954.6355];
 
-/// Per segment `j` of [`LOG2_FAST_SEGMENTS`]: `1 / (2^15 + 2^10 j)` and
-/// `2048 * log2(1 + j / 32)`, in `f32`. An index `i` of segment `j` has
-/// `2048 * log2(i) - 15 * 2048 = L[j] + 2048 * log2(1 + (i mod 2^10) * inv[j])`, which the SIMD
-/// kernels evaluate in `f32` instead of gathering the table entry, except near a rounding
-/// boundary ([`LOG2_FAST_GUARD_BELOW`]).
+/// Per segment `j` of [`LOG2_FAST_SEGMENTS`] (32 segments of 2^10 indices), in `f32`:
+/// `inv = 1 / (2^15 + 2^10 j)`, and `base = 2048 * log2(1 + j / 32) + 2048 + 1/2` plus
+/// [`LOG2_FAST_GUARD_BELOW_UNITS`] units of 2^-12. An index `i` of segment `j` has
+/// `y = L[j] + 2048 * log2(1 + r)` with `r = i * inv - 1`, which the SIMD kernels evaluate in
+/// `f32` instead of reading the table, except near a rounding boundary. Their last multiply-add
+/// adds the base, so the sum `z` lies in `[2048, 4096)`, where an `f32` has 12 fraction bits:
+/// its bit pattern is `0x4500_0000 + round(2^12 (z - 2048))`, which shifted right by 12 is the
+/// entry (rounded half up, with the guard) plus [`LOG2_FAST_BIAS`], and whose low 12 bits say how
+/// near a tie `y` lies (below the sum of the guards: near). (`z` reaches 4096 only above the
+/// last tie, where the shift still gives the entry and the low bits flag it.)
 pub fn log2_fast_consts() -> &'static ([f32; LOG2_FAST_SEGMENTS], [f32; LOG2_FAST_SEGMENTS]) {
     static CONSTS: OnceLock<([f32; LOG2_FAST_SEGMENTS], [f32; LOG2_FAST_SEGMENTS])> =
         OnceLock::new();
     CONSTS.get_or_init(segment_consts)
 }
 
-/// `(inv, base)` of `N` segments of `2^15 / N` indices each: `1 / (2^15 + 2^15 j / N)` and
-/// `2048 * log2(1 + j / N)` plus [`LOG2_FAST_NEAR_SHIFT`], in `f32` (see [`log2_fast_consts`]).
+/// `(inv, base)` of `N` segments of `2^15 / N` indices each (see [`log2_fast_consts`]).
 fn segment_consts<const N: usize>() -> ([f32; N], [f32; N]) {
     let width = (1u32 << 15) / N as u32;
-    let base = |j: usize| 2048.0 * (1.0 + j as f64 / N as f64).log2();
+    let shift = 2048.5 + LOG2_FAST_GUARD_BELOW_UNITS as f64 / 4096.0;
+    let base = |j: usize| 2048.0 * (1.0 + j as f64 / N as f64).log2() + shift;
     (
         std::array::from_fn(|j| (1.0 / ((1u32 << 15) + j as u32 * width) as f64) as f32),
-        std::array::from_fn(|j| (base(j) + LOG2_FAST_NEAR_SHIFT as f64) as f32),
+        std::array::from_fn(|j| base(j) as f32),
     )
 }
 
 /// Segments of the AVX2 kernels' arithmetic `log2` ([`log2_fast8_consts`]): the top three bits
 /// below the leading one, so that each constant table fits one 8-lane register (one `vpermps`
-/// picks an entry, where the 32-segment tables need four and three blends).
+/// picks an entry, where the 32-segment tables need two registers).
 pub const LOG2_FAST8_SEGMENTS: usize = 8;
 
 /// Coefficients of `2048 * log2(1 + r)` for `0 <= r < 1/8`, highest degree first, degree 4 with
 /// no constant term: a least-squares fit on Chebyshev nodes reweighted toward the minimax one
 /// (error below 4e-5 of a unit with the coefficients in `f32`; a unit test checks it). The
-/// AVX2 kernels evaluate it in `f32` multiply-adds, the last one rounding to 2^-12 (see
-/// [`log2_fast8_consts`]); the exhaustive test of the AVX2 kernels (`fast_log2_every_index`)
-/// checks every index the arithmetic keeps, which fixes the guards
-/// ([`LOG2_FAST8_GUARD_BELOW_UNITS`]).
+/// exhaustive test of the AVX2 kernels (`fast_log2_every_index`) checks every index the
+/// arithmetic keeps.
 pub const LOG2_FAST8_POLY: [f32; 4] = [-585.50507, 969.7107, -1476.7119, 2954.6318];
 
-/// The AVX2 kernels' guards, in units of 2^-12 of `y` (the resolution of their sums, see
-/// [`log2_fast8_consts`]): an index whose `y` lies within `BELOW` units below a half-integer, or
-/// `ABOVE` units above one, is left to the table. Smaller than the `f32` analysis of
-/// [`LOG2_FAST_GUARD_BELOW`] needs, because the exhaustive test (`fast_log2_every_index`) fixes
-/// them: with `BELOW` at 4 and `ABOVE` at 0 every other index already holds its entry; `ABOVE`
-/// at 1 keeps one unit of room.
-pub const LOG2_FAST8_GUARD_BELOW_UNITS: u32 = 4;
-/// See [`LOG2_FAST8_GUARD_BELOW_UNITS`].
-pub const LOG2_FAST8_GUARD_ABOVE_UNITS: u32 = 1;
-
-/// What the AVX2 kernels' `log2` adds to each entry: the `f32` bit pattern of 2048 shifted
-/// right by 12 (see [`log2_fast8_consts`]); the terms fold it into their constants.
-pub const LOG2_FAST8_BIAS: i32 = (2048f32.to_bits() >> 12) as i32;
-
-/// Per segment `j` of [`LOG2_FAST8_SEGMENTS`] (eight segments of 2^12 indices), in `f32`:
-/// `1 / (2^15 + 2^12 j)`, and `2048 * log2(1 + j / 8) + 2048 + 1/2` plus
-/// [`LOG2_FAST8_GUARD_BELOW_UNITS`] units of 2^-12. An index `i` of segment `j` has
-/// `y = 2048 * log2(i) - 15 * 2048 = L[j] + 2048 * log2(1 + r)` with `r = i * inv[j] - 1`; the
-/// AVX2 kernels' last multiply-add adds the base, so the sum `z` lies in `[2048, 4096)` (where
-/// an `f32` has 12 fraction bits) and its bit pattern is `0x4500_0000 + round(2^12 z')`, `z'`
-/// its part above 2048: the pattern shifted right by 12 is the entry (rounded half up) plus
-/// [`LOG2_FAST8_BIAS`], and its low 12 bits tell how far `y` lies from a tie. (`z` reaches 4096
-/// only above the last tie, where the shift still gives the entry and the low bits flag it.)
+/// [`log2_fast_consts`] for the eight segments of 2^12 indices of [`LOG2_FAST8_SEGMENTS`].
 pub fn log2_fast8_consts() -> &'static ([f32; LOG2_FAST8_SEGMENTS], [f32; LOG2_FAST8_SEGMENTS]) {
     static CONSTS: OnceLock<([f32; LOG2_FAST8_SEGMENTS], [f32; LOG2_FAST8_SEGMENTS])> =
         OnceLock::new();
-    CONSTS.get_or_init(|| {
-        let n = LOG2_FAST8_SEGMENTS;
-        let shift = 2048.5 + LOG2_FAST8_GUARD_BELOW_UNITS as f64 / 4096.0;
-        (
-            std::array::from_fn(|j| (1.0 / ((1u32 << 15) + j as u32 * 4096) as f64) as f32),
-            std::array::from_fn(|j| (2048.0 * (1.0 + j as f64 / n as f64).log2() + shift) as f32),
-        )
-    })
+    CONSTS.get_or_init(segment_consts)
 }
 
 /// One table entry: `(uint16_t)round(log2f((float)i) * 2048)`.

@@ -1374,7 +1374,7 @@ macro_rules! log2_f64x2 {
 
 /// What [`LogTerms::log2_u32`] adds to libvmaf's `log2_32`: the look-up's bias
 /// ([`LogTerms::lookup`]).
-const LOG2_U32_BIAS: i32 = tables::LOG2_FAST8_BIAS - LOG2_COMPACT_BASE as i32;
+const LOG2_U32_BIAS: i32 = tables::LOG2_FAST_BIAS - LOG2_COMPACT_BASE as i32;
 
 /// What [`log2_f64x2!`] adds to libvmaf's `log2_64`: the look-up's bias and 2048 times the
 /// exponent's `1023 + 15`. (The terms' differences of two look-ups cancel it.)
@@ -1481,7 +1481,7 @@ impl LogTerms<'_> {
         from_fn(|i| _mm256_add_epi32(e[i], _mm256_slli_epi32::<11>(k[i])))
     }
 
-    /// `table[idx] - 15 * 2048 + LOG2_FAST8_BIAS` (the table's base, [`LOG2_COMPACT_BASE`], out
+    /// `table[idx] - 15 * 2048 + LOG2_FAST_BIAS` (the table's base, [`LOG2_COMPACT_BASE`], out
     /// and the arithmetic's bias in, both folded into the terms' constants or cancelled) for
     /// the lanes in `m`, per group, from each index's exact `f32` (in `[2^15, 2^16)`) and its
     /// segment (lanes whose low three bits are the three bits below the leading one); other lanes
@@ -1524,7 +1524,7 @@ impl LogTerms<'_> {
             };
             let entry = _mm256_sub_epi32(
                 _mm256_srli_epi32::<16>(pair),
-                _mm256_set1_epi32(LOG2_COMPACT_BASE as i32 - tables::LOG2_FAST8_BIAS),
+                _mm256_set1_epi32(LOG2_COMPACT_BASE as i32 - tables::LOG2_FAST_BIAS),
             );
             value[i] = _mm256_blendv_epi8(value[i], entry, near);
         }
@@ -1551,7 +1551,7 @@ fn index_parts<const N: usize>(idx: [__m256i; N]) -> ([__m256; N], [__m256i; N])
 /// `f32` has 12 fraction bits and adds a half and the lower guard, so that `z`'s bit pattern
 /// holds the rounded entry above its low 12 bits, and those bits say how near a tie `y` lies:
 /// an index is flagged for the table where they are below
-/// [`tables::LOG2_FAST8_GUARD_BELOW_UNITS`] + [`tables::LOG2_FAST8_GUARD_ABOVE_UNITS`]. Eight
+/// [`tables::LOG2_FAST_GUARD_BELOW_UNITS`] + [`tables::LOG2_FAST_GUARD_ABOVE_UNITS`]. Eight
 /// segments keep each constant table in one register, picked by one `vpermps`; the polynomial
 /// runs in fused multiply-adds. The exhaustive unit test `fast_log2_every_index` checks every
 /// unflagged index against the table: its operations are IEEE `f32` ones (a fused multiply-add
@@ -1587,7 +1587,7 @@ impl FastLog2 {
 
     /// `(entries, near)` per group: the table entries of the 8 indices (from their `f32`s
     /// and segments, as [`LogTerms::lookup`] takes them) less the table's base 15 * 2048 plus
-    /// [`tables::LOG2_FAST8_BIAS`], correct in every lane outside `near` (all ones where near a
+    /// [`tables::LOG2_FAST_BIAS`], correct in every lane outside `near` (all ones where near a
     /// rounding boundary).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
@@ -1609,7 +1609,7 @@ impl FastLog2 {
             from_fn(|i| _mm256_castps_si256(_mm256_fmadd_ps(p[i], r[i], base[i])));
         let entry = from_fn(|i| _mm256_srli_epi32::<12>(z[i]));
         let guards =
-            (tables::LOG2_FAST8_GUARD_BELOW_UNITS + tables::LOG2_FAST8_GUARD_ABOVE_UNITS) as i32;
+            (tables::LOG2_FAST_GUARD_BELOW_UNITS + tables::LOG2_FAST_GUARD_ABOVE_UNITS) as i32;
         let near = from_fn(|i| {
             let frac = _mm256_and_si256(z[i], _mm256_set1_epi32(4095));
             _mm256_cmpgt_epi32(_mm256_set1_epi32(guards), frac)

@@ -2023,10 +2023,10 @@ impl LogTerms<'_> {
         let nsq = _mm512_set1_epi32(SIGMA_NSQ);
         let z = _mm512_setzero_si512();
         // den_log: log2_32((u32)(sigma_nsq + sigma1_sq)) - 2048 * 17 (when asked for); the
-        // look-ups leave out the table's base 15 * 2048 (see `lookup`).
+        // look-ups add LOG2_BIAS (see `lookup!`).
         let den_t: [__m512i; N] = if den {
-            let d = self.log2_u32(from_fn(|i| _mm512_add_epi32(s1[i], nsq)), log);
-            let off = _mm512_set1_epi32(2048 * 17 - LOG2_COMPACT_BASE as i32);
+            let d = log2_u32!(self, N, from_fn(|i| _mm512_add_epi32(s1[i], nsq)), log);
+            let off = _mm512_set1_epi32(2048 * 17 + LOG2_BIAS);
             from_fn(|i| _mm512_maskz_sub_epi32(log[i], d[i], off))
         } else {
             [z; N]
@@ -2068,35 +2068,23 @@ impl LogTerms<'_> {
                 _mm512_cvtepu32_pd(half256(numer1[i], h)),
             )
         });
-        // Both look-ups leave out the same base, which the difference cancels.
+        // Both look-ups add the same bias, which the difference cancels.
         let a = self.log2_exact_f64x2(numer1_tmp, cond);
-        let b = self.log2_u32(numer1, cond);
+        let b = log2_u32!(self, N, numer1, cond);
         (
             den_t,
             from_fn(|i| _mm512_maskz_mov_epi32(cond[i], _mm512_sub_epi32(a[i], b[i]))),
         )
     }
 
-    /// libvmaf's `log2_32` of the `u32` lanes in `m` (each at least 2^15), per group, less the
-    /// table's base 15 * 2048: `table[v >> k] - 15 * 2048 + 2048 * k` with `k = 16 -
-    /// leading_zeros(v)`; other lanes are garbage.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn log2_u32<const N: usize>(&self, v: [__m512i; N], m: [__mmask16; N]) -> [__m512i; N] {
-        let k: [__m512i; N] =
-            from_fn(|i| _mm512_sub_epi32(_mm512_set1_epi32(16), _mm512_lzcnt_epi32(v[i])));
-        let idx = from_fn(|i| _mm512_srlv_epi32(v[i], k[i]));
-        let e = self.lookup(idx, m);
-        from_fn(|i| _mm512_add_epi32(e[i], _mm512_slli_epi32::<11>(k[i])))
-    }
-
     /// libvmaf's `log2_64` of 16 integers per group, given as two vectors of 8 exact `double`s
-    /// (each in `[2^15, 2^53)`), in `m`, less the table's base 15 * 2048 (as [`Self::log2_u32`]):
-    /// `table[v >> k] - 15 * 2048 + 2048 * k` with `k = bits(v) - 16`, as
-    /// `i32` lanes (lanes 0-7 from `v[i][0]`); other lanes are garbage. The high 32 bits of
-    /// such a `double` are its biased exponent `e` and its top 20 fraction bits, so `v >> k` (its
-    /// 16 leading bits, truncated) is `2^15` plus the top 15 fraction bits and `k = e - 1023 -
-    /// 15`: one permute of the high halves instead of 64-bit shifts and two narrowings.
+    /// (each in `[2^15, 2^53)`), in `m`, plus [`LOG2_BIAS`] (as [`log2_u32!`]):
+    /// `table[v >> k] + 2048 * k` with `k = bits(v) - 16`, as `i32` lanes (lanes 0-7 from
+    /// `v[i][0]`); other lanes are garbage. The high 32 bits of such a `double` are its biased
+    /// exponent `e` and its top 20 fraction bits, so `k = e - 1023 - 15`, and the `f32` of
+    /// `v >> k` (its 16 leading bits, truncated) is the top 15 fraction bits under the exponent
+    /// of 2^15, its segment the top five: one permute of the high halves instead of 64-bit
+    /// shifts and two narrowings.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
     fn log2_exact_f64x2<const N: usize>(
@@ -2114,64 +2102,24 @@ impl LogTerms<'_> {
                 _mm512_castpd_si512(v[i][1]),
             )
         });
-        let idx = from_fn(|i| {
-            _mm512_or_si512(
-                _mm512_and_si512(_mm512_srli_epi32::<5>(hw[i]), _mm512_set1_epi32(0x7fff)),
-                _mm512_set1_epi32(0x8000),
-            )
+        // (hw << 3) & 0x7fff00 | 0x4700_0000 in one ternary-logic step: bits of the second
+        // operand where the mask (third) is set, the exponent's elsewhere.
+        let idx_f: [__m512; N] = from_fn(|i| {
+            _mm512_castsi512_ps(_mm512_ternarylogic_epi32::<0xd8>(
+                _mm512_set1_epi32(0x4700_0000),
+                _mm512_slli_epi32::<3>(hw[i]),
+                _mm512_set1_epi32(0x7f_ff00),
+            ))
         });
+        let seg: [__m512i; N] = from_fn(|i| _mm512_srli_epi32::<15>(hw[i]));
         let k: [__m512i; N] =
             from_fn(|i| _mm512_sub_epi32(_mm512_srli_epi32::<20>(hw[i]), _mm512_set1_epi32(1038)));
-        let e = self.lookup(idx, m);
+        let e = lookup!(self, N, idx_f, seg, m);
         from_fn(|i| _mm512_add_epi32(e[i], _mm512_slli_epi32::<11>(k[i])))
     }
 
-    /// `table[idx] - 15 * 2048` (the table's base, [`LOG2_COMPACT_BASE`], which the terms fold
-    /// into their constants or cancel) for the lanes in `m` (each index in `[2^15, 2^16)`), per
-    /// group; other lanes are garbage.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn lookup<const N: usize>(&self, idx: [__m512i; N], m: [__mmask16; N]) -> [__m512i; N] {
-        if let Some(compact) = self.compact {
-            // Most lanes: the entry by arithmetic; the few near a rounding boundary (about 16 in
-            // 10 000) from the compact table, gathered only when a vector has one.
-            let (mut value, near) = self.fast.entry(idx);
-            let near: [__mmask16; N] = from_fn(|i| near[i] & m[i]);
-            if near.iter().all(|&n| n == 0) {
-                return value;
-            }
-            for i in 0..N {
-                if near[i] != 0 {
-                    let t = self.gather_compact(compact, idx[i], near[i]);
-                    value[i] = _mm512_mask_mov_epi32(value[i], near[i], t);
-                }
-            }
-            return value;
-        }
-        from_fn(|i| {
-            // Gather the 32 bits at entry idx - 1 and keep the high half (entry idx), so every
-            // read stays inside the table.
-            let at = _mm512_sub_epi32(idx[i], _mm512_set1_epi32(1));
-            // SAFETY: for the lanes in `m`, 32767 <= idx - 1 <= 65534, so each 4-byte read at
-            // byte 2 * (idx - 1) lies inside the 65536-entry (131072-byte) table; masked-off
-            // lanes are not read; gathers need no alignment.
-            let pair = unsafe {
-                _mm512_mask_i32gather_epi32::<2>(
-                    _mm512_setzero_si512(),
-                    m[i],
-                    at,
-                    self.log2.as_ptr().cast(),
-                )
-            };
-            _mm512_sub_epi32(
-                _mm512_srli_epi32::<16>(pair),
-                _mm512_set1_epi32(LOG2_COMPACT_BASE as i32),
-            )
-        })
-    }
-
-    /// [`tables::log2_compact`]'s entries less the table's base (as [`Self::lookup`]) for the
-    /// lanes in `m` (each index in `[2^15, 2^16)`); other lanes are garbage.
+    /// [`tables::log2_compact`]'s entries plus [`LOG2_BIAS`] less the table's base (as
+    /// [`lookup!`]) for the lanes in `m` (each index in `[2^15, 2^16)`); other lanes are garbage.
     // Inlined (no call): a call in the term loop makes LLVM spill the live vectors around it.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
@@ -2191,7 +2139,10 @@ impl LogTerms<'_> {
             _mm512_mask_i32gather_epi32::<2>(_mm512_setzero_si512(), m, t, compact.as_ptr().cast())
         };
         let run = _mm512_srli_epi32::<16>(pair);
-        let base = _mm512_and_si512(run, _mm512_set1_epi32(0xfff));
+        let base = _mm512_add_epi32(
+            _mm512_and_si512(run, _mm512_set1_epi32(0xfff)),
+            _mm512_set1_epi32(tables::LOG2_FAST_BIAS),
+        );
         // The run steps up by one from position s = run >> 12 (8: never).
         let up = _mm512_cmpge_epi32_mask(
             _mm512_and_si512(idx, _mm512_set1_epi32(7)),
@@ -2199,22 +2150,98 @@ impl LogTerms<'_> {
         );
         _mm512_mask_add_epi32(base, up, base, _mm512_set1_epi32(1))
     }
+
+    /// The full table's entries (as [`lookup!`]) for the lanes in `m`; other lanes are zero.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn gather_table(&self, idx: __m512i, m: __mmask16) -> __m512i {
+        // Gather the 32 bits at entry idx - 1 and keep the high half (entry idx), so every read
+        // stays inside the table.
+        let at = _mm512_sub_epi32(idx, _mm512_set1_epi32(1));
+        // SAFETY: for the lanes in `m`, 32767 <= idx - 1 <= 65534, so each 4-byte read at byte
+        // 2 * (idx - 1) lies inside the 65536-entry (131072-byte) table; masked-off lanes are not
+        // read; gathers need no alignment.
+        let pair = unsafe {
+            _mm512_mask_i32gather_epi32::<2>(
+                _mm512_setzero_si512(),
+                m,
+                at,
+                self.log2.as_ptr().cast(),
+            )
+        };
+        _mm512_add_epi32(_mm512_srli_epi32::<16>(pair), _mm512_set1_epi32(LOG2_BIAS))
+    }
 }
 
+/// libvmaf's `log2_32` of the `u32` lanes in `m` (each at least 2^15), per group, plus
+/// [`LOG2_BIAS`]: `table[v >> k] + 2048 * k` with `k = 16 - leading_zeros(v)`; other lanes are
+/// garbage. A macro, as [`lookup!`].
+macro_rules! log2_u32 {
+    ($t:expr, $n:expr, $v:expr, $m:expr) => {{
+        let v: [__m512i; $n] = $v;
+        let k: [__m512i; $n] =
+            from_fn(|i| _mm512_sub_epi32(_mm512_set1_epi32(16), _mm512_lzcnt_epi32(v[i])));
+        let idx: [__m512i; $n] = from_fn(|i| _mm512_srlv_epi32(v[i], k[i]));
+        let idx_f: [__m512; $n] = from_fn(|i| _mm512_cvtepi32_ps(idx[i]));
+        // vpermt2ps reads the low five bits of each index: idx >> 10 is 32 + j.
+        let seg: [__m512i; $n] = from_fn(|i| _mm512_srli_epi32::<10>(idx[i]));
+        let e = lookup!($t, $n, idx_f, seg, $m);
+        let r: [__m512i; $n] = from_fn(|i| _mm512_add_epi32(e[i], _mm512_slli_epi32::<11>(k[i])));
+        r
+    }};
+}
+use log2_u32;
+
+/// What the look-ups add to the table's entries: the arithmetic's bias, less the table's base
+/// 15 * 2048 ([`LOG2_COMPACT_BASE`]); the terms fold it into their constants or cancel it.
+const LOG2_BIAS: i32 = tables::LOG2_FAST_BIAS - LOG2_COMPACT_BASE as i32;
+
+/// `table[idx] + LOG2_BIAS` per group for the lanes in `m`, from each index's exact `f32` (in
+/// `[2^15, 2^16)`) and its segment (lanes whose low five bits are the five bits below the
+/// leading one); other lanes are garbage. By arithmetic ([`FastLog2`]) where the table is the
+/// standard one, the few lanes near a rounding boundary (about 15 in 10 000) from the compact
+/// table, gathered only when a vector has one; every lane of another table gathered. A macro,
+/// not a method: LLVM left the method out of line, passing its vectors through the stack.
+macro_rules! lookup {
+    ($t:expr, $n:expr, $idx_f:expr, $seg:expr, $m:expr) => {{
+        let (t, idx_f, seg, m): (&LogTerms<'_>, [__m512; $n], [__m512i; $n], [__mmask16; $n]) =
+            ($t, $idx_f, $seg, $m);
+        let idx = |i: usize| _mm512_cvtps_epi32(idx_f[i]);
+        match t.compact {
+            Some(compact) => {
+                let (mut value, near) = t.fast.entry(idx_f, seg);
+                let near: [__mmask16; $n] = from_fn(|i| near[i] & m[i]);
+                if near.iter().any(|&n| n != 0) {
+                    for i in 0..$n {
+                        if near[i] != 0 {
+                            let g = t.gather_compact(compact, idx(i), near[i]);
+                            value[i] = _mm512_mask_mov_epi32(value[i], near[i], g);
+                        }
+                    }
+                }
+                value
+            }
+            None => from_fn(|i| t.gather_table(idx(i), m[i])),
+        }
+    }};
+}
+use lookup;
+
 /// The `log2` table's entries by arithmetic ([`tables::log2_fast_consts`]): per index `i` in
-/// `[2^15, 2^16)`, `y = L[j] + p(r)` in `f32` with `j` the five bits below the leading one,
-/// `r = (i mod 2^10) / (2^15 + 2^10 j)` and `p` the cubic of `2048 * log2(1 + r)`
-/// ([`tables::LOG2_FAST_POLY3`]); the entry is `15 * 2048 + round(y)` (returned less the base)
-/// unless `y` lies within [`tables::LOG2_FAST_GUARD_BELOW`] below or
-/// [`tables::LOG2_FAST_GUARD_ABOVE`] above a tie (then the lane is flagged for the table). An
+/// `[2^15, 2^16)` of segment `j` (the five bits below its leading one), `r = i * inv[j] - 1`
+/// and `z = base[j] + p(r)` in `f32`, `p` the cubic of `2048 * log2(1 + r)`
+/// ([`tables::LOG2_FAST_POLY3`]): `z`'s bit pattern holds the entry plus
+/// [`tables::LOG2_FAST_BIAS`] above its low 12 bits, and those say how near a tie `y` lies (the
+/// lane is flagged for the table where they are below the guards'
+/// [`tables::LOG2_FAST_GUARD_BELOW_UNITS`] + [`tables::LOG2_FAST_GUARD_ABOVE_UNITS`]). An
 /// exhaustive unit test (`fast_log2_every_index`) checks every unflagged index against the table,
-/// which makes the arithmetic exact by enumeration: its operations are IEEE `f32` ones, the same
-/// on every CPU.
+/// which makes the arithmetic exact by enumeration: its operations are IEEE `f32` ones (a fused
+/// multiply-add rounds once), the same on every CPU.
 #[derive(Clone, Copy)]
 struct FastLog2 {
     /// Per segment: `1 / (2^15 + 2^10 j)`.
     inv: [__m512; 2],
-    /// Per segment: `L[j]` plus [`tables::LOG2_FAST_NEAR_SHIFT`].
+    /// Per segment: `L[j]` plus 2048, a half and the lower guard.
     base: [__m512; 2],
     /// [`tables::LOG2_FAST_POLY3`].
     poly: [__m512; 3],
@@ -2241,38 +2268,35 @@ impl FastLog2 {
         }
     }
 
-    /// `(entries, near)` per group: the table entries of the 16 indices (each in
-    /// `[2^15, 2^16)`) less the table's base 15 * 2048, correct in every lane outside `near`.
+    /// `(entries, near)` per group: the table entries of the 16 indices (from their `f32`s and
+    /// segments, as [`lookup!`] takes them) plus [`LOG2_BIAS`], correct in every lane outside
+    /// `near`.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-    fn entry<const N: usize>(&self, idx: [__m512i; N]) -> ([__m512i; N], [__mmask16; N]) {
-        // vpermt2ps reads the low five bits of each index: idx >> 10 is 32 + j.
-        let j: [__m512i; N] = from_fn(|i| _mm512_srli_epi32::<10>(idx[i]));
-        let inv: [__m512; N] = from_fn(|i| _mm512_permutex2var_ps(self.inv[0], j[i], self.inv[1]));
+    fn entry<const N: usize>(
+        &self,
+        idx_f: [__m512; N],
+        seg: [__m512i; N],
+    ) -> ([__m512i; N], [__mmask16; N]) {
+        let inv: [__m512; N] =
+            from_fn(|i| _mm512_permutex2var_ps(self.inv[0], seg[i], self.inv[1]));
         let base: [__m512; N] =
-            from_fn(|i| _mm512_permutex2var_ps(self.base[0], j[i], self.base[1]));
-        let r: [__m512; N] = from_fn(|i| {
-            let low = _mm512_cvtepi32_ps(_mm512_and_si512(idx[i], _mm512_set1_epi32(1023)));
-            _mm512_mul_ps(low, inv[i])
-        });
-        let mut p = [self.poly[0]; N];
-        for c in &self.poly[1..] {
-            p = from_fn(|i| _mm512_fmadd_ps(p[i], r[i], *c));
-        }
-        let y: [__m512; N] = from_fn(|i| _mm512_fmadd_ps(p[i], r[i], base[i]));
-        // y - round(y) in [-1/2, 1/2] (vreduceps, exact); near +-1/2, y is close to a tie. The
-        // bases hold LOG2_FAST_NEAR_SHIFT, so one compare against LOG2_FAST_NEAR_LIMIT tests
-        // both guards (see there).
+            from_fn(|i| _mm512_permutex2var_ps(self.base[0], seg[i], self.base[1]));
+        let r: [__m512; N] = from_fn(|i| _mm512_fmsub_ps(idx_f[i], inv[i], _mm512_set1_ps(1.0)));
+        let [c0, c1, c2] = self.poly;
+        let p: [__m512; N] = from_fn(|i| _mm512_fmadd_ps(c0, r[i], c1));
+        let p: [__m512; N] = from_fn(|i| _mm512_fmadd_ps(p[i], r[i], c2));
+        let z: [__m512i; N] =
+            from_fn(|i| _mm512_castps_si512(_mm512_fmadd_ps(p[i], r[i], base[i])));
+        let entry = from_fn(|i| _mm512_srli_epi32::<12>(z[i]));
+        let guards =
+            (tables::LOG2_FAST_GUARD_BELOW_UNITS + tables::LOG2_FAST_GUARD_ABOVE_UNITS) as i32;
         let near = from_fn(|i| {
-            let t = _mm512_reduce_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y[i]);
-            let abs = _mm512_castsi512_ps(_mm512_and_si512(
-                _mm512_castps_si512(t),
-                _mm512_set1_epi32(0x7fff_ffff),
-            ));
-            _mm512_cmp_ps_mask::<_CMP_GT_OQ>(abs, _mm512_set1_ps(tables::LOG2_FAST_NEAR_LIMIT))
+            _mm512_cmplt_epi32_mask(
+                _mm512_and_si512(z[i], _mm512_set1_epi32(4095)),
+                _mm512_set1_epi32(guards),
+            )
         });
-        // Rounded to nearest even by MXCSR's default mode, as the reduction above.
-        let entry = from_fn(|i| _mm512_cvtps_epi32(y[i]));
         (entry, near)
     }
 }
@@ -2837,15 +2861,17 @@ mod fast_log2_tests {
                     _mm512_loadu_si512(idx.as_ptr().add(16).cast()),
                 ]
             };
-            let (entry, near) = fast.entry(v);
-            let looked_up = terms.lookup(v, [0xffff; 2]);
+            let idx_f = v.map(|v| _mm512_cvtepi32_ps(v));
+            let seg = v.map(|v| _mm512_srli_epi32::<10>(v));
+            let (entry, near) = fast.entry(idx_f, seg);
+            let looked_up = lookup!(&terms, 2, idx_f, seg, [0xffff; 2]);
             for h in 0..2 {
                 let (mut e, mut l) = ([0u32; 16], [0u32; 16]);
                 store_u32x16(&mut e, entry[h], 16);
                 store_u32x16(&mut l, looked_up[h], 16);
                 for lane in 0..16 {
                     let i = idx[16 * h + lane];
-                    let want = table[i as usize] as u32 - tables::LOG2_COMPACT_BASE as u32;
+                    let want = (table[i as usize] as i32 + LOG2_BIAS) as u32;
                     assert_eq!(l[lane], want, "lookup of index {i}");
                     if near[h] >> lane & 1 == 0 {
                         assert_eq!(e[lane], want, "arithmetic log2 of index {i}");
