@@ -14,7 +14,7 @@ use super::scalar::SplitRow;
 use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES, NARROW_LINE};
 use super::tables::{self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
 use super::{
-    each2, fold_tap_pairs, fold_taps_ok, madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels,
+    fold_tap_pairs, fold_taps_ok, madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels,
 };
 
 /// Replaces the entries of `k` that have an AVX2 kernel, if this CPU has AVX2 and FMA.
@@ -1343,17 +1343,17 @@ fn sum_i64x4(v: __m256i) -> i64 {
     l.iter().fold(0i64, |s, &x| s.wrapping_add(x))
 }
 
-/// libvmaf's `log2_64` of 8 integers per group held exactly in `double` (two vectors of 4,
-/// each in `[2^15, 2^53)`) in `m`, plus [`LOG2_F64_BIAS`]: `table[v >> k] + 2048 * k` with
-/// `k = floor(log2(v)) - 15`, as `i32` lanes (lanes 0-3 from `v[i][0]`); other lanes are
-/// garbage. Everything comes from the `double`'s high word: its exponent is `k + 1023 + 15`, and
-/// the 15 fraction bits of `v >> k` below its leading one sit at bits 5..20 (the `f32` of the
-/// index is those bits under the exponent of 2^15; its segment, the top three). A macro, not a
-/// method: LLVM left the method out of line, passing its vectors through the stack.
-macro_rules! log2_f64x2 {
-    ($t:expr, $n:expr, $v:expr, $m:expr) => {{
-        let v: [[__m256d; 2]; $n] = $v;
-        let hi: [__m256i; $n] = from_fn(|i| high_words(v[i][0], v[i][1]));
+/// libvmaf's `log2_64` of 8 integers per group held exactly in `double`, given as the
+/// `double`s' high words (as [`high_words`] gives them; each value in `[2^15, 2^53)`), in `m`,
+/// plus [`LOG2_F64_BIAS`]: `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`, as `i32`
+/// lanes; other lanes are garbage. Everything comes from the high word: its exponent is
+/// `k + 1023 + 15`, and the 15 fraction bits of `v >> k` below its leading one sit at bits
+/// 5..20 (the `f32` of the index is those bits under the exponent of 2^15; its segment, the top
+/// three). A macro, not a method: LLVM left the method out of line, passing its vectors through
+/// the stack.
+macro_rules! log2_high {
+    ($t:expr, $n:expr, $hi:expr, $m:expr) => {{
+        let hi: [__m256i; $n] = $hi;
         let idx_f: [__m256; $n] = from_fn(|i| {
             let frac =
                 _mm256_and_si256(_mm256_slli_epi32::<3>(hi[i]), _mm256_set1_epi32(0x7f_ff00));
@@ -1376,7 +1376,7 @@ macro_rules! log2_f64x2 {
 /// ([`LogTerms::lookup`]).
 const LOG2_U32_BIAS: i32 = tables::LOG2_FAST_BIAS - LOG2_COMPACT_BASE as i32;
 
-/// What [`log2_f64x2!`] adds to libvmaf's `log2_64`: the look-up's bias and 2048 times the
+/// What [`log2_high!`] adds to libvmaf's `log2_64`: the look-up's bias and 2048 times the
 /// exponent's `1023 + 15`. (The terms' differences of two look-ups cancel it.)
 #[cfg(test)]
 const LOG2_F64_BIAS: i32 = LOG2_U32_BIAS + 2048 * (1023 + 15);
@@ -1428,36 +1428,43 @@ impl LogTerms<'_> {
         }
         // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12), >= 0;
         // g' = min(g, limit) and (int64)(g' * g' * sigma1_sq), per 4 lanes (half h of group i).
-        // Steps are `each2!` and `from_fn` only: LLVM may leave nested helper closures out of
-        // line (it did on the AVX-512 path).
-        let s1d: [[__m256d; 2]; N] = each2!(|i, h| _mm256_cvtepi32_pd(half128(s1[i], h)));
-        let s2d: [[__m256d; 2]; N] = each2!(|i, h| _mm256_cvtepi32_pd(half128(s2[i], h)));
-        let s12d: [[__m256d; 2]; N] = each2!(|i, h| _mm256_cvtepi32_pd(half128(s12[i], h)));
+        // (The `chain` closure is inlined: checked in the disassembly.)
         let eps = _mm256_set1_pd(EPS);
-        let g: [[__m256d; 2]; N] =
-            each2!(|i, h| _mm256_div_pd(s12d[i][h], _mm256_add_pd(s1d[i][h], eps)));
-        // numer1 = max((int32)(sigma2_sq - g * sigma12), 0) + sigma_nsq, kept in `double`: the
-        // truncation toward zero is exact, and where C's conversion leaves the int32 range (only
-        // downwards: g * sigma12 > 0) its INT_MIN and the truncated value both become 0 at the
-        // max. Every value is an integer below 2^53, so the sums below are exact too.
         let zd = _mm256_setzero_pd();
         let nsqd = _mm256_set1_pd(SIGMA_NSQ as f64);
-        let numer1: [[__m256d; 2]; N] = each2!(|i, h| {
-            let sv = _mm256_sub_pd(s2d[i][h], _mm256_mul_pd(g[i][h], s12d[i][h]));
-            let sv = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(sv);
-            _mm256_add_pd(_mm256_max_pd(sv, zd), nsqd)
-        });
-        // g = g < limit ? g : limit (minpd returns its second operand unless first < second).
-        let g: [[__m256d; 2]; N] = each2!(|i, h| _mm256_min_pd(g[i][h], self.gain_limit));
-        // (int64)(g * g * sigma1_sq) + numer1: below 2^52 + 2^32 (MAX_GAIN_LIMIT).
-        let numer1_tmp: [[__m256d; 2]; N] = each2!(|i, h| {
-            let ggs = _mm256_mul_pd(_mm256_mul_pd(g[i][h], g[i][h]), s1d[i][h]);
-            let ggs = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(ggs);
-            _mm256_add_pd(ggs, numer1[i][h])
-        });
-        // Both look-ups leave out the same base, which the difference cancels.
-        let a = log2_f64x2!(self, N, numer1_tmp, cond);
-        let b = log2_f64x2!(self, N, numer1, cond);
+        // One group's whole chain at a time (both halves): the chains are independent, so the
+        // out-of-order core overlaps them, and fewer values stay live than step by step.
+        let mut hi_a = [z; N];
+        let mut hi_b = [z; N];
+        for i in 0..N {
+            let chain = |h: usize| {
+                let s1d = _mm256_cvtepi32_pd(half128(s1[i], h));
+                let s2d = _mm256_cvtepi32_pd(half128(s2[i], h));
+                let s12d = _mm256_cvtepi32_pd(half128(s12[i], h));
+                let g = _mm256_div_pd(s12d, _mm256_add_pd(s1d, eps));
+                // numer1 = max((int32)(sigma2_sq - g * sigma12), 0) + sigma_nsq, kept in
+                // `double`: the truncation toward zero is exact, and where C's conversion
+                // leaves the int32 range (only downwards: g * sigma12 > 0) its INT_MIN and the
+                // truncated value both become 0 at the max. Every value is an integer below
+                // 2^53, so the sums below are exact too.
+                let sv = _mm256_sub_pd(s2d, _mm256_mul_pd(g, s12d));
+                let sv = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(sv);
+                let numer1 = _mm256_add_pd(_mm256_max_pd(sv, zd), nsqd);
+                // g = g < limit ? g : limit (minpd returns its second operand unless first <
+                // second); (int64)(g * g * sigma1_sq) + numer1: below 2^52 + 2^32
+                // (MAX_GAIN_LIMIT).
+                let g = _mm256_min_pd(g, self.gain_limit);
+                let ggs = _mm256_mul_pd(_mm256_mul_pd(g, g), s1d);
+                let ggs = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(ggs);
+                (_mm256_add_pd(ggs, numer1), numer1)
+            };
+            let (t0, n0) = chain(0);
+            let (t1, n1) = chain(1);
+            (hi_a[i], hi_b[i]) = (high_words(t0, t1), high_words(n0, n1));
+        }
+        // Both look-ups add the same bias, which the difference cancels.
+        let a = log2_high!(self, N, hi_a, cond);
+        let b = log2_high!(self, N, hi_b, cond);
         (
             den_t,
             from_fn(|i| _mm256_and_si256(_mm256_sub_epi32(a[i], b[i]), cond[i])),
@@ -1953,7 +1960,7 @@ mod fast_log2_tests {
         (trusted, near_count)
     }
 
-    /// `log2_u32` (its exponent from a `float` that may round up) and `log2_f64x2` against the
+    /// `log2_u32` (its exponent from the `float` of `v >> 8`) and `log2_high!` against the
     /// scalar `log2_32` / `log2_64` at powers of two, their neighbours, and values whose top bits
     /// are all ones (where the `float` rounds up), over the whole range.
     #[test]
@@ -2002,7 +2009,7 @@ mod fast_log2_tests {
                 let mut got = [0u32; 8];
                 store_u32x8(
                     &mut got,
-                    log2_f64x2!(terms, 1, [[load(&v[..4]), load(&v[4..])]], [all])[0],
+                    log2_high!(terms, 1, [high_words(load(&v[..4]), load(&v[4..]))], [all])[0],
                 );
                 for l in 0..8 {
                     assert_eq!(
