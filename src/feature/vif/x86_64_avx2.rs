@@ -1252,8 +1252,11 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         if _mm256_testz_si256(means, _mm256_set1_epi32(!0xffff)) == 0 || means_tail >= 1 << 16 {
             return c0;
         }
-        // The even and odd columns' statistics of jj .. jj + 16.
-        let block = |jj: usize| {
+        // The even and odd columns' statistics of jj .. jj + 16. A macro, not a closure: LLVM
+        // left the closure out of line, its ten result vectors passed through the stack.
+        macro_rules! block {
+            ($jj:expr) => {{
+            let jj: usize = $jj;
             // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 16,
             // plus 2^15 for the squares' low halves (copies 2, 4 and 6).
             let filtered = |q: usize| {
@@ -1302,19 +1305,20 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                 xy: sq(pl.1, ph.1),
             };
             [even, odd]
-        };
+            }};
+        }
         // Two blocks' terms at a time where the chunk has them: four independent groups
         // overlap the terms' latency-bound steps.
         let mut jj = 0;
         while jj < cn {
             let at = c0 + jj;
             if jj + 16 < cn {
-                let [a, b] = block(jj);
-                let [c, d] = block(jj + 16);
+                let [a, b] = block!(jj);
+                let [c, d] = block!(jj + 16);
                 side.add([at, at + 8, at + 16, at + 24], terms, [a, b, c, d], sums);
                 jj += 32;
             } else {
-                side.add([at, at + 8], terms, block(jj), sums);
+                side.add([at, at + 8], terms, block!(jj), sums);
                 jj += 16;
             }
         }
