@@ -1715,74 +1715,79 @@ fn madd_terms<const PAIRS: usize>(
 ) {
     assert!(PAIRS <= PAD + 1 && copies.iter().all(|c| c.len() >= cn.div_ceil(32) * 32 + 32));
     // The even and odd columns' statistics of jj .. jj + 32 (those past the row masked off).
-    let block = |jj: usize| {
-        // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 32.
-        // Window i (the values jj + 2i .. jj + 2i + 32, one unaligned load: cheaper than
-        // shifting two vectors on the shuffle port, which the `madd`s share on Intel) holds
-        // values jj + 2l + 2i and jj + 2l + 2i + 1 in lane l, which even column jj + 2l
-        // weighs with taps (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
-        // The squares' low halves (copies 2, 4 and 6) start from `offset_lo`.
-        let filtered = |q: usize| {
-            let base = copies[q].as_ptr();
-            let init = if matches!(q, 2 | 4 | 6) {
-                mt.offset_lo
-            } else {
-                mt.offset
+    // A macro, not a closure: LLVM left the closure out of line, its results passed through the
+    // stack.
+    macro_rules! block {
+        ($jj:expr) => {{
+            let jj: usize = $jj;
+            // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 32.
+            // Window i (the values jj + 2i .. jj + 2i + 32, one unaligned load: cheaper than
+            // shifting two vectors on the shuffle port, which the `madd`s share on Intel) holds
+            // values jj + 2l + 2i and jj + 2l + 2i + 1 in lane l, which even column jj + 2l
+            // weighs with taps (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
+            // The squares' low halves (copies 2, 4 and 6) start from `offset_lo`.
+            let filtered = |q: usize| {
+                let base = copies[q].as_ptr();
+                let init = if matches!(q, 2 | 4 | 6) {
+                    mt.offset_lo
+                } else {
+                    mt.offset
+                };
+                let (mut e, mut o) = (init, init);
+                for i in 0..PAIRS {
+                    // SAFETY: the values read are jj + 2i .. jj + 2i + 32 (2i <= 2 * PAD = 16),
+                    // below jj + 64 <= (cn rounded up to 32) + 32 <= the copy's length (asserted
+                    // above).
+                    let win = unsafe { load_i16x32(base.add(jj + 2 * i)) };
+                    e = madd_acc(e, win, mt.pairs[i]);
+                    o = madd_acc(o, win, mt.odd[i]);
+                }
+                (e, o)
             };
-            let (mut e, mut o) = (init, init);
-            for i in 0..PAIRS {
-                // SAFETY: the values read are jj + 2i .. jj + 2i + 32 (2i <= 2 * PAD = 16),
-                // below jj + 64 <= (cn rounded up to 32) + 32 <= the copy's length (asserted
-                // above).
-                let win = unsafe { load_i16x32(base.add(jj + 2 * i)) };
-                e = madd_acc(e, win, mt.pairs[i]);
-                o = madd_acc(o, win, mt.odd[i]);
-            }
-            (e, o)
-        };
-        // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits (`lo` holds the 2^15).
-        let sq = |lo: __m512i, hi: __m512i| _mm512_add_epi32(hi, _mm512_srli_epi32::<16>(lo));
-        let z = _mm512_setzero_si512();
-        let ((m1, (xl, xh)), m2) = if reference {
-            ((filtered(0), (filtered(2), filtered(3))), filtered(1))
-        } else {
-            (((z, z), ((z, z), (z, z))), filtered(1))
-        };
-        let (yl, yh) = (filtered(4), filtered(5));
-        let (pl, ph) = (filtered(6), filtered(7));
-        // Even columns jj + 2l are in the row while 2l < cn - jj, odd ones jj + 2l + 1 while
-        // 2l + 1 < cn - jj.
-        let left = cn - jj;
-        let even = Stats16 {
-            mu1: m1.0,
-            mu2: m2.0,
-            xx: sq(xl.0, xh.0),
-            yy: sq(yl.0, yh.0),
-            xy: sq(pl.0, ph.0),
-            valid: mask16(left.div_ceil(2)),
-        };
-        let odd = Stats16 {
-            mu1: m1.1,
-            mu2: m2.1,
-            xx: sq(xl.1, xh.1),
-            yy: sq(yl.1, yh.1),
-            xy: sq(pl.1, ph.1),
-            valid: mask16(left / 2),
-        };
-        [even, odd]
-    };
+            // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits (`lo` holds the 2^15).
+            let sq = |lo: __m512i, hi: __m512i| _mm512_add_epi32(hi, _mm512_srli_epi32::<16>(lo));
+            let z = _mm512_setzero_si512();
+            let ((m1, (xl, xh)), m2) = if reference {
+                ((filtered(0), (filtered(2), filtered(3))), filtered(1))
+            } else {
+                (((z, z), ((z, z), (z, z))), filtered(1))
+            };
+            let (yl, yh) = (filtered(4), filtered(5));
+            let (pl, ph) = (filtered(6), filtered(7));
+            // Even columns jj + 2l are in the row while 2l < cn - jj, odd ones jj + 2l + 1 while
+            // 2l + 1 < cn - jj.
+            let left = cn - jj;
+            let even = Stats16 {
+                mu1: m1.0,
+                mu2: m2.0,
+                xx: sq(xl.0, xh.0),
+                yy: sq(yl.0, yh.0),
+                xy: sq(pl.0, ph.0),
+                valid: mask16(left.div_ceil(2)),
+            };
+            let odd = Stats16 {
+                mu1: m1.1,
+                mu2: m2.1,
+                xx: sq(xl.1, xh.1),
+                yy: sq(yl.1, yh.1),
+                xy: sq(pl.1, ph.1),
+                valid: mask16(left / 2),
+            };
+            [even, odd]
+        }};
+    }
     // Two blocks' terms at a time where the row has them: four independent groups overlap the
     // terms' latency-bound steps.
     let mut jj = 0;
     while jj < cn {
         let at = c0 + jj;
         if jj + 32 < cn {
-            let [a, b] = block(jj);
-            let [c, d] = block(jj + 32);
+            let [a, b] = block!(jj);
+            let [c, d] = block!(jj + 32);
             side.add([at, at + 16, at + 32, at + 48], terms, [a, b, c, d], sums);
             jj += 64;
         } else {
-            side.add([at, at + 16], terms, block(jj), sums);
+            side.add([at, at + 16], terms, block!(jj), sums);
             jj += 32;
         }
     }
