@@ -1193,18 +1193,22 @@ fn stat_horizontal_madd<const PAIRS: usize>(
             let at = start + c0 + i;
             // SAFETY: at + 16 <= start + c0 + n - 1 <= start + w16 + taps - 1 <= every line's
             // length (checked above).
+            // Values 0-3 and 8-11 in the first vector, 4-7 and 12-15 in the second: the pack
+            // (per 128-bit half) then leaves the 16 in order, with no permute on the shuffle
+            // port (the inserts of the high halves take any vector port).
             let v = unsafe {
-                [p_mu1, p_mu2, p_xx, p_yy, p_xy]
-                    .map(|p| (load_u32x8(p.add(at)), load_u32x8(p.add(at + 8))))
+                [p_mu1, p_mu2, p_xx, p_yy, p_xy].map(|p| {
+                    let half = |k: usize| _mm_loadu_si128(p.add(at + k).cast());
+                    (
+                        _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(half(0)), half(8)),
+                        _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(half(4)), half(12)),
+                    )
+                })
             };
             // Values below 2^16 pack exactly (unsigned saturation); -2^15 offset by flipping the
             // top bit.
-            let pack = |a: __m256i, b: __m256i| {
-                _mm256_xor_si256(
-                    _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(a, b)),
-                    flip,
-                )
-            };
+            let pack =
+                |a: __m256i, b: __m256i| _mm256_xor_si256(_mm256_packus_epi32(a, b), flip);
             let lo = |x: __m256i| _mm256_and_si256(x, low16);
             let hi = |x: __m256i| _mm256_srli_epi32::<16>(x);
             means = _mm256_or_si256(means, _mm256_or_si256(v[1].0, v[1].1));
