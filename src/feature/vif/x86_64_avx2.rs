@@ -1207,8 +1207,7 @@ fn stat_horizontal_madd<const PAIRS: usize>(
             };
             // Values below 2^16 pack exactly (unsigned saturation); -2^15 offset by flipping the
             // top bit.
-            let pack =
-                |a: __m256i, b: __m256i| _mm256_xor_si256(_mm256_packus_epi32(a, b), flip);
+            let pack = |a: __m256i, b: __m256i| _mm256_xor_si256(_mm256_packus_epi32(a, b), flip);
             let lo = |x: __m256i| _mm256_and_si256(x, low16);
             let hi = |x: __m256i| _mm256_srli_epi32::<16>(x);
             means = _mm256_or_si256(means, _mm256_or_si256(v[1].0, v[1].1));
