@@ -41,19 +41,6 @@ use crate::picture::{Plane, Samples};
 use scalar::{StatLine, StatShifts, VifSums, WideAcc};
 use tables::{FILTERS, FILTER_S0, LOG2_TABLE_LEN, MAX_TAPS, SCALES};
 
-/// `each2!(|i, h| e)` is `[[e(i, 0), e(i, 1)]; i < N]`: the SIMD term code's step over both
-/// halves of `N` groups of pixels, so that the 2N dependency chains stand side by side in
-/// program order. A macro, not a function taking a closure: a closure nested in `from_fn`'s was
-/// left out of line by LLVM, which cost the term code a fifth of its speed.
-#[cfg(target_arch = "x86_64")]
-macro_rules! each2 {
-    (|$i:ident, $h:ident| $e:expr) => {
-        std::array::from_fn(|$i| [{ let $h = 0usize; $e }, { let $h = 1usize; $e }])
-    };
-}
-#[cfg(target_arch = "x86_64")]
-use each2;
-
 /// Options, with libvmaf's names, aliases, defaults, ranges and FEATURE_PARAM flags
 /// (integer_vif.c `options[]`).
 pub static OPTIONS: &[OptSpec] = &[
