@@ -144,7 +144,7 @@ fn segment_consts<const N: usize>() -> ([f32; N], [f32; N]) {
 
 /// Segments of the AVX2 kernels' arithmetic `log2` ([`log2_fast8_consts`]): the top three bits
 /// below the leading one, so that each constant table fits one 8-lane register (one `vpermps`
-/// picks an entry, where the 32-segment tables need two registers).
+/// picks an entry, where the 32-segment tables would need four and three blends).
 pub const LOG2_FAST8_SEGMENTS: usize = 8;
 
 /// Coefficients of `2048 * log2(1 + r)` for `0 <= r < 1/8`, highest degree first, degree 4 with

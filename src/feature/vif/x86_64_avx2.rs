@@ -940,7 +940,7 @@ impl<'a> TermSums<'a> {
     /// are not read); with `den` false only the sums that depend on the distorted picture
     /// (`num_log`, `num_non_log`) are added (ladder scoring: the reference side's are shared),
     /// which needs the vector log path. The `N` groups go through each step together, so that
-    /// their independent dependency chains overlap (the log terms are latency-bound).
+    /// their independent dependency chains overlap (measured faster than one group at a time).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn add_with<const N: usize>(
@@ -963,8 +963,9 @@ impl<'a> TermSums<'a> {
         // Below the noise floor: add max(sigma2_sq, 0) and count (vif_term's linear branch),
         // in 32-bit lanes (the count: less the all-ones lanes).
         let lin: [__m256i; N] = from_fn(|i| _mm256_cmpgt_epi32(nsq, sigma1_sq[i]));
+        let s2: [__m256i; N] = from_fn(|i| _mm256_max_epi32(sigma2_sq[i], z));
         for i in 0..N {
-            let add = _mm256_and_si256(lin[i], _mm256_max_epi32(sigma2_sq[i], z));
+            let add = _mm256_and_si256(lin[i], s2[i]);
             let low = _mm256_and_si256(add, _mm256_set1_epi32(0xffff));
             self.non_log_lo_32 = _mm256_add_epi32(self.non_log_lo_32, low);
             self.non_log_hi_32 = _mm256_add_epi32(self.non_log_hi_32, _mm256_srli_epi32::<16>(add));
@@ -984,7 +985,6 @@ impl<'a> TermSums<'a> {
                 fast: self.fast.as_ref(),
                 gain_limit: _mm256_set1_pd(self.gain_limit),
             };
-            let s2: [__m256i; N] = from_fn(|i| _mm256_max_epi32(sigma2_sq[i], z));
             let cond: [__m256i; N] = from_fn(|i| {
                 _mm256_andnot_si256(
                     lin[i],
@@ -1191,11 +1191,11 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         let mut means_tail = 0u32;
         while i + 16 < n {
             let at = start + c0 + i;
-            // SAFETY: at + 16 <= start + c0 + n - 1 <= start + w16 + taps - 1 <= every line's
-            // length (checked above).
             // Values 0-3 and 8-11 in the first vector, 4-7 and 12-15 in the second: the pack
             // (per 128-bit half) then leaves the 16 in order, with no permute on the shuffle
             // port (the inserts of the high halves take any vector port).
+            // SAFETY: the four 4-value loads read at .. at + 16 <= start + c0 + n - 1 <=
+            // start + w16 + taps - 1 <= every line's length (checked above).
             let v = unsafe {
                 [p_mu1, p_mu2, p_xx, p_yy, p_xy].map(|p| {
                     let half = |k: usize| _mm_loadu_si128(p.add(at + k).cast());
@@ -1259,59 +1259,61 @@ fn stat_horizontal_madd<const PAIRS: usize>(
         // left the closure out of line, its ten result vectors passed through the stack.
         macro_rules! block {
             ($jj:expr) => {{
-            let jj: usize = $jj;
-            // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 16,
-            // plus 2^15 for the squares' low halves (copies 2, 4 and 6).
-            let filtered = |q: usize| {
-                let base = l16[q].as_ptr();
-                let init = if matches!(q, 2 | 4 | 6) {
-                    offset_lo
-                } else {
-                    offset
+                let jj: usize = $jj;
+                // Filtered sums of copy q for the even (.0) and odd (.1) columns of jj .. jj + 16,
+                // plus 2^15 for the squares' low halves (copies 2, 4 and 6).
+                let filtered = |q: usize| {
+                    let base = l16[q].as_ptr();
+                    let init = if matches!(q, 2 | 4 | 6) {
+                        offset_lo
+                    } else {
+                        offset
+                    };
+                    let (mut e, mut o) = (init, init);
+                    // Window i (values jj + 2i .. jj + 2i + 16) holds values jj + 2l + 2i and
+                    // jj + 2l + 2i + 1 in lane l, which even column jj + 2l weighs with taps
+                    // (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
+                    for i in 0..PAIRS {
+                        // SAFETY: the highest value read is jj + 2i + 15
+                        // <= cn - 16 + taps - 1 + 15 < cn + taps = n <= MADD_LINE (jj + 16 <= cn,
+                        // 2i <= taps - 1), all set above.
+                        let win = unsafe { load_i16x16(base.add(jj + 2 * i)) };
+                        e = _mm256_add_epi32(e, _mm256_madd_epi16(win, pairs[i]));
+                        o = _mm256_add_epi32(o, _mm256_madd_epi16(win, odd[i]));
+                    }
+                    (e, o)
                 };
-                let (mut e, mut o) = (init, init);
-                // Window i (values jj + 2i .. jj + 2i + 16) holds values jj + 2l + 2i and
-                // jj + 2l + 2i + 1 in lane l, which even column jj + 2l weighs with taps
-                // (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
-                for i in 0..PAIRS {
-                    // SAFETY: the highest value read is jj + 2i + 15 <= cn - 16 + taps - 1 + 15
-                    // < cn + taps = n <= MADD_LINE (jj + 16 <= cn, 2i <= taps - 1), all set above.
-                    let win = unsafe { load_i16x16(base.add(jj + 2 * i)) };
-                    e = _mm256_add_epi32(e, _mm256_madd_epi16(win, pairs[i]));
-                    o = _mm256_add_epi32(o, _mm256_madd_epi16(win, odd[i]));
-                }
-                (e, o)
-            };
-            // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits (`lo` holds the 2^15).
-            let sq = |lo: __m256i, hi: __m256i| _mm256_add_epi32(hi, _mm256_srli_epi32::<16>(lo));
-            let z = _mm256_setzero_si256();
-            let (m1, (xl, xh)) = if reference {
-                (filtered(0), (filtered(2), filtered(3)))
-            } else {
-                ((z, z), ((z, z), (z, z)))
-            };
-            let m2 = filtered(1);
-            let (yl, yh) = (filtered(4), filtered(5));
-            let (pl, ph) = (filtered(6), filtered(7));
-            let even = Stats8 {
-                mu1: m1.0,
-                mu2: m2.0,
-                xx: sq(xl.0, xh.0),
-                yy: sq(yl.0, yh.0),
-                xy: sq(pl.0, ph.0),
-            };
-            let odd = Stats8 {
-                mu1: m1.1,
-                mu2: m2.1,
-                xx: sq(xl.1, xh.1),
-                yy: sq(yl.1, yh.1),
-                xy: sq(pl.1, ph.1),
-            };
-            [even, odd]
+                // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits (`lo` holds the 2^15).
+                let sq =
+                    |lo: __m256i, hi: __m256i| _mm256_add_epi32(hi, _mm256_srli_epi32::<16>(lo));
+                let z = _mm256_setzero_si256();
+                let (m1, (xl, xh)) = if reference {
+                    (filtered(0), (filtered(2), filtered(3)))
+                } else {
+                    ((z, z), ((z, z), (z, z)))
+                };
+                let m2 = filtered(1);
+                let (yl, yh) = (filtered(4), filtered(5));
+                let (pl, ph) = (filtered(6), filtered(7));
+                let even = Stats8 {
+                    mu1: m1.0,
+                    mu2: m2.0,
+                    xx: sq(xl.0, xh.0),
+                    yy: sq(yl.0, yh.0),
+                    xy: sq(pl.0, ph.0),
+                };
+                let odd = Stats8 {
+                    mu1: m1.1,
+                    mu2: m2.1,
+                    xx: sq(xl.1, xh.1),
+                    yy: sq(yl.1, yh.1),
+                    xy: sq(pl.1, ph.1),
+                };
+                [even, odd]
             }};
         }
-        // Two blocks' terms at a time where the chunk has them: four independent groups
-        // overlap the terms' latency-bound steps.
+        // Two blocks' terms at a time where the chunk has them: four independent groups in
+        // flight (measured faster than two).
         let mut jj = 0;
         while jj < cn {
             let at = c0 + jj;
@@ -1352,12 +1354,12 @@ fn sum_i64x4(v: __m256i) -> i64 {
 
 /// libvmaf's `log2_64` of 8 integers per group held exactly in `double`, given as the
 /// `double`s' high words (as [`high_words`] gives them; each value in `[2^15, 2^53)`), in `m`,
-/// plus [`LOG2_F64_BIAS`]: `table[v >> k] + 2048 * k` with `k = floor(log2(v)) - 15`, as `i32`
-/// lanes; other lanes are garbage. Everything comes from the high word: its exponent is
-/// `k + 1023 + 15`, and the 15 fraction bits of `v >> k` below its leading one sit at bits
-/// 5..20 (the `f32` of the index is those bits under the exponent of 2^15; its segment, the top
-/// three). A macro, not a method: LLVM left the method out of line, passing its vectors through
-/// the stack.
+/// plus `LOG2_F64_BIAS` (its tests' constant): `table[v >> k] + 2048 * k` with
+/// `k = floor(log2(v)) - 15`, as `i32` lanes; other lanes are garbage. Everything comes from the
+/// high word: its exponent is `k + 1023 + 15`, and the 15 fraction bits of `v >> k` below its
+/// leading one sit at bits 5..20 (the `f32` of the index is those bits under the exponent of
+/// 2^15; its segment, the top three). A macro, not a method: LLVM left the method out of line,
+/// passing its vectors through the stack.
 macro_rules! log2_high {
     ($t:expr, $n:expr, $hi:expr, $m:expr) => {{
         let hi: [__m256i; $n] = $hi;
@@ -1969,7 +1971,7 @@ mod fast_log2_tests {
 
     /// `log2_u32` (its exponent from the `float` of `v >> 8`) and `log2_high!` against the
     /// scalar `log2_32` / `log2_64` at powers of two, their neighbours, and values whose top bits
-    /// are all ones (where the `float` rounds up), over the whole range.
+    /// are all ones (where a rounded `float` would step up a power), over the whole range.
     #[test]
     fn log2_wide_values_match_scalar() {
         if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {

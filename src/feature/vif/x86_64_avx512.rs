@@ -1776,8 +1776,8 @@ fn madd_terms<const PAIRS: usize>(
             [even, odd]
         }};
     }
-    // Two blocks' terms at a time where the row has them: four independent groups overlap the
-    // terms' latency-bound steps.
+    // Two blocks' terms at a time where the row has them: four independent groups in flight
+    // (measured faster than two).
     let mut jj = 0;
     while jj < cn {
         let at = c0 + jj;
@@ -1899,7 +1899,7 @@ impl<'a> TermSums<'a> {
     /// are not read); with `den` false only the sums that depend on the distorted picture
     /// (`num_log`, `num_non_log`) are added (ladder scoring: the reference side's are shared),
     /// which needs the vector log path. The `N` groups go through each step together, so that
-    /// their independent dependency chains overlap (the log terms are latency-bound).
+    /// their independent dependency chains overlap (measured faster than one group at a time).
     /// (`mu1` comes apart from `g`, though `g` has a field for it: with a `Load` pass's `mu1`
     /// written into `g` instead, LLVM stopped inlining `RefSide::add`, 3 % slower overall.)
     #[inline]
@@ -2312,7 +2312,8 @@ impl FastLog2 {
 // Downsampling
 // ---------------------------------------------------------------------------------------------
 
-/// The constants of the `madd` vertical downsampling ([`subsample_vertical_madd`]).
+/// The constants of the `madd` vertical downsampling (the `madd` form of each pass the
+/// downsampling macro below defines).
 struct SubMaddConsts<const PAIRS: usize> {
     pairs: [__m512i; PAIRS],
     offset: __m512i,
