@@ -945,15 +945,12 @@ impl Engine {
                 });
             }
             // The frames in flight (one per worker), the two before the oldest that it reads,
-            // one more, and as many again as there are workers: jobs finish out of order, and the
-            // next frame must not wait for an entry a straggler still reads while other workers
-            // idle (the Xeon's filter: 7 % faster at 4 threads, 3 % at 16; the device record
-            // `2026-12-07-s20-ring-depth-xeon.txt`). Lent pictures cost only the frames they keep.
-            rt.refs = (0..2 * workers + 3)
+            // and one more so the next frame rarely waits for a worker to let go of an entry.
+            rt.refs = (0..workers + 3)
                 .map(|_| Arc::new(OwnedPicture::new(ref_format, plan.chroma)))
                 .collect();
             let dist_history = if plan.dist_history() { 3 } else { 0 };
-            rt.dists = (0..2 * workers + dist_history)
+            rt.dists = (0..workers + dist_history)
                 .map(|_| Arc::new(OwnedPicture::new(f, plan.chroma)))
                 .collect();
         }
