@@ -882,9 +882,10 @@ impl Engine {
             // As many rows as can be alive at once when the caller receives every frame's
             // scores (one per slot answered, waiting for its temporal values, scored), made
             // now: how many frames a worker has in flight when varies with timing, and a pool
-            // grown on demand would allocate at each new high.
+            // grown on demand would allocate at each new high. Frames answered out of order wait
+            // for a straggler: up to the distorted ring's depth (two per worker) of them.
             let workers = self.cfg.n_threads.max(1);
-            let spare_rows = (0..2 * workers + 4)
+            let spare_rows = (0..4 * workers + 8)
                 .map(|_| Vec::with_capacity(row_cap))
                 .collect();
             self.rt = Some(Runtime {
@@ -896,7 +897,7 @@ impl Engine {
                 in_flight: 0,
                 done_tx,
                 done_rx,
-                waiting: VecDeque::new(),
+                waiting: VecDeque::with_capacity(4 * workers + 8),
                 first_waiting: 0,
                 spare_rows,
                 row_cap,
@@ -914,6 +915,7 @@ impl Engine {
         let f = self.cfg.format;
         let libvmaf_isa = self.libvmaf_isa;
         // Shared references replace the ring's entries before any job reads them: no planes.
+        let shared = self.shared_refs == Some(true);
         let ref_format = match self.shared_refs {
             Some(true) => PictureFormat {
                 width: 0,
@@ -945,12 +947,18 @@ impl Engine {
                 });
             }
             // The frames in flight (one per worker), the two before the oldest that it reads,
-            // and one more so the next frame rarely waits for a worker to let go of an entry.
-            rt.refs = (0..workers + 3)
+            // one more, and as many again as there are workers: jobs finish out of order, and the
+            // next frame must not wait for an entry a straggler still reads while other workers
+            // idle (the Xeon's filter: 7 % faster at 4 threads, 3 % at 16; the device record
+            // `2026-12-07-s20-ring-depth-xeon.txt`). Lent pictures cost only the frames they keep.
+            // A ladder's engines keep the shallower rings: the ladder's pooled reference-side
+            // states (made on an entry's first use) would grow with the frames let through.
+            let slack = if shared { 0 } else { workers };
+            rt.refs = (0..workers + slack + 3)
                 .map(|_| Arc::new(OwnedPicture::new(ref_format, plan.chroma)))
                 .collect();
             let dist_history = if plan.dist_history() { 3 } else { 0 };
-            rt.dists = (0..workers + dist_history)
+            rt.dists = (0..workers + slack + dist_history)
                 .map(|_| Arc::new(OwnedPicture::new(f, plan.chroma)))
                 .collect();
         }
