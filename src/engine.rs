@@ -950,7 +950,9 @@ impl Engine {
             // one more, and as many again as there are workers: jobs finish out of order, and the
             // next frame must not wait for an entry a straggler still reads while other workers
             // idle (the Xeon's filter: 7 % faster at 4 threads, 3 % at 16; the device record
-            // `2026-12-07-s20-ring-depth-xeon.txt`). Lent pictures cost only the frames they keep.
+            // `2026-12-07-s20-ring-depth-xeon.txt`). The cost is memory: a lent entry keeps its
+            // frame alive longer, a copied or filled one is a plane the caller writes (the CLI at
+            // 16 threads, 1080p: peak RSS 232 -> 297 MB).
             // A ladder's engines keep the shallower rings: the ladder's pooled reference-side
             // states (made on an entry's first use) would grow with the frames let through.
             let slack = if shared { 0 } else { workers };
