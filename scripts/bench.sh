@@ -109,6 +109,10 @@ time_once() {
 median() {
     printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
+# "median (lowest-highest)" of its arguments: a ratio with how far the rounds spread
+spread() {
+    printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {printf "%sx (%s-%s)", a[int((NR+1)/2)], a[1], a[NR]}'
+}
 # median wall seconds of $runs runs of a command
 time_cmd() {
     local ts=()
@@ -372,16 +376,16 @@ for t in $threads; do
     lt=$(median "${lts[@]}"); ot=$(median "${ots[@]}")
     printf '%-34s %8.2f %8s\n' "libvmaf (ffmpeg) n_threads=$t" "$lt" "$(fps "$lt")"
     printf '%-34s %8.2f %8s\n' "vmaf-rs CLI --threads $t" "$ot" "$(fps "$ot")"
-    line="threads=$t: vmaf-rs CLI / libvmaf = $(median "${rcli[@]}")x"
+    line="threads=$t: vmaf-rs CLI / libvmaf = $(spread "${rcli[@]}")"
     if [ "$have_filter" = 1 ]; then
         ft=$(median "${fts[@]}")
         printf '%-34s %8.2f %8s\n' "vmaf_rs (ffmpeg) n_threads=$t" "$ft" "$(fps "$ft")"
-        line="$line; -lavfi vmaf_rs / libvmaf = $(median "${rfilter[@]}")x"
+        line="$line; -lavfi vmaf_rs / libvmaf = $(spread "${rfilter[@]}")"
     fi
     summary+=("$line")
 done
 echo
 hidden=""; [ "$noavx" = 1 ] && hidden=", AVX-512 hidden"
 for l in "${summary[@]}"; do
-    printf 'ratio (fps, higher is faster; the median of %s alternated rounds%s): %s\n' "$runs" "$hidden" "$l"
+    printf 'ratio (fps, higher is faster; the median of %s alternated rounds, their range in brackets%s): %s\n' "$runs" "$hidden" "$l"
 done
