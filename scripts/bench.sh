@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: vmaf_rs against libvmaf (the oracle's FFmpeg) on the same 1080p input, in one run.
 # Prints fps for each and the ratio (ours / libvmaf) last: the commands run in alternated rounds
-# (libvmaf, CLI, filter, then again), each ratio the median of the rounds' own. Not a test:
-# numbers go to docs/BENCHMARKS.md.
+# (libvmaf, CLI, filter, then again), each ratio the median of the rounds' own, their range
+# beside it. Not a test: numbers go to docs/BENCHMARKS.md.
 #   scripts/bench.sh [--frames N] [--noise N] [--threads "1 2"] [--runs R] [--features "psnr|float_ssim"]
 #                    [--model vmaf_v1.0.16_3d0h]
 # (--noise N: textured content, testsrc2 with temporal grain of strength N (the issue's rows use
