@@ -883,11 +883,11 @@ impl Engine {
             // scores (one per slot answered, waiting for its temporal values, scored), made
             // now: how many frames a worker has in flight when varies with timing, and a pool
             // grown on demand would allocate at each new high. Frames answered out of order wait
-            // for a straggler: up to the distorted ring's depth (two per worker) of them.
+            // for a straggler: up to the distorted ring's depth (two per worker) of them. The
+            // in-order queue holds as many.
             let workers = self.cfg.n_threads.max(1);
-            let spare_rows = (0..4 * workers + 8)
-                .map(|_| Vec::with_capacity(row_cap))
-                .collect();
+            let alive = 4 * workers + 8;
+            let spare_rows = (0..alive).map(|_| Vec::with_capacity(row_cap)).collect();
             self.rt = Some(Runtime {
                 workers: None,
                 slots: Vec::new(),
@@ -897,7 +897,7 @@ impl Engine {
                 in_flight: 0,
                 done_tx,
                 done_rx,
-                waiting: VecDeque::with_capacity(4 * workers + 8),
+                waiting: VecDeque::with_capacity(alive),
                 first_waiting: 0,
                 spare_rows,
                 row_cap,
