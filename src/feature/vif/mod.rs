@@ -38,7 +38,7 @@ use super::{Extractor, ExtractorConfig, ExtractorDef, FrameInput, SharedReferenc
 use crate::cpu::{cpu_level, CpuLevel};
 use crate::error::{Error, Result};
 use crate::picture::{Plane, Samples};
-use scalar::{StatLine, StatShifts, VifSums, WideAcc};
+use scalar::{DownLines, StatLine, StatShifts, VifSums, WideAcc};
 use tables::{FILTERS, FILTER_S0, LOG2_TABLE_LEN, MAX_TAPS, SCALES};
 
 /// Options, with libvmaf's names, aliases, defaults, ranges and FEATURE_PARAM flags
@@ -123,9 +123,9 @@ pub type StatRowsU8x2 =
     fn(&[&[u8]], &[&[u8]], usize, f64, &[u16; LOG2_TABLE_LEN], &mut WideAcc, &mut VifSums) -> bool;
 /// Vertical downsampling pass ([`scalar::subsample_vertical`]).
 pub type SubsampleVertical<T> =
-    fn(&[&[T]], &[&[T]], &[u16], u32, u32, usize, &mut [u32], &mut [u32]);
+    fn(&[&[T]], &[&[T]], &[u16], u32, u32, usize, &mut [u16], &mut [u16]);
 /// Horizontal downsampling pass ([`scalar::subsample_horizontal`]).
-pub type SubsampleHorizontal = fn(&[u32], &[u32], &[u16], usize, &mut [u16], &mut [u16]);
+pub type SubsampleHorizontal = fn(&[u16], &[u16], &[u16], usize, &mut [u16], &mut [u16]);
 
 /// Horizontal statistic pass of ladder scoring's first rendition: [`StatHorizontal`], also
 /// writing each pixel's reference side to the row; `false` where it cannot run.
@@ -458,8 +458,8 @@ impl Kernels {
         round: u32,
         shift: u32,
         w: usize,
-        out_r: &mut [u32],
-        out_d: &mut [u32],
+        out_r: &mut [u16],
+        out_d: &mut [u16],
     ) {
         (T::pick(self))(r, d, filt, round, shift, w, out_r, out_d);
         #[cfg(feature = "check_simd")]
@@ -482,8 +482,8 @@ impl Kernels {
 
     fn subsample_horizontal(
         &self,
-        lr: &[u32],
-        ld: &[u32],
+        lr: &[u16],
+        ld: &[u16],
         filt: &[u16],
         w: usize,
         out_r: &mut [u16],
@@ -597,6 +597,8 @@ struct StatCtx {
     /// The second line of the two-row vertical passes.
     line2: StatLine,
     wide: WideAcc,
+    /// The downsampling's lines.
+    down: DownLines,
 }
 
 /// Per-scale numerator and denominator, as libvmaf's `VifScore` (`float`).
@@ -650,6 +652,7 @@ impl Vif {
                 log2: tables::log2_table(),
                 line: StatLine::new(width),
                 line2: StatLine::new(width),
+                down: DownLines::new(width),
                 wide: WideAcc::new(width),
             },
             levels,
@@ -849,7 +852,7 @@ impl Vif {
             FILTERS[1],
             round,
             shift,
-            &mut self.ctx.line,
+            &mut self.ctx.down,
             lv,
             side,
         );
@@ -868,7 +871,7 @@ impl Vif {
             FILTERS[scale],
             32768,
             16,
-            &mut self.ctx.line,
+            &mut self.ctx.down,
             dst,
             side,
         );
@@ -886,14 +889,14 @@ fn downsample_side<T: SubsampleSample>(
     filt: &'static [u16],
     round: u32,
     shift: u32,
-    line: &mut StatLine,
+    lines: &mut DownLines,
     lv: &mut Level,
     side: &Side<'_>,
 ) {
     if let Side::Load(_) = side {
         // The level's own reference plane is only scratch here.
         let (out, spare) = (&mut lv.distorted, &mut lv.reference);
-        downsample_distorted(kern, d, filt, round, shift, line, out, spare);
+        downsample_distorted(kern, d, filt, round, shift, lines, out, spare);
         return;
     }
     // Filtered, and the even rows and columns kept (`subsample_rd_*`, `decimate_and_pad`).
@@ -904,7 +907,7 @@ fn downsample_side<T: SubsampleSample>(
         out: lv,
     };
     for i in (0..r.h).step_by(2) {
-        down.row(kern, r, d, i, line);
+        down.row(kern, r, d, i, lines);
     }
 }
 
@@ -981,6 +984,7 @@ fn statistic_u8(
         line,
         line2,
         wide,
+        down: sub,
         ..
     } = ctx;
     let (gain_limit, log2) = (*gain_limit, *log2);
@@ -1006,7 +1010,7 @@ fn statistic_u8(
             }
         }
         if let Some(down) = &mut down {
-            down.row(k, r, d, i, line);
+            down.row(k, r, d, i, sub);
         }
         i += n;
     }
@@ -1032,6 +1036,7 @@ fn statistic_u16(
         line,
         line2,
         wide,
+        down: sub,
     } = ctx;
     let (gain_limit, log2) = (*gain_limit, *log2);
     let filt = FILTERS[scale];
@@ -1053,7 +1058,7 @@ fn statistic_u16(
             )?;
         }
         if let Some(down) = &mut down {
-            down.row(k, r, d, i, line);
+            down.row(k, r, d, i, sub);
         }
         i += n;
     }
@@ -1249,7 +1254,7 @@ impl Down<'_> {
         r: Src<'_, T>,
         d: Src<'_, T>,
         i: usize,
-        line: &mut StatLine,
+        lines: &mut DownLines,
     ) {
         if i.is_multiple_of(2) && i / 2 < r.h / 2 {
             let (k, wo) = (i / 2, r.w / 2);
@@ -1257,7 +1262,7 @@ impl Down<'_> {
             let lv = &mut *self.out;
             let outs = (&mut lv.reference[at.clone()], &mut lv.distorted[at]);
             let (filt, round, shift) = (self.filt, self.round, self.shift);
-            downsample_rows(kern, (r, i), (d, i), filt, round, shift, line, outs);
+            downsample_rows(kern, (r, i), (d, i), filt, round, shift, lines, outs);
         }
     }
 }
@@ -1272,7 +1277,7 @@ fn downsample_distorted<T: SubsampleSample>(
     filt: &[u16],
     round: u32,
     shift: u32,
-    line: &mut StatLine,
+    lines: &mut DownLines,
     out_d: &mut [u16],
     spare: &mut [u16],
 ) {
@@ -1285,7 +1290,7 @@ fn downsample_distorted<T: SubsampleSample>(
         } else {
             (&mut out_d[k * wo..(k + 1) * wo], &mut spare[..wo])
         };
-        downsample_rows(kern, (d, 2 * k), b, filt, round, shift, line, outs);
+        downsample_rows(kern, (d, 2 * k), b, filt, round, shift, lines, outs);
     }
 }
 
@@ -1299,7 +1304,7 @@ fn downsample_rows<T: SubsampleSample>(
     filt: &[u16],
     round: u32,
     shift: u32,
-    line: &mut StatLine,
+    lines: &mut DownLines,
     (out_a, out_b): (&mut [u16], &mut [u16]),
 ) {
     let taps = filt.len();
@@ -1307,7 +1312,7 @@ fn downsample_rows<T: SubsampleSample>(
     let mut br: [&[T]; MAX_TAPS] = [&[]; MAX_TAPS];
     a.rows(ya, taps, &mut ar);
     b.rows(yb, taps, &mut br);
-    let (tmp_a, tmp_b) = (&mut line.mu1, &mut line.mu2);
+    let (tmp_a, tmp_b) = (&mut lines.reference, &mut lines.distorted);
     kern.subsample_vertical(
         &ar[..taps],
         &br[..taps],

@@ -51,6 +51,27 @@ impl StatLine {
     }
 }
 
+/// The two padded 16-bit lines the downsampling's vertical pass writes and its horizontal pass
+/// reads ([`subsample_vertical`], [`subsample_horizontal`]): one per picture.
+#[derive(Debug, Clone)]
+pub struct DownLines {
+    /// The reference's line.
+    pub reference: Vec<u16>,
+    /// The distorted picture's line.
+    pub distorted: Vec<u16>,
+}
+
+impl DownLines {
+    /// Zeroed lines for rows of up to `width` values.
+    pub fn new(width: usize) -> Self {
+        let n = width + 2 * PAD;
+        DownLines {
+            reference: vec![0; n],
+            distorted: vec![0; n],
+        }
+    }
+}
+
 /// Length of one 16-bit line copy in [`WideAcc::narrow`]: a chunk of up to 256 output columns
 /// plus the widest filter's reach and a vector's overhang (what the SIMD peers' `madd` paths of
 /// the horizontal statistic read).
@@ -612,8 +633,8 @@ pub fn vif_term_num(
 }
 
 /// Vertical pass of the downsampling into the next scale (`subsample_rd_8`/`_16`): `filt.len()`
-/// rows into `out_ref`/`out_dis` (padded lines, column `j` at `PAD + j`), rounded by
-/// `(acc + round) >> shift` and truncated to 16 bits.
+/// rows into `out_ref`/`out_dis` (padded 16-bit lines, column `j` at `PAD + j`), rounded by
+/// `(acc + round) >> shift` and truncated to 16 bits (libvmaf's `uint16_t` line buffers).
 ///
 /// For 8-bit scale 0 libvmaf uses `round = 128, shift = 8` and no 16-bit truncation; its values
 /// (at most 65280) never exceed 16 bits, so the truncation is a no-op there.
@@ -625,8 +646,8 @@ pub fn subsample_vertical<T: Copy + Into<u32>>(
     round: u32,
     shift: u32,
     w: usize,
-    out_ref: &mut [u32],
-    out_dis: &mut [u32],
+    out_ref: &mut [u16],
+    out_dis: &mut [u16],
 ) {
     subsample_vertical_cols(
         reference,
@@ -649,26 +670,30 @@ pub fn subsample_vertical_cols<T: Copy + Into<u32>>(
     round: u32,
     shift: u32,
     cols: Range<usize>,
-    out_ref: &mut [u32],
-    out_dis: &mut [u32],
+    out_ref: &mut [u16],
+    out_dis: &mut [u16],
 ) {
     debug_assert_eq!(reference.len(), filt.len());
     debug_assert_eq!(distorted.len(), filt.len());
-    let n = cols.len();
     let or = &mut out_ref[PAD + cols.start..PAD + cols.end];
     let od = &mut out_dis[PAD + cols.start..PAD + cols.end];
-    for (k, ((&f, r), d)) in filt.iter().zip(reference).zip(distorted).enumerate() {
-        let f = f as u32;
-        let (r, d) = (&r[cols.clone()], &d[cols.clone()]);
-        // The first tap initialises the line, the others accumulate into it.
-        let keep = if k == 0 { 0 } else { u32::MAX };
-        for j in 0..n {
-            or[j] = (or[j] & keep).wrapping_add(f.wrapping_mul(r[j].into()));
-            od[j] = (od[j] & keep).wrapping_add(f.wrapping_mul(d[j].into()));
+    // Tap by tap over chunks of columns, the sums in a stack buffer (row order: vectorisable).
+    const CHUNK: usize = 64;
+    for (rows, out) in [(reference, or), (distorted, od)] {
+        for (c, out) in out.chunks_mut(CHUNK).enumerate() {
+            let at = cols.start + c * CHUNK;
+            let mut acc = [0u32; CHUNK];
+            let acc = &mut acc[..out.len()];
+            for (&f, row) in filt.iter().zip(rows) {
+                let f = f as u32;
+                for (a, &x) in acc.iter_mut().zip(&row[at..at + out.len()]) {
+                    *a = a.wrapping_add(f.wrapping_mul(x.into()));
+                }
+            }
+            for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                *o = (a.wrapping_add(round) >> shift) as u16;
+            }
         }
-    }
-    for v in or.iter_mut().chain(od.iter_mut()) {
-        *v = (v.wrapping_add(round) >> shift) as u16 as u32;
     }
 }
 
@@ -676,8 +701,8 @@ pub fn subsample_vertical_cols<T: Copy + Into<u32>>(
 /// `0, 2, …, 2 * (w / 2 - 1)` and writes the `w / 2` results (libvmaf's `mu1`/`mu2` after
 /// decimation) to `out_ref`/`out_dis`.
 pub fn subsample_horizontal(
-    line_ref: &[u32],
-    line_dis: &[u32],
+    line_ref: &[u16],
+    line_dis: &[u16],
     filt: &[u16],
     w: usize,
     out_ref: &mut [u16],
@@ -689,8 +714,8 @@ pub fn subsample_horizontal(
 /// [`subsample_horizontal`] for the outputs `outs` (a range within `0..w / 2`) only (the tail of a
 /// SIMD peer).
 pub fn subsample_horizontal_cols(
-    line_ref: &[u32],
-    line_dis: &[u32],
+    line_ref: &[u16],
+    line_dis: &[u16],
     filt: &[u16],
     outs: Range<usize>,
     out_ref: &mut [u16],
@@ -705,8 +730,8 @@ pub fn subsample_horizontal_cols(
         let mut ad: u32 = 0;
         for ((&f, &x), &y) in filt.iter().zip(r).zip(d) {
             let f = f as u32;
-            ar = ar.wrapping_add(f.wrapping_mul(x));
-            ad = ad.wrapping_add(f.wrapping_mul(y));
+            ar = ar.wrapping_add(f.wrapping_mul(x as u32));
+            ad = ad.wrapping_add(f.wrapping_mul(y as u32));
         }
         out_ref[m] = (ar.wrapping_add(32768) >> 16) as u16;
         out_dis[m] = (ad.wrapping_add(32768) >> 16) as u16;

@@ -155,7 +155,7 @@ fn filter_steps_by_hand() {
     let w = 6;
     let row = [100u8; 6];
     let rows: Vec<&[u8]> = vec![&row; 9];
-    let (mut tr, mut td) = (vec![0u32; w + 2 * PAD], vec![0u32; w + 2 * PAD]);
+    let (mut tr, mut td) = (vec![0u16; w + 2 * PAD], vec![0u16; w + 2 * PAD]);
     scalar::subsample_vertical(&rows, &rows, &FILTER_S1, 128, 8, w, &mut tr, &mut td);
     assert_eq!(&tr[PAD..PAD + w], &[25600; 6]);
     scalar::pad_line(&mut tr, w, 4);
@@ -986,8 +986,8 @@ mod simd {
                             rows(filt.len(), w, bits, seed + 5),
                         );
                         let n = w + 2 * PAD;
-                        let (mut ar, mut ad) = (vec![0u32; n], vec![0u32; n]);
-                        let (mut br, mut bd) = (vec![0u32; n], vec![0u32; n]);
+                        let (mut ar, mut ad) = (vec![0u16; n], vec![0u16; n]);
+                        let (mut br, mut bd) = (vec![0u16; n], vec![0u16; n]);
                         if bits == 8 {
                             // Seed 2's distorted rows at the extremes (255 on the rows the
                             // symmetric taps fold together, 0 on the others): the largest sums.
@@ -1020,12 +1020,8 @@ mod simd {
                             k.level()
                         );
                         // Horizontal: random 16-bit padded lines.
-                        let lr: Vec<u32> = noise(n, 16, seed + w as u64)
-                            .iter()
-                            .map(|&x| x as u32)
-                            .collect();
-                        let ld: Vec<u32> =
-                            noise(n, 16, seed + 99).iter().map(|&x| x as u32).collect();
+                        let lr = noise(n, 16, seed + w as u64);
+                        let ld = noise(n, 16, seed + 99);
                         let (mut or_a, mut od_a) = (vec![0u16; w / 2], vec![0u16; w / 2]);
                         let (mut or_b, mut od_b) = (vec![0u16; w / 2], vec![0u16; w / 2]);
                         (k.subsample_horizontal)(&lr, &ld, filt, w, &mut or_a, &mut od_a);
@@ -1036,17 +1032,15 @@ mod simd {
                             "{:?} horizontal w {w}",
                             k.level()
                         );
-                        // Values of 2^16 and more (which the vertical passes never write) take
-                        // the wide path from their block on, with the same results.
-                        let mut lw = lr.clone();
-                        lw[n / 2] |= 1 << 16;
-                        lw[n - 1] = u32::MAX;
-                        (k.subsample_horizontal)(&lw, &ld, filt, w, &mut or_a, &mut od_a);
-                        scalar::subsample_horizontal(&lw, &ld, filt, w, &mut or_b, &mut od_b);
+                        // The extreme lines (every value 0 or 65535): the largest sums, and the
+                        // ends of the 16-bit paths' offset range.
+                        let (hi, lo) = (vec![u16::MAX; n], vec![0u16; n]);
+                        (k.subsample_horizontal)(&hi, &lo, filt, w, &mut or_a, &mut od_a);
+                        scalar::subsample_horizontal(&hi, &lo, filt, w, &mut or_b, &mut od_b);
                         assert_eq!(
                             (or_a, od_a),
                             (or_b, od_b),
-                            "{:?} horizontal w {w}, wide values",
+                            "{:?} horizontal w {w}, extreme values",
                             k.level()
                         );
                     }
@@ -1217,7 +1211,7 @@ fn vif_kernel_timings() {
             });
         }
         let n = w + 2 * PAD;
-        let (mut tr, mut td) = (vec![0u32; n], vec![0u32; n]);
+        let (mut tr, mut td) = (vec![0u16; n], vec![0u16; n]);
         time("subsample_vertical_u8", level, &mut || {
             (k.subsample_vertical_u8)(
                 &r8s[..9],
@@ -1237,8 +1231,11 @@ fn vif_kernel_timings() {
             black_box(&tr);
         });
         let (mut or, mut od) = (vec![0u16; w / 2], vec![0u16; w / 2]);
+        // The 16-bit lines the vertical pass writes.
+        let narrow = |v: &[u32]| v.iter().map(|&x| x as u16).collect::<Vec<u16>>();
+        let (mu1, mu2) = (narrow(&line0.mu1), narrow(&line0.mu2));
         time("subsample_horizontal s1", level, &mut || {
-            (k.subsample_horizontal)(&line0.mu1, &line0.mu2, &FILTER_S1, w, &mut or, &mut od);
+            (k.subsample_horizontal)(&mu1, &mu2, &FILTER_S1, w, &mut or, &mut od);
             black_box(&or);
         });
     }

@@ -155,8 +155,8 @@ fn subsample_vertical_u8(
     round: u32,
     shift: u32,
     w: usize,
-    out_r: &mut [u32],
-    out_d: &mut [u32],
+    out_r: &mut [u16],
+    out_d: &mut [u16],
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe {
@@ -179,16 +179,16 @@ fn subsample_vertical_u16(
     round: u32,
     shift: u32,
     w: usize,
-    out_r: &mut [u32],
-    out_d: &mut [u32],
+    out_r: &mut [u16],
+    out_d: &mut [u16],
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { subsample_vertical_u16_avx2(r, d, filt, round, shift, w, out_r, out_d) }
 }
 
 fn subsample_horizontal(
-    lr: &[u32],
-    ld: &[u32],
+    lr: &[u16],
+    ld: &[u16],
     filt: &[u16],
     w: usize,
     out_r: &mut [u16],
@@ -264,12 +264,12 @@ fn store_u16x8(d: &mut [u16], v: __m128i) {
     unsafe { _mm_storeu_si128(d.as_mut_ptr().cast(), v) }
 }
 
-/// Stores 16 `i16` to the start of `d` (bounds-checked).
+/// Stores 16 `u16` to the start of `d` (bounds-checked).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn store_i16x16(d: &mut [i16], v: __m256i) {
+fn store_u16x16(d: &mut [u16], v: __m256i) {
     let d = &mut d[..16];
-    // SAFETY: `d` holds 16 `i16` (32 bytes); the store is unaligned.
+    // SAFETY: `d` holds 16 `u16` (32 bytes); the store is unaligned.
     unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v) }
 }
 
@@ -1650,8 +1650,8 @@ macro_rules! subsample_vertical_avx2 {
             round: u32,
             shift: u32,
             w: usize,
-            out_r: &mut [u32],
-            out_d: &mut [u32],
+            out_r: &mut [u16],
+            out_d: &mut [u16],
         ) {
             assert!(r.len() == filt.len() && d.len() == filt.len());
             assert!(r.iter().chain(d).all(|row| row.len() >= w));
@@ -1659,8 +1659,10 @@ macro_rules! subsample_vertical_avx2 {
             let rnd = _mm256_set1_epi32(round as i32);
             let sh = _mm_cvtsi32_si128(shift as i32);
             let low16 = _mm256_set1_epi32(0xffff);
+            // Rounded, truncated to 16 bits and packed (exactly: every lane is below 2^16).
             let fin = |v: __m256i| {
-                _mm256_and_si256(_mm256_srl_epi32(_mm256_add_epi32(v, rnd), sh), low16)
+                let v = _mm256_and_si256(_mm256_srl_epi32(_mm256_add_epi32(v, rnd), sh), low16);
+                _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v))
             };
             for j in (0..w8).step_by(8) {
                 let (mut ar, mut ad) = (_mm256_setzero_si256(), _mm256_setzero_si256());
@@ -1671,8 +1673,8 @@ macro_rules! subsample_vertical_avx2 {
                     ar = _mm256_add_epi32(ar, _mm256_mullo_epi32(f, x));
                     ad = _mm256_add_epi32(ad, _mm256_mullo_epi32(f, y));
                 }
-                store_u32x8(&mut out_r[PAD + j..], fin(ar));
-                store_u32x8(&mut out_d[PAD + j..], fin(ad));
+                store_u16x8(&mut out_r[PAD + j..], fin(ar));
+                store_u16x8(&mut out_d[PAD + j..], fin(ad));
             }
             scalar::subsample_vertical_cols(r, d, filt, round, shift, w8..w, out_r, out_d);
         }
@@ -1696,8 +1698,8 @@ fn subsample_vertical_u8_fold<const H: usize>(
     round: u32,
     shift: u32,
     w: usize,
-    out_r: &mut [u32],
-    out_d: &mut [u32],
+    out_r: &mut [u16],
+    out_d: &mut [u16],
 ) -> bool {
     let n = 2 * H + 1;
     if !fold_taps_ok(filt, H) {
@@ -1738,15 +1740,9 @@ fn subsample_vertical_u8_fold<const H: usize>(
             let fin = |v: __m256i| {
                 _mm256_and_si256(_mm256_srl_epi32(_mm256_add_epi32(v, rnd), sh), low16)
             };
-            let (lo, hi) = (fin(lo), fin(hi));
-            store_u32x8(
-                &mut out[PAD + j..],
-                _mm256_permute2x128_si256::<0x20>(lo, hi),
-            );
-            store_u32x8(
-                &mut out[PAD + j + 8..],
-                _mm256_permute2x128_si256::<0x31>(lo, hi),
-            );
+            // The in-lane pack puts columns 0-3 | 4-7 and 8-11 | 12-15 side by side: column
+            // order (exact: every lane is below 2^16).
+            store_u16x16(&mut out[PAD + j..], _mm256_packus_epi32(fin(lo), fin(hi)));
         }
     }
     scalar::subsample_vertical_cols(r, d, filt, round, shift, w16..w, out_r, out_d);
@@ -1754,25 +1750,23 @@ fn subsample_vertical_u8_fold<const H: usize>(
 }
 subsample_vertical_avx2!(subsample_vertical_u16_avx2, u16, load_u16x8);
 
-/// The even-indexed elements of `p[0..16]`: `p[0], p[2], …, p[14]`.
+/// The even-indexed elements of `p[0..16]` widened to `u32` lanes: `p[0], p[2], …, p[14]`.
 ///
 /// # Safety
-/// `p` must be valid for reading 16 `u32`.
+/// `p` must be valid for reading 16 `u16`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn load_even_u32x8(p: *const u32) -> __m256i {
-    // SAFETY: the caller guarantees 16 readable `u32`.
-    let (a, b) = unsafe { (load_u32x8(p), load_u32x8(p.add(8))) };
-    let (a, b) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
-    // Per 128-bit half: a0 a2 b0 b2 | a4 a6 b4 b6; then reorder the 64-bit pairs.
-    let ev = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(a, b));
-    _mm256_permute4x64_epi64::<0b11_01_10_00>(ev)
+unsafe fn load_even_u16x8(p: *const u16) -> __m256i {
+    // SAFETY: the caller guarantees 16 readable `u16` (32 bytes); the load is unaligned.
+    let v = unsafe { _mm256_loadu_si256(p.cast()) };
+    // Each 32-bit lane holds p[2l] in its low half (little-endian).
+    _mm256_and_si256(v, _mm256_set1_epi32(0xffff))
 }
 
 #[target_feature(enable = "avx2,fma")]
 fn subsample_horizontal_avx2(
-    lr: &[u32],
-    ld: &[u32],
+    lr: &[u16],
+    ld: &[u16],
     filt: &[u16],
     w: usize,
     out_r: &mut [u16],
@@ -1799,8 +1793,8 @@ fn subsample_horizontal_avx2(
             // SAFETY: at + 16 <= end <= both lines' lengths (checked above).
             let (x, y) = unsafe {
                 (
-                    load_even_u32x8(lr.as_ptr().add(at)),
-                    load_even_u32x8(ld.as_ptr().add(at)),
+                    load_even_u16x8(lr.as_ptr().add(at)),
+                    load_even_u16x8(ld.as_ptr().add(at)),
                 )
             };
             ar = _mm256_add_epi32(ar, _mm256_mullo_epi32(f, x));
@@ -1812,22 +1806,16 @@ fn subsample_horizontal_avx2(
     scalar::subsample_horizontal_cols(lr, ld, filt, n8..half, out_r, out_d);
 }
 
-/// Outputs per chunk of [`subsample_horizontal_madd`] (its 16-bit line copies live on the stack).
-const SUB_CHUNK: usize = 128;
-/// Length of one of its 16-bit copies: a chunk's inputs, the filter reach and the values its last
-/// `madd` loads read past them (multiplied by a zero tap), rounded up to 16.
-const SUB_LINE: usize = 2 * SUB_CHUNK + 2 * PAD + 16;
-
-/// [`subsample_horizontal_avx2`] in 16-bit lanes, 8 outputs per step: the line values (below
-/// 2^16) offset by -2^15 into `i16` copies, two taps per `_mm256_madd_epi16` (output `m` reads
-/// the copy at `2m + k`, so a load at `2m + k` pairs taps `k` and `k + 1` of 8 consecutive
-/// outputs), the offset added back as `2^15 * sum(taps)`; the wrapping `i32` sums are the
-/// scalar's `u32` ones. `false` (the outputs then partly written, all to be rewritten) where the
-/// taps do not fit ([`madd_taps_ok`]) or a line value is not 16-bit.
+/// [`subsample_horizontal_avx2`] in 16-bit lanes, 8 outputs per step, two taps per
+/// `_mm256_madd_epi16`: output `m` reads the line at `2m + k`, so 16 values loaded from
+/// `start + 2m + 2p` pair taps `2p` and `2p + 1` of 8 consecutive outputs; the values are offset
+/// by -2^15 into `i16` at the load and the offset added back as `2^15 * sum(taps)`, so the
+/// wrapping `i32` sums are the scalar's `u32` ones. `false` (nothing written) where the taps do
+/// not fit ([`madd_taps_ok`]).
 #[target_feature(enable = "avx2,fma")]
 fn subsample_horizontal_madd<const PAIRS: usize>(
-    lr: &[u32],
-    ld: &[u32],
+    lr: &[u16],
+    ld: &[u16],
     filt: &[u16],
     w: usize,
     out_r: &mut [u16],
@@ -1840,60 +1828,28 @@ fn subsample_horizontal_madd<const PAIRS: usize>(
     let start = PAD - taps / 2;
     let half = w / 2;
     let n8 = half / 8 * 8;
-    // Outputs below n8 read line values start .. start + 2 * n8 + taps - 2.
-    let end = start + 2 * n8 + taps - 1;
+    // A step at m reads the values start + 2m .. start + 2m + 2 PAIRS + 14 (the last one or two
+    // times a zero tap), below this end for every m < n8.
+    let end = start + 2 * n8 + 2 * PAIRS - 2;
     assert!(lr.len() >= end && ld.len() >= end && out_r.len() >= half && out_d.len() >= half);
     let pairs: [__m256i; PAIRS] = tap_pairs(filt);
     let offset = madd_offset(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
     let round = _mm256_set1_epi32(32768);
-    let mut wide = _mm256_setzero_si256();
-    let mut copy = [[0i16; SUB_LINE]; 2];
-    for m0 in (0..n8).step_by(SUB_CHUNK) {
-        let cn = SUB_CHUNK.min(n8 - m0);
-        // Copy values 0 .. n of the chunk (from line position start + 2 * m0).
-        let n = 2 * cn + taps - 1;
-        for (line, c) in [lr, ld].into_iter().zip(copy.iter_mut()) {
-            let src = &line[start + 2 * m0..start + 2 * m0 + n];
-            let mut i = 0;
-            while i + 16 <= n {
-                // SAFETY: i + 16 <= n = src.len(); unaligned loads.
-                let (a, b) = unsafe {
-                    (
-                        load_u32x8(src.as_ptr().add(i)),
-                        load_u32x8(src.as_ptr().add(i + 8)),
-                    )
-                };
-                wide = _mm256_or_si256(wide, _mm256_or_si256(a, b));
-                let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(a, b));
-                store_i16x16(&mut c[i..], _mm256_xor_si256(v, flip));
-                i += 16;
-            }
-            for (d, &v) in c[i..n].iter_mut().zip(&src[i..]) {
-                wide = _mm256_or_si256(wide, _mm256_set1_epi32(v as i32));
-                *d = (v as u16 ^ 0x8000) as i16;
-            }
+    let filtered = |line: &[u16], m: usize| {
+        let mut acc = offset;
+        for (p, &t) in pairs.iter().enumerate() {
+            // SAFETY: the values read, start + 2m + 2p .. + 16, lie below `end` <= the line's
+            // length (m <= n8 - 8, p < PAIRS; checked above); the load is unaligned.
+            let v = unsafe { _mm256_loadu_si256(line.as_ptr().add(start + 2 * m + 2 * p).cast()) };
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_xor_si256(v, flip), t));
         }
-        for b in (0..cn).step_by(8) {
-            let [cr, cd] = &copy;
-            let filtered = |c: &[i16; SUB_LINE]| {
-                let mut acc = offset;
-                for (p, &t) in pairs.iter().enumerate() {
-                    // SAFETY: the highest value read, 2b + 2p + 15 <= 2(cn - 8) + 2 PAIRS + 13
-                    // = n - 1 < SUB_LINE (b <= cn - 8, p < PAIRS, taps = 2 PAIRS - 1 or
-                    // 2 PAIRS), was copied above; the load is unaligned.
-                    let v = unsafe { load_i16x16(c.as_ptr().add(2 * b + 2 * p)) };
-                    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(v, t));
-                }
-                let v = _mm256_srli_epi32::<16>(_mm256_add_epi32(acc, round));
-                _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v))
-            };
-            store_u16x8(&mut out_r[m0 + b..], filtered(cr));
-            store_u16x8(&mut out_d[m0 + b..], filtered(cd));
-        }
-    }
-    if _mm256_testz_si256(wide, _mm256_set1_epi32(!0xffff)) == 0 {
-        return false;
+        let v = _mm256_srli_epi32::<16>(_mm256_add_epi32(acc, round));
+        _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v))
+    };
+    for m in (0..n8).step_by(8) {
+        store_u16x8(&mut out_r[m..], filtered(lr, m));
+        store_u16x8(&mut out_d[m..], filtered(ld, m));
     }
     scalar::subsample_horizontal_cols(lr, ld, filt, n8..half, out_r, out_d);
     true

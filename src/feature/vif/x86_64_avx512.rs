@@ -220,8 +220,8 @@ fn subsample_vertical_u8(
     round: u32,
     shift: u32,
     w: usize,
-    out_r: &mut [u32],
-    out_d: &mut [u32],
+    out_r: &mut [u16],
+    out_d: &mut [u16],
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
@@ -245,8 +245,8 @@ fn subsample_vertical_u16(
     round: u32,
     shift: u32,
     w: usize,
-    out_r: &mut [u32],
-    out_d: &mut [u32],
+    out_r: &mut [u16],
+    out_d: &mut [u16],
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX-512 F, BW,
     // CD and DQ.
@@ -254,8 +254,8 @@ fn subsample_vertical_u16(
 }
 
 fn subsample_horizontal(
-    lr: &[u32],
-    ld: &[u32],
+    lr: &[u16],
+    ld: &[u16],
     filt: &[u16],
     w: usize,
     out_r: &mut [u16],
@@ -382,6 +382,26 @@ unsafe fn load_u16x16<const TAIL: bool>(p: *const u16, n: usize) -> __m512i {
     _mm512_cvtepu16_epi32(v)
 }
 
+/// 16 `u16` widened to `u32` lanes: all of them with `WHOLE`, else only the lanes in `m` (the
+/// others are 0).
+///
+/// # Safety
+/// `p` must be valid for reading 16 `u16` (without `WHOLE`, `p.add(i)` for every lane `i` in
+/// `m`).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+unsafe fn load_u16x16_masked<const WHOLE: bool>(p: *const u16, m: __mmask32) -> __m512i {
+    let v = if WHOLE {
+        // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    } else {
+        // SAFETY: the caller guarantees the enabled lanes readable; masked-off lanes are not
+        // accessed.
+        _mm512_castsi512_si256(unsafe { _mm512_maskz_loadu_epi16(m, p.cast()) })
+    };
+    _mm512_cvtepu16_epi32(v)
+}
+
 /// 16 `u32`, of which only the lanes in `m` are read (the others are 0).
 ///
 /// # Safety
@@ -424,6 +444,29 @@ fn store_u16x8(d: &mut [u16], v: __m128i, n: usize) {
         // SAFETY: `t` holds 8 `u16` (16 bytes); the store is unaligned.
         unsafe { _mm_storeu_si128(t.as_mut_ptr().cast(), v) };
         d[..n].copy_from_slice(&t[..n]);
+    }
+}
+
+/// Stores the first `n` (at most 16) `u16` of `v` to the start of `d` (bounds-checked).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn store_u16x16(d: &mut [u16], v: __m256i, n: usize) {
+    store_u16x32(d, _mm512_castsi256_si512(v), n.min(16));
+}
+
+/// Stores the first `n` (at most 32) `u16` of `v` to the start of `d` (bounds-checked).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+fn store_u16x32(d: &mut [u16], v: __m512i, n: usize) {
+    if n >= 32 {
+        let d = &mut d[..32];
+        // SAFETY: `d` holds 32 `u16` (64 bytes); the store is unaligned.
+        unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), v) }
+    } else {
+        let d = &mut d[..n];
+        // SAFETY: the mask enables the first n lanes, which `d` holds; masked-off lanes are not
+        // written.
+        unsafe { _mm512_mask_storeu_epi16(d.as_mut_ptr().cast(), mask32(n), v) }
     }
 }
 
@@ -507,25 +550,6 @@ fn odd_tap_pairs<const PAIRS: usize>(filt: &[u16]) -> [__m512i; PAIRS] {
         *p = _mm512_set1_epi32(tap(2 * i) << 16 | lo);
     }
     pairs
-}
-
-/// The 32 `i16` values `2i .. 2i + 32` of the 64 in `cur` then `next` (a shift by `i` 32-bit
-/// lanes; `i` is a constant once the callers' tap loops unroll).
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-fn window(cur: __m512i, next: __m512i, i: usize) -> __m512i {
-    match i {
-        0 => cur,
-        1 => _mm512_alignr_epi32::<1>(next, cur),
-        2 => _mm512_alignr_epi32::<2>(next, cur),
-        3 => _mm512_alignr_epi32::<3>(next, cur),
-        4 => _mm512_alignr_epi32::<4>(next, cur),
-        5 => _mm512_alignr_epi32::<5>(next, cur),
-        6 => _mm512_alignr_epi32::<6>(next, cur),
-        7 => _mm512_alignr_epi32::<7>(next, cur),
-        8 => _mm512_alignr_epi32::<8>(next, cur),
-        _ => unreachable!("window {i}: the widest filter has 9 tap pairs"),
-    }
 }
 
 /// `acc + madd(a, b)` in wrapping `i32` lanes: in the VNNI copy one `vpdpwssd`, the same sum
@@ -2338,8 +2362,8 @@ macro_rules! subsample_vertical_avx512 {
             round: u32,
             shift: u32,
             w: usize,
-            out_r: &mut [u32],
-            out_d: &mut [u32],
+            out_r: &mut [u16],
+            out_d: &mut [u16],
         ) {
             assert!(r.len() == filt.len() && d.len() == filt.len());
             assert!(r.iter().chain(d).all(|row| row.len() >= w));
@@ -2364,8 +2388,8 @@ macro_rules! subsample_vertical_avx512 {
             round: u32,
             shift: u32,
             w: usize,
-            out_r: &mut [u32],
-            out_d: &mut [u32],
+            out_r: &mut [u16],
+            out_d: &mut [u16],
         ) {
             let k = SubMaddConsts::<PAIRS> {
                 pairs: tap_pairs(filt),
@@ -2386,7 +2410,7 @@ macro_rules! subsample_vertical_avx512 {
                 j: usize,
                 n: usize,
                 k: &SubMaddConsts<PAIRS>,
-                out: [&mut [u32]; 2],
+                out: [&mut [u16]; 2],
             ) {
                 let o = k.offset;
                 let (mut ar, mut ad) = ((o, o), (o, o));
@@ -2421,12 +2445,14 @@ macro_rules! subsample_vertical_avx512 {
                     )
                 };
                 for (dst, (lo, hi)) in out.into_iter().zip([ar, ad]) {
-                    let v = in_column_order(lo, hi);
-                    let v = [fin(v[0]), fin(v[1])];
-                    store_u32x16(&mut dst[PAD + j..], v[0], n);
-                    if n > 16 {
-                        store_u32x16(&mut dst[PAD + j + 16..], v[1], n - 16);
-                    }
+                    // The in-lane pack puts each 128-bit lane's columns 8q .. 8q + 4 (`lo`) and
+                    // 8q + 4 .. 8q + 8 (`hi`) side by side: column order (exact: every lane is
+                    // below 2^16).
+                    store_u16x32(
+                        &mut dst[PAD + j..],
+                        _mm512_packus_epi32(fin(lo), fin(hi)),
+                        n,
+                    );
                 }
             }
             let w32 = w / 32 * 32;
@@ -2449,12 +2475,11 @@ macro_rules! subsample_vertical_avx512 {
             round: u32,
             shift: u32,
             w: usize,
-            out_r: &mut [u32],
-            out_d: &mut [u32],
+            out_r: &mut [u16],
+            out_d: &mut [u16],
         ) {
             let rnd = _mm512_set1_epi32(round as i32);
             let sh = _mm_cvtsi32_si128(shift as i32);
-            let low16 = _mm512_set1_epi32(0xffff);
             // One 16-column block; `n < 16` only with TAIL.
             #[inline]
             #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
@@ -2482,20 +2507,20 @@ macro_rules! subsample_vertical_avx512 {
                 }
                 (ar, ad)
             }
-            let fin = |v: __m512i| {
-                _mm512_and_si512(_mm512_srl_epi32(_mm512_add_epi32(v, rnd), sh), low16)
-            };
+            // Rounded and truncated to 16 bits (`vpmovdw` keeps each lane's low half).
+            let fin =
+                |v: __m512i| _mm512_cvtepi32_epi16(_mm512_srl_epi32(_mm512_add_epi32(v, rnd), sh));
             let w16 = w / 16 * 16;
             for j in (0..w16).step_by(16) {
                 let (ar, ad) = block::<false>(r, d, filt, j, 16);
-                store_u32x16(&mut out_r[PAD + j..], fin(ar), 16);
-                store_u32x16(&mut out_d[PAD + j..], fin(ad), 16);
+                store_u16x16(&mut out_r[PAD + j..], fin(ar), 16);
+                store_u16x16(&mut out_d[PAD + j..], fin(ad), 16);
             }
             if w16 < w {
                 let n = w - w16;
                 let (ar, ad) = block::<true>(r, d, filt, w16, n);
-                store_u32x16(&mut out_r[PAD + w16..], fin(ar), n);
-                store_u32x16(&mut out_d[PAD + w16..], fin(ad), n);
+                store_u16x16(&mut out_r[PAD + w16..], fin(ar), n);
+                store_u16x16(&mut out_d[PAD + w16..], fin(ad), n);
             }
         }
     };
@@ -2531,8 +2556,8 @@ fn subsample_vertical_u8_fold<const H: usize>(
     round: u32,
     shift: u32,
     w: usize,
-    out_r: &mut [u32],
-    out_d: &mut [u32],
+    out_r: &mut [u16],
+    out_d: &mut [u16],
 ) -> bool {
     let taps = 2 * H + 1;
     if !fold_taps_ok(filt, H) {
@@ -2568,7 +2593,7 @@ fn fold_block<const H: usize, const TAIL: bool>(
     j: usize,
     n: usize,
     k: &FoldConsts,
-    out: &mut [u32],
+    out: &mut [u16],
 ) {
     let taps = 2 * H + 1;
     let z = _mm512_setzero_si512();
@@ -2598,19 +2623,13 @@ fn fold_block<const H: usize, const TAIL: bool>(
             k.low16,
         )
     };
-    let (lo, hi) = (fin(lo), fin(hi));
-    // Qwords of (lo, hi) in column order: columns 0-15, then 16-31.
-    let first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
-    let second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-    store_u32x16(
+    // The in-lane pack puts columns 8q .. 8q + 4 and 8q + 4 .. 8q + 8 side by side: column
+    // order (exact: every lane is below 2^16).
+    store_u16x32(
         &mut out[PAD + j..],
-        _mm512_permutex2var_epi64(lo, first, hi),
+        _mm512_packus_epi32(fin(lo), fin(hi)),
         n,
     );
-    if n > 16 {
-        let v = _mm512_permutex2var_epi64(lo, second, hi);
-        store_u32x16(&mut out[PAD + j + 16..], v, n - 16);
-    }
 }
 
 subsample_vertical_avx512!(
@@ -2623,14 +2642,14 @@ subsample_vertical_avx512!(
 );
 
 /// The horizontal downsampling pass, 16 outputs per step: output `m` reads the line at
-/// `start + 2m + k`, so a 16-value load at `start + 2m + k` holds the values of 8 consecutive
-/// outputs in the low halves of its 64-bit lanes, which `_mm512_mul_epu32` multiplies by the tap
-/// directly (64-bit products whose low 32 bits are the scalar's wrapping `u32` ones). The last
-/// step's values past the row's end are masked off at the loads.
+/// `start + 2m + k`, so 16 values widened from `start + 2m + k` hold those of 8 consecutive
+/// outputs in the low halves of their 64-bit lanes, which `_mm512_mul_epu32` multiplies by the
+/// tap directly (64-bit products whose low 32 bits are the scalar's wrapping `u32` ones). The
+/// last step's values past the row's end are masked off at the loads.
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn subsample_horizontal_avx512(
-    lr: &[u32],
-    ld: &[u32],
+    lr: &[u16],
+    ld: &[u16],
     filt: &[u16],
     w: usize,
     out_r: &mut [u16],
@@ -2649,11 +2668,12 @@ fn subsample_horizontal_avx512(
         let v = _mm512_and_si512(_mm512_add_epi64(v, round), low32);
         _mm512_cvtepi64_epi16(_mm512_srli_epi64::<16>(v))
     };
-    // The 16-bit path where the taps allow it (libvmaf's scale-1 and scale-2 filters), then the
-    // 64-bit products for the rest of the row.
+    // The 16-bit path where the taps allow it (libvmaf's scale-1, 2 and 3 filters' pairs), then
+    // the 64-bit products for the rest of the row.
     let done = match (madd_taps_ok(filt), taps.div_ceil(2)) {
         (true, 5) => subsample_horizontal_madd::<5>(lr, ld, filt, w, out_r, out_d),
         (true, 3) => subsample_horizontal_madd::<3>(lr, ld, filt, w, out_r, out_d),
+        (true, 2) => subsample_horizontal_madd::<2>(lr, ld, filt, w, out_r, out_d),
         _ => 0,
     };
     for m in (done..half).step_by(16) {
@@ -2674,20 +2694,17 @@ fn subsample_horizontal_avx512(
     }
 }
 
-/// The decimating horizontal filter in 16-bit lanes, for lines whose values are all below 2^16
-/// (what both vertical passes write: a Q16 filter of at most 16-bit samples, shifted back by 16
-/// bits or by the bit depth): per 16 outputs `m .. m + 16`, the 64 line values from output `m`'s
-/// first are narrowed to `i16` offset by -2^15, and each tap pair multiplies one window of them
-/// ([`window`]: lane `l` holds the values `2(m + l) + 2i` and `+ 1`, which are output `m + l`'s
-/// taps `2i` and `2i + 1`), the offset added back as `2^15 * sum(taps)`. The sums are below
-/// 2^32 (the taps sum to at most 2^16), so the wrapping `i32` lanes are the scalar's `u32` ones.
-/// Returns the outputs done, a multiple of 16: it stops at the last block whose 64 values lie
-/// inside both lines, or at one holding a value of 2^16 or more (never written by the vertical
-/// passes), and the caller finishes the row. Requires [`madd_taps_ok`].
+/// The decimating horizontal filter in 16-bit lanes: per 16 outputs `m .. m + 16`, each tap pair
+/// `i` multiplies the 32 line values from `start + 2m + 2i` (one unaligned load: lane `l` holds
+/// the values `2(m + l) + 2i` and `+ 1`, output `m + l`'s taps `2i` and `2i + 1`), offset by
+/// -2^15 into `i16`, the offset added back as `2^15 * sum(taps)`. The sums are below 2^32 (the
+/// taps sum to at most 2^16), so the wrapping `i32` lanes are the scalar's `u32` ones. Returns
+/// the outputs done, a multiple of 16: it stops at the last block whose values lie inside both
+/// lines, and the caller finishes the row. Requires [`madd_taps_ok`].
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn subsample_horizontal_madd<const PAIRS: usize>(
-    lr: &[u32],
-    ld: &[u32],
+    lr: &[u16],
+    ld: &[u16],
     filt: &[u16],
     w: usize,
     out_r: &mut [u16],
@@ -2700,49 +2717,27 @@ fn subsample_horizontal_madd<const PAIRS: usize>(
     let pairs: [__m512i; PAIRS] = tap_pairs(filt);
     let offset = madd_offset(filt);
     let flip = _mm512_set1_epi16(i16::MIN);
-    let high16 = _mm512_set1_epi32(!0xffff);
     let round = _mm512_set1_epi32(1 << 15);
-    // The 64 values from `at` as two vectors of 32 offset `i16`, or None if one is 2^16 or more.
-    let narrow = |line: &[u32], at: usize| {
-        assert!(at + 64 <= line.len());
-        // SAFETY: the four loads read the values at .. at + 64, inside `line` (checked just
-        // above); they are unaligned.
-        let v = unsafe {
-            let p = line.as_ptr().add(at);
-            [0, 16, 32, 48].map(|o| _mm512_loadu_si512(p.add(o).cast()))
-        };
-        let any = _mm512_or_si512(_mm512_or_si512(v[0], v[1]), _mm512_or_si512(v[2], v[3]));
-        if _mm512_test_epi32_mask(any, high16) != 0 {
-            return None;
-        }
-        let join = |a: __m512i, b: __m512i| {
-            let ab = _mm512_inserti64x4::<1>(
-                _mm512_castsi256_si512(_mm512_cvtepi32_epi16(a)),
-                _mm512_cvtepi32_epi16(b),
-            );
-            _mm512_xor_si512(ab, flip)
-        };
-        Some((join(v[0], v[1]), join(v[2], v[3])))
-    };
-    let filtered = |(cur, next): (__m512i, __m512i)| {
+    let filtered = |line: &[u16], at: usize| {
         let mut acc = offset;
         for (i, &c) in pairs.iter().enumerate() {
-            acc = madd_acc(acc, window(cur, next, i), c);
+            assert!(at + 2 * i + 32 <= line.len());
+            // SAFETY: the load reads the values at + 2i .. at + 2i + 32, inside `line` (checked
+            // just above); it is unaligned.
+            let v = unsafe { _mm512_loadu_si512(line.as_ptr().add(at + 2 * i).cast()) };
+            acc = madd_acc(acc, _mm512_xor_si512(v, flip), c);
         }
         // (acc + 2^15) >> 16, kept to 16 bits.
         _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_add_epi32(acc, round)))
     };
     let mut m = 0;
-    while m + 16 <= half && start + 2 * m + 64 <= len {
+    while m + 16 <= half && start + 2 * m + 2 * PAIRS + 30 <= len {
         let at = start + 2 * m;
-        let (Some(r), Some(d)) = (narrow(lr, at), narrow(ld, at)) else {
-            break;
-        };
         let (or, od) = (&mut out_r[m..m + 16], &mut out_d[m..m + 16]);
         // SAFETY: `or` and `od` hold 16 `u16` (32 bytes) each; the stores are unaligned.
         unsafe {
-            _mm256_storeu_si256(or.as_mut_ptr().cast(), filtered(r));
-            _mm256_storeu_si256(od.as_mut_ptr().cast(), filtered(d));
+            _mm256_storeu_si256(or.as_mut_ptr().cast(), filtered(lr, at));
+            _mm256_storeu_si256(od.as_mut_ptr().cast(), filtered(ld, at));
         }
         m += 16;
     }
@@ -2756,8 +2751,8 @@ fn subsample_horizontal_madd<const PAIRS: usize>(
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
 fn subsample_horizontal_step<const WHOLE: bool>(
-    lr: &[u32],
-    ld: &[u32],
+    lr: &[u16],
+    ld: &[u16],
     filt: &[u16],
     m: usize,
     cnt: usize,
@@ -2777,7 +2772,7 @@ fn subsample_horizontal_step<const WHOLE: bool>(
         if c == 0 {
             0
         } else {
-            mask16(2 * c - 1)
+            mask32(2 * c - 1)
         }
     };
     let (la, lb) = (lanes(0), lanes(1));
@@ -2787,29 +2782,19 @@ fn subsample_horizontal_step<const WHOLE: bool>(
         let at = start + 2 * m + k;
         let f = _mm512_set1_epi64(f as i64);
         let (pr, pd) = (lr.as_ptr(), ld.as_ptr());
-        let (xa, xb, ya, yb) = if WHOLE {
-            // SAFETY: the loads read the values at .. at + 32 <= start + 2m + taps + 31 <= both
-            // lines' lengths (checked above); they are unaligned.
-            unsafe {
-                (
-                    _mm512_loadu_si512(pr.add(at).cast()),
-                    _mm512_loadu_si512(pr.add(at + 16).cast()),
-                    _mm512_loadu_si512(pd.add(at).cast()),
-                    _mm512_loadu_si512(pd.add(at + 16).cast()),
-                )
-            }
-        } else {
-            // SAFETY: the enabled lanes read the values at + 2l for outputs m + l < m + cnt
-            // (and the odd values between), at most start + 2 (m + cnt - 1) + taps - 1 < both
-            // lines' lengths (checked above).
-            unsafe {
-                (
-                    load_u32x16_masked(pr.add(at), la),
-                    load_u32x16_masked(pr.add(at + 16), lb),
-                    load_u32x16_masked(pd.add(at), la),
-                    load_u32x16_masked(pd.add(at + 16), lb),
-                )
-            }
+        // SAFETY: WHOLE: the loads read the values at .. at + 32 <= start + 2m + taps + 31 <=
+        // both lines' lengths (checked above). Otherwise the enabled lanes read the values
+        // at + 2l for outputs m + l < m + cnt (and the odd values between), at most
+        // start + 2 (m + cnt - 1) + taps - 1 < both lines' lengths (checked above); a load
+        // with no lane enabled reads nothing (its address, formed by wrapping, may lie past
+        // the line).
+        let (xa, xb, ya, yb) = unsafe {
+            (
+                load_u16x16_masked::<WHOLE>(pr.wrapping_add(at), la),
+                load_u16x16_masked::<WHOLE>(pr.wrapping_add(at + 16), lb),
+                load_u16x16_masked::<WHOLE>(pd.wrapping_add(at), la),
+                load_u16x16_masked::<WHOLE>(pd.wrapping_add(at + 16), lb),
+            )
         };
         ar.0 = _mm512_add_epi64(ar.0, _mm512_mul_epu32(xa, f));
         ar.1 = _mm512_add_epi64(ar.1, _mm512_mul_epu32(xb, f));
