@@ -85,22 +85,25 @@ fn cm_s0_interior(
 
 /// The masking threshold of the `n <= 16` samples from offset `m` (missing lanes 0) from the
 /// masker's sums (`scalar::csf_s0`): `flt` over the eight neighbours plus `centre`, wrapping;
-/// `u`, `m`, `d` are the samples' offsets in the rows above, at and below.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-fn thr16(flt: &[i32], centre: &[i32], (u, m, d): (usize, usize, usize), n: usize) -> __m512i {
-    let l = |at: usize| load_i32x16(flt, at, n);
-    let nb = _mm512_add_epi32(
-        _mm512_add_epi32(
-            _mm512_add_epi32(l(u - 1), l(u)),
-            _mm512_add_epi32(l(u + 1), l(m - 1)),
-        ),
-        _mm512_add_epi32(
-            _mm512_add_epi32(l(m + 1), l(d - 1)),
-            _mm512_add_epi32(l(d), l(d + 1)),
-        ),
-    );
-    _mm512_add_epi32(nb, load_i32x16(centre, m, n))
+/// `u`, `m`, `d` are the samples' offsets in the rows above, at and below. A macro: as a
+/// function LLVM left it out of line, its nine loads each testing `n`.
+macro_rules! thr16 {
+    ($flt:expr, $centre:expr, $umd:expr, $n:expr) => {{
+        let (flt, centre, (u, m, d), n): (&[i32], &[i32], (usize, usize, usize), usize) =
+            ($flt, $centre, $umd, $n);
+        let l = |at: usize| load_i32x16(flt, at, n);
+        let nb = _mm512_add_epi32(
+            _mm512_add_epi32(
+                _mm512_add_epi32(l(u - 1), l(u)),
+                _mm512_add_epi32(l(u + 1), l(m - 1)),
+            ),
+            _mm512_add_epi32(
+                _mm512_add_epi32(l(m + 1), l(d - 1)),
+                _mm512_add_epi32(l(d), l(d + 1)),
+            ),
+        );
+        _mm512_add_epi32(nb, load_i32x16(centre, m, n))
+    }};
 }
 
 /// The AVX2 peer's `scale_q28` for 16 lanes: `((x * rfactor + 2^27) >> 28) as i32`, the
@@ -216,7 +219,7 @@ fn cm_s0_step<const TAIL: bool>(
 ) {
     let z = _mm512_setzero_si512();
     let (u, m, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
-    let thr = thr16(flt, centre, (u, m, d), n);
+    let thr = thr16!(flt, centre, (u, m, d), n);
     // The 64-bit lanes of the even (lane 2l) and odd (2l + 1) samples in the step.
     let (even, odd): (__mmask8, __mmask8) = if TAIL {
         (
@@ -1318,7 +1321,7 @@ fn cm_s123_step(
     let z = _mm512_setzero_si512();
     let sq_add = _mm512_set1_epi64(1 << 29);
     let (u, m, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
-    let thr = thr16(flt, centre, (u, m, d), n);
+    let thr = thr16!(flt, centre, (u, m, d), n);
     // The 64-bit lanes of the even (lane 2l) and odd (2l + 1) samples in the step.
     let even = ((1u32 << n.div_ceil(2)) - 1) as u8;
     let odd = ((1u32 << (n / 2)) - 1) as u8;
