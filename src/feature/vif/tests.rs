@@ -621,7 +621,7 @@ mod simd {
                         let sh = StatShifts::for_scale(scale, bits);
                         let mut acc = WideAcc::new(w);
                         let Some(x2) = k.stat_vertical_u16_x2 else {
-                            // (AVX2 has the 8-bit two-row pass only.)
+                            // (A level without a 16-bit two-row pass.)
                             continue;
                         };
                         let (mut a0, mut a1) = (StatLine::new(w), StatLine::new(w));

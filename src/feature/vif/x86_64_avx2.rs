@@ -25,6 +25,7 @@ pub(super) fn install(k: &mut Kernels) {
     k.stat_vertical_u8 = stat_vertical_u8;
     k.stat_vertical_u8_x2 = Some(stat_vertical_u8_x2);
     k.stat_vertical_u16 = stat_vertical_u16;
+    k.stat_vertical_u16_x2 = Some(stat_vertical_u16_x2);
     k.stat_horizontal = stat_horizontal;
     k.subsample_vertical_u8 = subsample_vertical_u8;
     k.subsample_vertical_u16 = subsample_vertical_u16;
@@ -33,7 +34,7 @@ pub(super) fn install(k: &mut Kernels) {
         stat_vertical_u8_dis,
         stat_vertical_u8_dis_x2: Some(stat_vertical_u8_dis_x2),
         stat_vertical_u16_dis,
-        stat_vertical_u16_dis_x2: None,
+        stat_vertical_u16_dis_x2: Some(stat_vertical_u16_dis_x2),
         stat_horizontal_store,
         stat_horizontal_dis,
         max_gain_limit: LogTerms::MAX_GAIN_LIMIT,
@@ -127,6 +128,34 @@ fn stat_vertical_u8_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut StatLine
 fn stat_vertical_u8_dis_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut StatLine; 2]) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
     unsafe { stat_vertical_u8_x2_avx2::<true>(r, d, w, lines) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stat_vertical_u16_x2(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    lines: [&mut StatLine; 2],
+    acc: &mut WideAcc,
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
+    unsafe { stat_vertical_u16_x2_avx2::<false>(r, d, filt, sh, w, lines, acc) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stat_vertical_u16_dis_x2(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    lines: [&mut StatLine; 2],
+    acc: &mut WideAcc,
+) {
+    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
+    unsafe { stat_vertical_u16_x2_avx2::<true>(r, d, filt, sh, w, lines, acc) }
 }
 
 fn stat_vertical_u8_dis(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
@@ -704,6 +733,156 @@ fn stat_vertical_u16_madd<const PAIRS: usize, const DIS_ONLY: bool>(
         out(&mut line.xy, squares(xyl, xyh));
     }
     scalar::stat_vertical_u16_cols::<DIS_ONLY>(r, d, filt, sh, w16..w, line, acc);
+}
+
+/// Two output rows of [`stat_vertical_u16_avx2`] in one pass: `r` and `d` hold `taps + 1` rows,
+/// `lines[0]` gets the statistic of rows `0..taps` and `lines[1]` that of rows `1..=taps`. On
+/// the `madd` path (odd taps, every tap pair of either line summing below 2^16) each row pair is
+/// loaded, interleaved, squared and multiplied once and weighed by both lines' taps, `(f[2i],
+/// f[2i+1])` and `(f[2i-1], f[2i])` ([`odd_tap_pairs`]), with the sums of one pass
+/// ([`stat_vertical_u16_madd`]'s), so the lines equal two calls'; otherwise two calls.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx2,fma")]
+fn stat_vertical_u16_x2_avx2<const DIS_ONLY: bool>(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    lines: [&mut StatLine; 2],
+    acc: &mut WideAcc,
+) {
+    let taps = filt.len();
+    assert!(r.len() == taps + 1 && d.len() == taps + 1);
+    assert!(r.iter().chain(d).all(|row| row.len() >= w));
+    let odd_ok = (0..taps.div_ceil(2)).all(|i| {
+        let f = |k: usize| filt.get(k).map_or(0, |&f| f as u32);
+        (if i == 0 { 0 } else { f(2 * i - 1) }) + f(2 * i) < 1 << 16
+    });
+    let [l0, l1] = lines;
+    if madd_vertical_ok(filt, sh) && odd_ok && taps % 2 == 1 && w >= 16 {
+        match taps.div_ceil(2) {
+            9 => stat_vertical_u16_x2_madd::<9, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
+            5 => stat_vertical_u16_x2_madd::<5, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
+            3 => stat_vertical_u16_x2_madd::<3, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
+            2 => stat_vertical_u16_x2_madd::<2, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
+            _ => {
+                stat_vertical_u16_avx2::<DIS_ONLY>(&r[..taps], &d[..taps], filt, sh, w, l0, acc);
+                stat_vertical_u16_avx2::<DIS_ONLY>(&r[1..], &d[1..], filt, sh, w, l1, acc);
+                return;
+            }
+        }
+        // The last `w % 16` columns by the scalar kernel, line by line.
+        let cols = w / 16 * 16..w;
+        let (r0, d0) = (&r[..taps], &d[..taps]);
+        scalar::stat_vertical_u16_cols::<DIS_ONLY>(r0, d0, filt, sh, cols.clone(), l0, acc);
+        scalar::stat_vertical_u16_cols::<DIS_ONLY>(&r[1..], &d[1..], filt, sh, cols, l1, acc);
+        return;
+    }
+    stat_vertical_u16_avx2::<DIS_ONLY>(&r[..taps], &d[..taps], filt, sh, w, l0, acc);
+    stat_vertical_u16_avx2::<DIS_ONLY>(&r[1..], &d[1..], filt, sh, w, l1, acc);
+}
+
+/// The `madd` path of [`stat_vertical_u16_x2_avx2`] for columns `0 .. w / 16 * 16`, 16 a step.
+/// Requires its conditions and length checks.
+#[target_feature(enable = "avx2,fma")]
+fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
+    r: &[&[u16]],
+    d: &[&[u16]],
+    filt: &[u16],
+    sh: StatShifts,
+    w: usize,
+    lines: [&mut StatLine; 2],
+) {
+    let (even, odd): ([__m256i; PAIRS], [__m256i; PAIRS]) = (tap_pairs(filt), odd_tap_pairs(filt));
+    let offset = madd_offset(filt);
+    let flip = _mm256_set1_epi16(i16::MIN);
+    let mu_round = _mm256_set1_epi32(sh.mu_round as i32);
+    let mu_shift = _mm_cvtsi32_si128(sh.mu_shift as i32);
+    let sq_round = _mm256_set1_epi32(sh.sq_round as i32);
+    let sq_shift = _mm_cvtsi32_si128(sh.sq_shift as i32);
+    let hi_shift = _mm_cvtsi32_si128(16 - sh.sq_shift as i32);
+    let low16 = _mm256_set1_epi32(0xffff);
+    let w16 = w / 16 * 16;
+    let [l0, l1] = lines;
+    for j in (0..w16).step_by(16) {
+        let o = offset;
+        // Per line, the sums of the interleaved lo (columns 0-3, 8-11) and hi lanes: means,
+        // then the low and high halves of the three squares.
+        let mut sums = [[(o, o); 8]; 2];
+        for i in 0..PAIRS {
+            let c = [even[i], odd[i]];
+            let (ka, kb) = (2 * i, 2 * i + 1);
+            // SAFETY: j + 16 <= w16 <= w <= every row's length (checked by the caller); each
+            // load reads 16 `u16` (32 bytes), unaligned.
+            let (xa, xb, ya, yb) = unsafe {
+                (
+                    _mm256_loadu_si256(r[ka].as_ptr().add(j).cast()),
+                    _mm256_loadu_si256(r[kb].as_ptr().add(j).cast()),
+                    _mm256_loadu_si256(d[ka].as_ptr().add(j).cast()),
+                    _mm256_loadu_si256(d[kb].as_ptr().add(j).cast()),
+                )
+            };
+            let (xl, xh) = (_mm256_unpacklo_epi16(xa, xb), _mm256_unpackhi_epi16(xa, xb));
+            let (yl, yh) = (_mm256_unpacklo_epi16(ya, yb), _mm256_unpackhi_epi16(ya, yb));
+            let (mlo, mhi) = (_mm256_mullo_epi16, _mm256_mulhi_epu16);
+            // Each quantity's interleaved values, offset once, weighed by both lines' taps.
+            let mut add = |q: usize, lo: __m256i, hi: __m256i| {
+                let (lo, hi) = (_mm256_xor_si256(lo, flip), _mm256_xor_si256(hi, flip));
+                for (s, &c) in sums.iter_mut().zip(&c) {
+                    s[q].0 = _mm256_add_epi32(s[q].0, _mm256_madd_epi16(lo, c));
+                    s[q].1 = _mm256_add_epi32(s[q].1, _mm256_madd_epi16(hi, c));
+                }
+            };
+            if !DIS_ONLY {
+                add(0, xl, xh);
+                add(2, mlo(xl, xl), mlo(xh, xh));
+                add(3, mhi(xl, xl), mhi(xh, xh));
+            }
+            add(1, yl, yh);
+            add(4, mlo(yl, yl), mlo(yh, yh));
+            add(5, mhi(yl, yl), mhi(yh, yh));
+            add(6, mlo(xl, yl), mlo(xh, yh));
+            add(7, mhi(xl, yl), mhi(xh, yh));
+        }
+        // In column order (lo holds columns 0-3 and 8-11, hi 4-7 and 12-15).
+        let ordered = |(lo, hi): (__m256i, __m256i)| {
+            [
+                _mm256_permute2x128_si256::<0x20>(lo, hi),
+                _mm256_permute2x128_si256::<0x31>(lo, hi),
+            ]
+        };
+        let mean = |v: __m256i| {
+            _mm256_and_si256(
+                _mm256_srl_epi32(_mm256_add_epi32(v, mu_round), mu_shift),
+                low16,
+            )
+        };
+        let squares = |l: (__m256i, __m256i), h: (__m256i, __m256i)| {
+            let (l, h) = (ordered(l), ordered(h));
+            let sq = |lo: __m256i, hi: __m256i| {
+                _mm256_add_epi32(
+                    _mm256_sll_epi32(hi, hi_shift),
+                    _mm256_srl_epi32(_mm256_add_epi32(lo, sq_round), sq_shift),
+                )
+            };
+            [sq(l[0], h[0]), sq(l[1], h[1])]
+        };
+        let at = PAD + j;
+        for (line, s) in [&mut *l0, &mut *l1].into_iter().zip(sums) {
+            let out = |dst: &mut Vec<u32>, v: [__m256i; 2]| {
+                store_u32x8(&mut dst[at..], v[0]);
+                store_u32x8(&mut dst[at + 8..], v[1]);
+            };
+            if !DIS_ONLY {
+                out(&mut line.mu1, ordered(s[0]).map(mean));
+                out(&mut line.xx, squares(s[2], s[3]));
+            }
+            out(&mut line.mu2, ordered(s[1]).map(mean));
+            out(&mut line.yy, squares(s[4], s[5]));
+            out(&mut line.xy, squares(s[6], s[7]));
+        }
+    }
 }
 
 /// What a horizontal pass does with the reference side of its pixels (ladder scoring,
