@@ -535,6 +535,17 @@ fn madd_vertical_ok(filt: &[u16], sh: StatShifts) -> bool {
         && sh.sq_round < 1 << sh.sq_shift
 }
 
+/// Whether the two-row 16-bit vertical passes may run on `madd`s: [`madd_vertical_ok`], an odd
+/// number of taps (so `taps + 1` rows make whole pairs), and the second line's tap pairs
+/// `(2i - 1, 2i)` each summing below 2^16 too.
+#[cfg(target_arch = "x86_64")]
+fn madd_vertical_x2_ok(filt: &[u16], sh: StatShifts) -> bool {
+    let f = |k: usize| filt.get(k).map_or(0, |&f| f as u32);
+    let odd_ok = (0..filt.len().div_ceil(2))
+        .all(|i| (if i == 0 { 0 } else { f(2 * i - 1) }) + f(2 * i) < 1 << 16);
+    madd_vertical_ok(filt, sh) && odd_ok && filt.len() % 2 == 1
+}
+
 #[cfg(feature = "check_simd")]
 fn assert_line_eq(got: &StatLine, want: &StatLine, w: usize, what: &str) {
     assert_lines_eq(got, want, w, what, false);

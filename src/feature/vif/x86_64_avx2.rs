@@ -14,7 +14,8 @@ use super::scalar::SplitRow;
 use super::scalar::{self, StatLine, StatShifts, VifSums, WideAcc, NARROW_COPIES, NARROW_LINE};
 use super::tables::{self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_TABLE_LEN, PAD, SIGMA_NSQ};
 use super::{
-    fold_tap_pairs, fold_taps_ok, madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels,
+    fold_tap_pairs, fold_taps_ok, madd_vertical_ok, madd_vertical_x2_ok, Kernels, RefRow,
+    RefRowMut, SplitKernels,
 };
 
 /// Replaces the entries of `k` that have an AVX2 kernel, if this CPU has AVX2 and FMA.
@@ -625,6 +626,79 @@ fn stat_vertical_u16_avx2<const DIS_ONLY: bool>(
     scalar::stat_vertical_u16_cols::<DIS_ONLY>(r, d, filt, sh, w8..w, line, acc);
 }
 
+/// How [`stat_vertical_u16_madd`] and [`stat_vertical_u16_x2_madd`] round their sums into a
+/// line's values ([`store_u16_madd`]).
+struct U16MaddOut {
+    mu_round: __m256i,
+    mu_shift: __m128i,
+    sq_round: __m256i,
+    sq_shift: __m128i,
+    /// `16 - sq_shift`: where a square's high half lands after the rounding shift.
+    hi_shift: __m128i,
+    low16: __m256i,
+}
+
+impl U16MaddOut {
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn new(sh: StatShifts) -> Self {
+        U16MaddOut {
+            mu_round: _mm256_set1_epi32(sh.mu_round as i32),
+            mu_shift: _mm_cvtsi32_si128(sh.mu_shift as i32),
+            sq_round: _mm256_set1_epi32(sh.sq_round as i32),
+            sq_shift: _mm_cvtsi32_si128(sh.sq_shift as i32),
+            hi_shift: _mm_cvtsi32_si128(16 - sh.sq_shift as i32),
+            low16: _mm256_set1_epi32(0xffff),
+        }
+    }
+}
+
+/// Writes columns `j .. j + 16` of `line` from one line's `madd` sums `[mu1, mu2, xx lo, xx hi,
+/// yy lo, yy hi, xy lo, xy hi]`, each as its interleaved (lo: columns 0-3 and 8-11, hi: 4-7 and
+/// 12-15) pair: the means rounded, shifted and kept to 16 bits, each square recombined from the
+/// sums of its halves, in column order. A macro, as the block sums elsewhere in this file: as a
+/// function LLVM may leave it out of line, its sums passed through memory.
+macro_rules! store_u16_madd {
+    ($dis_only:expr, $line:expr, $j:expr, $k:expr, $sums:expr) => {{
+        let (line, j, k, s): (&mut StatLine, usize, &U16MaddOut, [(__m256i, __m256i); 8]) =
+            ($line, $j, $k, $sums);
+        let ordered = |(lo, hi): (__m256i, __m256i)| {
+            [
+                _mm256_permute2x128_si256::<0x20>(lo, hi),
+                _mm256_permute2x128_si256::<0x31>(lo, hi),
+            ]
+        };
+        let mean = |v: __m256i| {
+            _mm256_and_si256(
+                _mm256_srl_epi32(_mm256_add_epi32(v, k.mu_round), k.mu_shift),
+                k.low16,
+            )
+        };
+        let squares = |l: (__m256i, __m256i), h: (__m256i, __m256i)| {
+            let (l, h) = (ordered(l), ordered(h));
+            let sq = |lo: __m256i, hi: __m256i| {
+                _mm256_add_epi32(
+                    _mm256_sll_epi32(hi, k.hi_shift),
+                    _mm256_srl_epi32(_mm256_add_epi32(lo, k.sq_round), k.sq_shift),
+                )
+            };
+            [sq(l[0], h[0]), sq(l[1], h[1])]
+        };
+        let at = PAD + j;
+        let out = |dst: &mut Vec<u32>, v: [__m256i; 2]| {
+            store_u32x8(&mut dst[at..], v[0]);
+            store_u32x8(&mut dst[at + 8..], v[1]);
+        };
+        if !$dis_only {
+            out(&mut line.mu1, ordered(s[0]).map(mean));
+            out(&mut line.xx, squares(s[2], s[3]));
+        }
+        out(&mut line.mu2, ordered(s[1]).map(mean));
+        out(&mut line.yy, squares(s[4], s[5]));
+        out(&mut line.xy, squares(s[6], s[7]));
+    }};
+}
+
 /// The 16-bit vertical pass in 16-bit `madd` lanes, 16 columns per step, two rows per `madd`
 /// (the scale-0 8-bit method): samples offset by -2^15 into `i16` for the means; each square or
 /// product split into its low and high 16 bits (`mullo`/`mulhi` of the interleaved rows), each
@@ -650,12 +724,7 @@ fn stat_vertical_u16_madd<const PAIRS: usize, const DIS_ONLY: bool>(
     let rows = |i: usize| (2 * i, (2 * i + 1).min(taps - 1));
     let offset = madd_offset(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
-    let mu_round = _mm256_set1_epi32(sh.mu_round as i32);
-    let mu_shift = _mm_cvtsi32_si128(sh.mu_shift as i32);
-    let sq_round = _mm256_set1_epi32(sh.sq_round as i32);
-    let sq_shift = _mm_cvtsi32_si128(sh.sq_shift as i32);
-    let hi_shift = _mm_cvtsi32_si128(16 - sh.sq_shift as i32);
-    let low16 = _mm256_set1_epi32(0xffff);
+    let k = U16MaddOut::new(sh);
     let w16 = w / 16 * 16;
     for j in (0..w16).step_by(16) {
         let o = offset;
@@ -696,41 +765,8 @@ fn stat_vertical_u16_madd<const PAIRS: usize, const DIS_ONLY: bool>(
             add(&mut xyl, mlo(xl, yl), mlo(xh, yh));
             add(&mut xyh, mhi(xl, yl), mhi(xh, yh));
         }
-        // In column order (lo holds columns 0-3 and 8-11, hi 4-7 and 12-15).
-        let ordered = |(lo, hi): (__m256i, __m256i)| {
-            [
-                _mm256_permute2x128_si256::<0x20>(lo, hi),
-                _mm256_permute2x128_si256::<0x31>(lo, hi),
-            ]
-        };
-        let mean = |v: __m256i| {
-            _mm256_and_si256(
-                _mm256_srl_epi32(_mm256_add_epi32(v, mu_round), mu_shift),
-                low16,
-            )
-        };
-        let squares = |l: (__m256i, __m256i), h: (__m256i, __m256i)| {
-            let (l, h) = (ordered(l), ordered(h));
-            let sq = |lo: __m256i, hi: __m256i| {
-                _mm256_add_epi32(
-                    _mm256_sll_epi32(hi, hi_shift),
-                    _mm256_srl_epi32(_mm256_add_epi32(lo, sq_round), sq_shift),
-                )
-            };
-            [sq(l[0], h[0]), sq(l[1], h[1])]
-        };
-        let at = PAD + j;
-        let out = |dst: &mut Vec<u32>, v: [__m256i; 2]| {
-            store_u32x8(&mut dst[at..], v[0]);
-            store_u32x8(&mut dst[at + 8..], v[1]);
-        };
-        if !DIS_ONLY {
-            out(&mut line.mu1, ordered(mu1).map(mean));
-            out(&mut line.xx, squares(xxl, xxh));
-        }
-        out(&mut line.mu2, ordered(mu2).map(mean));
-        out(&mut line.yy, squares(yyl, yyh));
-        out(&mut line.xy, squares(xyl, xyh));
+        let sums = [mu1, mu2, xxl, xxh, yyl, yyh, xyl, xyh];
+        store_u16_madd!(DIS_ONLY, line, j, &k, sums);
     }
     scalar::stat_vertical_u16_cols::<DIS_ONLY>(r, d, filt, sh, w16..w, line, acc);
 }
@@ -755,12 +791,8 @@ fn stat_vertical_u16_x2_avx2<const DIS_ONLY: bool>(
     let taps = filt.len();
     assert!(r.len() == taps + 1 && d.len() == taps + 1);
     assert!(r.iter().chain(d).all(|row| row.len() >= w));
-    let odd_ok = (0..taps.div_ceil(2)).all(|i| {
-        let f = |k: usize| filt.get(k).map_or(0, |&f| f as u32);
-        (if i == 0 { 0 } else { f(2 * i - 1) }) + f(2 * i) < 1 << 16
-    });
     let [l0, l1] = lines;
-    if madd_vertical_ok(filt, sh) && odd_ok && taps % 2 == 1 && w >= 16 {
+    if madd_vertical_x2_ok(filt, sh) && w >= 16 {
         match taps.div_ceil(2) {
             9 => stat_vertical_u16_x2_madd::<9, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
             5 => stat_vertical_u16_x2_madd::<5, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
@@ -797,12 +829,7 @@ fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
     let (even, odd): ([__m256i; PAIRS], [__m256i; PAIRS]) = (tap_pairs(filt), odd_tap_pairs(filt));
     let offset = madd_offset(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
-    let mu_round = _mm256_set1_epi32(sh.mu_round as i32);
-    let mu_shift = _mm_cvtsi32_si128(sh.mu_shift as i32);
-    let sq_round = _mm256_set1_epi32(sh.sq_round as i32);
-    let sq_shift = _mm_cvtsi32_si128(sh.sq_shift as i32);
-    let hi_shift = _mm_cvtsi32_si128(16 - sh.sq_shift as i32);
-    let low16 = _mm256_set1_epi32(0xffff);
+    let k = U16MaddOut::new(sh);
     let w16 = w / 16 * 16;
     let [l0, l1] = lines;
     for j in (0..w16).step_by(16) {
@@ -845,43 +872,9 @@ fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
             add(6, mlo(xl, yl), mlo(xh, yh));
             add(7, mhi(xl, yl), mhi(xh, yh));
         }
-        // In column order (lo holds columns 0-3 and 8-11, hi 4-7 and 12-15).
-        let ordered = |(lo, hi): (__m256i, __m256i)| {
-            [
-                _mm256_permute2x128_si256::<0x20>(lo, hi),
-                _mm256_permute2x128_si256::<0x31>(lo, hi),
-            ]
-        };
-        let mean = |v: __m256i| {
-            _mm256_and_si256(
-                _mm256_srl_epi32(_mm256_add_epi32(v, mu_round), mu_shift),
-                low16,
-            )
-        };
-        let squares = |l: (__m256i, __m256i), h: (__m256i, __m256i)| {
-            let (l, h) = (ordered(l), ordered(h));
-            let sq = |lo: __m256i, hi: __m256i| {
-                _mm256_add_epi32(
-                    _mm256_sll_epi32(hi, hi_shift),
-                    _mm256_srl_epi32(_mm256_add_epi32(lo, sq_round), sq_shift),
-                )
-            };
-            [sq(l[0], h[0]), sq(l[1], h[1])]
-        };
-        let at = PAD + j;
-        for (line, s) in [&mut *l0, &mut *l1].into_iter().zip(sums) {
-            let out = |dst: &mut Vec<u32>, v: [__m256i; 2]| {
-                store_u32x8(&mut dst[at..], v[0]);
-                store_u32x8(&mut dst[at + 8..], v[1]);
-            };
-            if !DIS_ONLY {
-                out(&mut line.mu1, ordered(s[0]).map(mean));
-                out(&mut line.xx, squares(s[2], s[3]));
-            }
-            out(&mut line.mu2, ordered(s[1]).map(mean));
-            out(&mut line.yy, squares(s[4], s[5]));
-            out(&mut line.xy, squares(s[6], s[7]));
-        }
+        let [s0, s1] = sums;
+        store_u16_madd!(DIS_ONLY, &mut *l0, j, &k, s0);
+        store_u16_madd!(DIS_ONLY, &mut *l1, j, &k, s1);
     }
 }
 

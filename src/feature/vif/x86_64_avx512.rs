@@ -19,7 +19,8 @@ use super::tables::{
     self, EPS, FILTER_S0, LOG2_COMPACT_BASE, LOG2_COMPACT_LEN, LOG2_TABLE_LEN, PAD, SIGMA_NSQ,
 };
 use super::{
-    fold_tap_pairs, fold_taps_ok, madd_vertical_ok, Kernels, RefRow, RefRowMut, SplitKernels,
+    fold_tap_pairs, fold_taps_ok, madd_vertical_ok, madd_vertical_x2_ok, Kernels, RefRow,
+    RefRowMut, SplitKernels,
 };
 
 /// Replaces the entries of `k` that have an AVX-512 kernel, if this CPU has AVX-512 F, BW, CD
@@ -1222,12 +1223,8 @@ fn stat_vertical_u16_x2_avx512<const DIS_ONLY: bool>(
         .iter()
         .flat_map(|l| [&l.mu1, &l.mu2, &l.xx, &l.yy, &l.xy])
         .all(|b| b.len() >= PAD + w));
-    let odd_ok = (0..taps.div_ceil(2)).all(|i| {
-        let f = |k: usize| filt.get(k).map_or(0, |&f| f as u32);
-        (if i == 0 { 0 } else { f(2 * i - 1) }) + f(2 * i) < 1 << 16
-    });
     let [l0, l1] = lines;
-    if madd_vertical_ok(filt, sh) && odd_ok && taps % 2 == 1 {
+    if madd_vertical_x2_ok(filt, sh) {
         match taps.div_ceil(2) {
             9 => return stat_vertical_u16_x2_madd::<9, DIS_ONLY>(r, d, filt, sh, w, l0, l1),
             5 => return stat_vertical_u16_x2_madd::<5, DIS_ONLY>(r, d, filt, sh, w, l0, l1),
