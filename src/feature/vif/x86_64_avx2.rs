@@ -792,31 +792,30 @@ fn stat_vertical_u16_x2_avx2<const DIS_ONLY: bool>(
     assert!(r.len() == taps + 1 && d.len() == taps + 1);
     assert!(r.iter().chain(d).all(|row| row.len() >= w));
     let [l0, l1] = lines;
-    if madd_vertical_x2_ok(filt, sh) && w >= 16 {
-        match taps.div_ceil(2) {
+    let madd = madd_vertical_x2_ok(filt, sh) && w >= 16;
+    let done = madd
+        && match taps.div_ceil(2) {
             9 => stat_vertical_u16_x2_madd::<9, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
             5 => stat_vertical_u16_x2_madd::<5, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
             3 => stat_vertical_u16_x2_madd::<3, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
             2 => stat_vertical_u16_x2_madd::<2, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
-            _ => {
-                stat_vertical_u16_avx2::<DIS_ONLY>(&r[..taps], &d[..taps], filt, sh, w, l0, acc);
-                stat_vertical_u16_avx2::<DIS_ONLY>(&r[1..], &d[1..], filt, sh, w, l1, acc);
-                return;
-            }
-        }
-        // The last `w % 16` columns by the scalar kernel, line by line.
+            _ => false,
+        };
+    // The columns the `madd` path left (the last `w % 16`) by the scalar kernel, or the whole
+    // rows by the one-row pass, line by line.
+    let (r0, d0) = (&r[..taps], &d[..taps]);
+    if done {
         let cols = w / 16 * 16..w;
-        let (r0, d0) = (&r[..taps], &d[..taps]);
         scalar::stat_vertical_u16_cols::<DIS_ONLY>(r0, d0, filt, sh, cols.clone(), l0, acc);
         scalar::stat_vertical_u16_cols::<DIS_ONLY>(&r[1..], &d[1..], filt, sh, cols, l1, acc);
-        return;
+    } else {
+        stat_vertical_u16_avx2::<DIS_ONLY>(r0, d0, filt, sh, w, l0, acc);
+        stat_vertical_u16_avx2::<DIS_ONLY>(&r[1..], &d[1..], filt, sh, w, l1, acc);
     }
-    stat_vertical_u16_avx2::<DIS_ONLY>(&r[..taps], &d[..taps], filt, sh, w, l0, acc);
-    stat_vertical_u16_avx2::<DIS_ONLY>(&r[1..], &d[1..], filt, sh, w, l1, acc);
 }
 
-/// The `madd` path of [`stat_vertical_u16_x2_avx2`] for columns `0 .. w / 16 * 16`, 16 a step.
-/// Requires its conditions and length checks.
+/// The `madd` path of [`stat_vertical_u16_x2_avx2`] for columns `0 .. w / 16 * 16`, 16 a step;
+/// returns `true` (it always runs). Requires its conditions and length checks.
 #[target_feature(enable = "avx2,fma")]
 fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
     r: &[&[u16]],
@@ -825,7 +824,7 @@ fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
     sh: StatShifts,
     w: usize,
     lines: [&mut StatLine; 2],
-) {
+) -> bool {
     let (even, odd): ([__m256i; PAIRS], [__m256i; PAIRS]) = (tap_pairs(filt), odd_tap_pairs(filt));
     let offset = madd_offset(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
@@ -876,6 +875,7 @@ fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
         store_u16_madd!(DIS_ONLY, &mut *l0, j, &k, s0);
         store_u16_madd!(DIS_ONLY, &mut *l1, j, &k, s1);
     }
+    true
 }
 
 /// What a horizontal pass does with the reference side of its pixels (ladder scoring,

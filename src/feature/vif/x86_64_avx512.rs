@@ -383,26 +383,6 @@ unsafe fn load_u16x16<const TAIL: bool>(p: *const u16, n: usize) -> __m512i {
     _mm512_cvtepu16_epi32(v)
 }
 
-/// 16 `u16` widened to `u32` lanes: all of them with `WHOLE`, else only the lanes in `m` (the
-/// others are 0).
-///
-/// # Safety
-/// `p` must be valid for reading 16 `u16` (without `WHOLE`, `p.add(i)` for every lane `i` in
-/// `m`).
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-unsafe fn load_u16x16_masked<const WHOLE: bool>(p: *const u16, m: __mmask32) -> __m512i {
-    let v = if WHOLE {
-        // SAFETY: the caller guarantees 32 readable bytes; the load is unaligned.
-        unsafe { _mm256_loadu_si256(p.cast()) }
-    } else {
-        // SAFETY: the caller guarantees the enabled lanes readable; masked-off lanes are not
-        // accessed.
-        _mm512_castsi512_si256(unsafe { _mm512_maskz_loadu_epi16(m, p.cast()) })
-    };
-    _mm512_cvtepu16_epi32(v)
-}
-
 /// 16 `u32`, of which only the lanes in `m` are read (the others are 0).
 ///
 /// # Safety
@@ -2687,9 +2667,9 @@ fn subsample_horizontal_avx512(
         // A whole step also reads the odd value after its last output's, which every padded
         // line but the shortest has.
         let [ar0, ar1, ad0, ad1] = if cnt == 16 && start + 2 * m + taps + 31 <= len {
-            subsample_horizontal_step::<true>(lr, ld, filt, m, cnt)
-        } else {
             subsample_horizontal_step::<false>(lr, ld, filt, m, cnt)
+        } else {
+            subsample_horizontal_step::<true>(lr, ld, filt, m, cnt)
         };
         store_u16x8(&mut out_r[m..], fin(ar0), cnt);
         store_u16x8(&mut out_d[m..], fin(ad0), cnt);
@@ -2725,11 +2705,11 @@ fn subsample_horizontal_madd<const PAIRS: usize>(
     let flip = _mm512_set1_epi16(i16::MIN);
     let round = _mm512_set1_epi32(1 << 15);
     let filtered = |line: &[u16], at: usize| {
+        assert!(at + 2 * PAIRS + 30 <= line.len());
         let mut acc = offset;
         for (i, &c) in pairs.iter().enumerate() {
-            assert!(at + 2 * i + 32 <= line.len());
-            // SAFETY: the load reads the values at + 2i .. at + 2i + 32, inside `line` (checked
-            // just above); it is unaligned.
+            // SAFETY: the load reads the values at + 2i .. at + 2i + 32, inside `line` (i <
+            // PAIRS; checked just above); it is unaligned.
             let v = unsafe { _mm512_loadu_si512(line.as_ptr().add(at + 2 * i).cast()) };
             acc = madd_acc(acc, _mm512_xor_si512(v, flip), c);
         }
@@ -2751,12 +2731,12 @@ fn subsample_horizontal_madd<const PAIRS: usize>(
 }
 
 /// The 64-bit sums of outputs `m .. m + cnt` (`cnt <= 16`) of [`subsample_horizontal_avx512`]:
-/// `[ref m..m+8, ref m+8..m+16, dis m..m+8, dis m+8..m+16]`. `WHOLE` (`cnt == 16`, both lines
-/// holding the values up to `start + 2m + taps + 31`) loads 16 values at a time; otherwise only
-/// the values the outputs read are.
+/// `[ref m..m+8, ref m+8..m+16, dis m..m+8, dis m+8..m+16]`. Without `TAIL` (`cnt == 16`, both
+/// lines holding the values up to `start + 2m + taps + 31`) it loads 16 values at a time; with
+/// it, only the values the outputs read.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
-fn subsample_horizontal_step<const WHOLE: bool>(
+fn subsample_horizontal_step<const TAIL: bool>(
     lr: &[u16],
     ld: &[u16],
     filt: &[u16],
@@ -2767,39 +2747,32 @@ fn subsample_horizontal_step<const WHOLE: bool>(
     let start = PAD - taps / 2;
     let len = lr.len().min(ld.len());
     // Output m + l reads the values start + 2 (m + l) + k, k < taps.
-    if WHOLE {
+    if !TAIL {
         assert!(cnt == 16 && start + 2 * m + taps + 31 <= len);
     } else {
         assert!(cnt >= 1 && start + 2 * (m + cnt - 1) + taps <= len);
     }
-    // Value 2l of load h is output m + 8h + l's.
-    let lanes = |h: usize| {
-        let c = cnt.saturating_sub(8 * h).min(8);
-        if c == 0 {
-            0
-        } else {
-            mask32(2 * c - 1)
-        }
-    };
-    let (la, lb) = (lanes(0), lanes(1));
+    // Value 2l of load h is output m + 8h + l's: the first 2c - 1 values of a load serve its c
+    // outputs.
+    let values = |h: usize| (2 * cnt.saturating_sub(8 * h).min(8)).saturating_sub(1);
+    let (na, nb) = (values(0), values(1));
     let z = _mm512_setzero_si512();
     let (mut ar, mut ad) = ((z, z), (z, z));
     for (k, &f) in filt.iter().enumerate() {
         let at = start + 2 * m + k;
         let f = _mm512_set1_epi64(f as i64);
         let (pr, pd) = (lr.as_ptr(), ld.as_ptr());
-        // SAFETY: WHOLE: the loads read the values at .. at + 32 <= start + 2m + taps + 31 <=
-        // both lines' lengths (checked above). Otherwise the enabled lanes read the values
-        // at + 2l for outputs m + l < m + cnt (and the odd values between), at most
-        // start + 2 (m + cnt - 1) + taps - 1 < both lines' lengths (checked above); a load
-        // with no lane enabled reads nothing (its address, formed by wrapping, may lie past
-        // the line).
+        // SAFETY: without TAIL the loads read the values at .. at + 32 <= start + 2m + taps + 31 <=
+        // both lines' lengths (checked above). Otherwise they read the values at + 2l for
+        // outputs m + l < m + cnt (and the odd values between), at most
+        // start + 2 (m + cnt - 1) + taps - 1 < both lines' lengths (checked above); a load of
+        // no values reads nothing (its address, formed by wrapping, may lie past the line).
         let (xa, xb, ya, yb) = unsafe {
             (
-                load_u16x16_masked::<WHOLE>(pr.wrapping_add(at), la),
-                load_u16x16_masked::<WHOLE>(pr.wrapping_add(at + 16), lb),
-                load_u16x16_masked::<WHOLE>(pd.wrapping_add(at), la),
-                load_u16x16_masked::<WHOLE>(pd.wrapping_add(at + 16), lb),
+                load_u16x16::<TAIL>(pr.wrapping_add(at), na),
+                load_u16x16::<TAIL>(pr.wrapping_add(at + 16), nb),
+                load_u16x16::<TAIL>(pd.wrapping_add(at), na),
+                load_u16x16::<TAIL>(pd.wrapping_add(at + 16), nb),
             )
         };
         ar.0 = _mm512_add_epi64(ar.0, _mm512_mul_epu32(xa, f));
