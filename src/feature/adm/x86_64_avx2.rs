@@ -20,6 +20,7 @@
 //! check is what every `unsafe` call of them relies on.
 
 use core::arch::x86_64::*;
+use std::array::from_fn;
 use std::ops::Range;
 
 use super::scalar::{
@@ -91,6 +92,29 @@ unsafe fn load8(p: *const i16) -> __m256i {
 fn sra_epi64(v: __m256i, s: __m128i) -> __m256i {
     let sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
     _mm256_xor_si256(_mm256_srl_epi64(_mm256_xor_si256(v, sign), s), sign)
+}
+
+/// Whether every lane of the three bands' masked excesses `x` (each in `[0, 2^31)`) is below
+/// 2^30: then each cubed term the masking kernels form is non-negative (the square, rounded by
+/// at least 29 bits, is below 2^31 and the rounding constant is positive), so its arithmetic
+/// shift is a logical one ([`cube_shift`]).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn below_2_30(xs: [__m256i; 3]) -> bool {
+    let any = _mm256_or_si256(_mm256_or_si256(xs[0], xs[1]), xs[2]);
+    _mm256_testz_si256(any, _mm256_set1_epi32(!((1 << 30) - 1))) != 0
+}
+
+/// The masking kernels' `t >> s` (arithmetic): a logical shift where [`below_2_30`] holds (the
+/// common case; one instruction instead of the emulated arithmetic shift's four).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn cube_shift(t: __m256i, s: __m128i, small: bool) -> __m256i {
+    if small {
+        _mm256_srl_epi64(t, s)
+    } else {
+        sra_epi64(t, s)
+    }
 }
 
 /// The masking threshold of 8 samples from the masker's sums (`scalar::csf_s0`): `flt` over
@@ -182,20 +206,23 @@ fn cm_s0_interior_avx2(
         let (u, c, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
         // SAFETY: every offset read lies in row + j0 - 1 .. row + jv + 1 <= top (checked).
         let thr = unsafe { thr8(flt, centre, (u, c, d)) };
-        for b in 0..3 {
+        let xs: [__m256i; 3] = from_fn(|b| {
             // SAFETY: as above (c + 8 <= top).
             let xv = unsafe { load8(x_hvd[b].as_ptr().add(c)) };
             let x = _mm256_mullo_epi32(xv, rf[b]);
             let x = _mm256_sub_epi32(_mm256_abs_epi32(x), _mm256_sll_epi32(thr, sub[b]));
-            let x = _mm256_max_epi32(x, z);
-            for x in [x, _mm256_srli_epi64::<32>(x)] {
+            _mm256_max_epi32(x, z)
+        });
+        let small = below_2_30(xs);
+        for b in 0..3 {
+            for x in [xs[b], _mm256_srli_epi64::<32>(xs[b])] {
                 // x in [0, 2^31): the square in u64, its low 32 bits taken as i32 (C's cast).
                 let sq = _mm256_srl_epi64(
                     _mm256_add_epi64(_mm256_mul_epu32(x, x), sq_add[b]),
                     sq_shift[b],
                 );
                 let t = _mm256_add_epi64(_mm256_mul_epi32(sq, x), cub_add[b]);
-                acc[b] = _mm256_add_epi64(acc[b], sra_epi64(t, cub_shift[b]));
+                acc[b] = _mm256_add_epi64(acc[b], cube_shift(t, cub_shift[b], small));
             }
         }
     }
@@ -497,16 +524,19 @@ fn cm_s123_interior_avx2(
         let (u, c, d) = (rows.0 + j, rows.1 + j, rows.2 + j);
         // SAFETY: every offset read lies in row + j0 - 1 .. row + jv + 1 <= top (checked).
         let thr = unsafe { thr8(flt, centre, (u, c, d)) };
-        for b in 0..3 {
+        let xs: [__m256i; 3] = from_fn(|b| {
             // SAFETY: as above (c + 8 <= top).
             let xv = unsafe { load_i32x8(x_hvd[b].as_ptr().add(c)) };
             let x = scale_q28(xv, rf[b], rfactor[b]);
-            let x = _mm256_max_epi32(_mm256_sub_epi32(_mm256_abs_epi32(x), thr), z);
-            for x in [x, _mm256_srli_epi64::<32>(x)] {
+            _mm256_max_epi32(_mm256_sub_epi32(_mm256_abs_epi32(x), thr), z)
+        });
+        let small = below_2_30(xs);
+        for b in 0..3 {
+            for x in [xs[b], _mm256_srli_epi64::<32>(xs[b])] {
                 // x in [0, 2^31): the square in u64, its low 32 bits taken as i32 (C's cast).
                 let sq = _mm256_srli_epi64::<30>(_mm256_add_epi64(_mm256_mul_epu32(x, x), sq_add));
                 let t = _mm256_add_epi64(_mm256_mul_epi32(sq, x), cub_add);
-                acc[b] = _mm256_add_epi64(acc[b], sra_epi64(t, cub_shift));
+                acc[b] = _mm256_add_epi64(acc[b], cube_shift(t, cub_shift, small));
             }
         }
     }
