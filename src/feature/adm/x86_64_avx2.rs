@@ -591,12 +591,17 @@ fn mask_pd_to_epi32(lo: __m256d, hi: __m256d) -> __m256i {
     _mm256_permute2x128_si256::<0x20>(l, h)
 }
 
-/// The `i32` lanes truncated to `i16` (C's narrowing cast), in order.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn narrow16x8(v: __m256i) -> __m128i {
-    let t = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(v));
-    _mm_packs_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256::<1>(t))
+/// `egl` as a `float` where every product of it with an integer of at most 16 bits is exact in
+/// `float`: finite, at most 9 significant bits, below 2^100 in magnitude (libvmaf's default
+/// 100 and 1 qualify); `None` otherwise.
+fn f32_exact_gain(egl: f64) -> Option<f32> {
+    let bits = egl.to_bits();
+    let significand = (bits & ((1 << 52) - 1)) | (1 << 52);
+    let ok = egl.is_finite()
+        && egl.abs() < 2f64.powi(100)
+        && egl.abs() >= 2f64.powi(-100)
+        && significand.trailing_zeros() >= 44;
+    ok.then_some(egl as f32)
 }
 
 #[target_feature(enable = "avx2")]
@@ -625,8 +630,15 @@ fn decouple_s0_avx2(
     let r16384 = _mm256_set1_epi32(16384);
     let r16384x = _mm256_set1_epi64x(16384);
     let cos = _mm256_set1_pd(COS_1DEG_SQ as f64);
+    let cos_ps = _mm256_set1_ps(COS_1DEG_SQ);
+    let margin = 1.0 / (1 << 20) as f32;
+    let (margin_up, margin_down) = (_mm256_set1_ps(1.0 + margin), _mm256_set1_ps(1.0 - margin));
     let zd = _mm256_setzero_pd();
     let egl_v = _mm256_set1_pd(egl);
+    // The gain limit in `float`, 8 lanes a step, where that is exact: `egl` a `float` of at most
+    // 9 significant bits and below 2^100, so `r * egl` (|r| <= 2^15) is exact in `float` as in
+    // `double`, and `min`/`max` with `t` and the truncation give the same values.
+    let egl_ps = f32_exact_gain(egl).map(|e| _mm256_set1_ps(e));
     let int_min = _mm256_set1_epi32(i32::MIN);
     let two31 = _mm256_set1_ps(2_147_483_648.0);
     for i in reg.top..reg.bottom {
@@ -681,7 +693,21 @@ fn decouple_s0_avx2(
                     _mm256_cmp_pd::<_CMP_GE_OQ>(_mm256_mul_pd(ot, ot), rhs),
                 )
             };
-            let flag = mask_pd_to_epi32(flag_half(false), flag_half(true));
+            // In `float` first, 8 lanes: each side within 3 roundings (2^-24 each) of its exact
+            // value, and the `double` right side within 2^-53 of it, so a left side above the
+            // right one by more than 2^-20 of it is above in `double` too, and one below by more
+            // is below. Nearer (a pair at about 1 degree, rare) the step takes the `double` test.
+            let lhs = _mm256_mul_ps(ot, ot);
+            let rhs = _mm256_mul_ps(_mm256_mul_ps(cos_ps, om), tm);
+            let above = _mm256_cmp_ps::<_CMP_GE_OQ>(lhs, _mm256_mul_ps(rhs, margin_up));
+            let below = _mm256_cmp_ps::<_CMP_LT_OQ>(lhs, _mm256_mul_ps(rhs, margin_down));
+            let ot_pos = _mm256_cmp_ps::<_CMP_GE_OQ>(ot, _mm256_setzero_ps());
+            let undecided = _mm256_andnot_ps(_mm256_or_ps(above, below), ot_pos);
+            let flag = if _mm256_testz_ps(undecided, undecided) != 0 {
+                _mm256_castps_si256(_mm256_and_ps(ot_pos, above))
+            } else {
+                mask_pd_to_epi32(flag_half(false), flag_half(true))
+            };
             for b in 0..3 {
                 let (ob, tb) = (o[b], t[b]);
                 // k = clamp((DIV_LOOKUP[o + 32768] * t + 16384) >> 15, 0, 32768), 32768 for o = 0.
@@ -699,36 +725,49 @@ fn decouple_s0_avx2(
                 let q = _mm256_max_epi32(_mm256_min_epi32(q, k32768), z);
                 let o_zero = _mm256_cmpeq_epi32(ob, z);
                 let k = _mm256_blendv_epi8(q, k32768, o_zero);
-                // r = (i16)((k * o + 16384) >> 15).
-                let r =
+                // r = (i16)((k * o + 16384) >> 15): already in the `i16` range (|k * o| <= 2^30,
+                // and 32767 * 32768 + 16384 rounds down to 32767), so the cast changes nothing.
+                let mut r =
                     _mm256_srai_epi32::<15>(_mm256_add_epi32(_mm256_mullo_epi32(k, ob), r16384));
-                let mut r = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(r));
                 // The gain limit where the angles agree and the restoration has a sign.
                 let kpos = _mm256_cmpgt_epi32(k, z);
                 let pos = _mm256_and_si256(kpos, _mm256_cmpgt_epi32(ob, z));
                 let neg = _mm256_and_si256(kpos, _mm256_cmpgt_epi32(z, ob));
                 let apply = _mm256_and_si256(flag, _mm256_or_si256(pos, neg));
                 if _mm256_movemask_epi8(apply) != 0 {
-                    let limit = |hi: bool| {
-                        let g = _mm256_mul_pd(half(r, hi), egl_v);
-                        let tt = half(tb, hi);
-                        let lo_pos = _mm256_cvttpd_epi32(_mm256_min_pd(g, tt));
-                        let lo_neg = _mm256_cvttpd_epi32(_mm256_max_pd(g, tt));
-                        (lo_pos, lo_neg)
+                    let (lp, ln) = if let Some(egl_s) = egl_ps {
+                        // All 8 lanes in `float`: the same exact values (see `egl_ps`).
+                        let g = _mm256_mul_ps(_mm256_cvtepi32_ps(r), egl_s);
+                        let tt = _mm256_cvtepi32_ps(tb);
+                        (
+                            _mm256_cvttps_epi32(_mm256_min_ps(g, tt)),
+                            _mm256_cvttps_epi32(_mm256_max_ps(g, tt)),
+                        )
+                    } else {
+                        let limit = |hi: bool| {
+                            let g = _mm256_mul_pd(half(r, hi), egl_v);
+                            let tt = half(tb, hi);
+                            let lo_pos = _mm256_cvttpd_epi32(_mm256_min_pd(g, tt));
+                            let lo_neg = _mm256_cvttpd_epi32(_mm256_max_pd(g, tt));
+                            (lo_pos, lo_neg)
+                        };
+                        let ((p0, n0), (p1, n1)) = (limit(false), limit(true));
+                        (_mm256_set_m128i(p1, p0), _mm256_set_m128i(n1, n0))
                     };
-                    let ((p0, n0), (p1, n1)) = (limit(false), limit(true));
-                    let lp = _mm256_set_m128i(p1, p0);
-                    let ln = _mm256_set_m128i(n1, n0);
                     let lim = _mm256_blendv_epi8(ln, lp, pos);
                     let lim = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(lim));
                     r = _mm256_blendv_epi8(r, lim, apply);
                 }
+                // a = (i16)(t - r), wrapping; r is in the `i16` range, so one saturating pack
+                // narrows both, and the qword permute puts r's 8 in the low half, a's in the high.
                 let a = _mm256_sub_epi32(tb, r);
+                let a = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(a));
+                let ra = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(r, a));
                 let (rd, ad) = (&mut rb[b][p..p + 8], &mut ab[b][p..p + 8]);
                 // SAFETY: `rd` and `ad` hold 8 `i16` (16 bytes); the stores are unaligned.
                 unsafe {
-                    _mm_storeu_si128(rd.as_mut_ptr().cast(), narrow16x8(r));
-                    _mm_storeu_si128(ad.as_mut_ptr().cast(), narrow16x8(a));
+                    _mm_storeu_si128(rd.as_mut_ptr().cast(), _mm256_castsi256_si128(ra));
+                    _mm_storeu_si128(ad.as_mut_ptr().cast(), _mm256_extracti128_si256::<1>(ra));
                 }
             }
         }
@@ -1540,6 +1579,30 @@ mod div_q30_tests {
                 let want = DIV_LOOKUP[(32768 + v[l] as i32) as usize];
                 assert_eq!(got[l], want, "2^30 / {}", v[l]);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod f32_gain_tests {
+    use super::f32_exact_gain;
+
+    /// The `float` gain limit is taken exactly where `float` products are exact.
+    #[test]
+    fn f32_exact_gain_takes_short_significands_only() {
+        for (egl, want) in [
+            (100.0, Some(100.0f32)),
+            (1.0, Some(1.0)),
+            (0.75, Some(0.75)),
+            (511.0, Some(511.0)),
+            (1.2, None),
+            (513.0, None),
+            (f64::NAN, None),
+            (f64::INFINITY, None),
+            (1e200, None),
+            (0.0, None),
+        ] {
+            assert_eq!(f32_exact_gain(egl), want, "egl {egl}");
         }
     }
 }

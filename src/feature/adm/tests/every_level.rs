@@ -280,7 +280,9 @@ fn decouple_s0_kernels_match_scalar_at_every_level() {
                 },
             ];
             for reg in regs {
-                for egl in [1.0, 1.2, 100.0] {
+                // 511 (9 significant bits) and 0.75 take the AVX2 `float` gain limit at its
+                // widest and below 1; 1.2 the `double` one.
+                for egl in [1.0, 1.2, 100.0, 511.0, 0.75] {
                     let run = |k: DecoupleS0| {
                         let mut r = vec![vec![7i16; n]; 3];
                         let mut a = vec![vec![7i16; n]; 3];
@@ -335,7 +337,7 @@ fn decouple_s0_extreme_orientations_match_scalar_at_every_level() {
         left: 0,
         right: w,
     };
-    for egl in [1.0, 100.0] {
+    for egl in [1.0, 100.0, 511.0, 1.2] {
         let run = |k: DecoupleS0| {
             let (mut r, mut a) = (vec![vec![7i16; w]; 3], vec![vec![7i16; w]; 3]);
             {
@@ -352,6 +354,88 @@ fn decouple_s0_extreme_orientations_match_scalar_at_every_level() {
         };
         let want = run(scalar::decouple_s0);
         for level in sweep_levels("decouple_s0_extreme_orientations_match_scalar_at_every_level") {
+            let got = run(Kernels::for_level(level).decouple_s0);
+            assert!(got == want, "{level:?} egl {egl}");
+        }
+    }
+}
+
+/// Every SIMD level's scale-0 decoupling equals the scalar one where the angle test is on a
+/// knife's edge: distorted (h, v) vectors turned by one degree, give or take up to 2^-12 radian,
+/// from reference ones of magnitudes 2^6 to 2^15, so that some pairs' two sides of the test lie
+/// within 2^-20 of each other (checked), where a SIMD peer deciding it in `float` must fall back
+/// to `double`.
+#[test]
+fn decouple_s0_one_degree_edge_matches_scalar_at_every_level() {
+    let mut s = 0x0fed_cba9_8765_4321u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let n = 8192;
+    let mut o: [Vec<i16>; 3] = Default::default();
+    let mut t: [Vec<i16>; 3] = Default::default();
+    let one_degree = std::f64::consts::PI / 180.0;
+    let mut near = 0;
+    for i in 0..n {
+        let a = (rnd() % 6283) as f64 / 1000.0;
+        let eps = ((rnd() % 2001) as f64 - 1000.0) / 1000.0 / 4096.0;
+        let turn = if i % 2 == 0 { one_degree } else { -one_degree };
+        let mut mag = || (1u64 << (6 + rnd() % 9)) as f64 * (1.0 + (rnd() % 1000) as f64 / 1000.0);
+        let (ro, rt) = (mag(), mag());
+        let b = a + turn + eps;
+        let q = |v: f64| v.round().clamp(-32768.0, 32767.0) as i16;
+        let (oh, ov, th, tv) = (
+            q(ro * a.cos()),
+            q(ro * a.sin()),
+            q(rt * b.cos()),
+            q(rt * b.sin()),
+        );
+        let dot =
+            |x0: i16, x1: i16, y0: i16, y1: i16| x0 as i64 * y0 as i64 + x1 as i64 * y1 as i64;
+        let f = |v: i64| v as f32 as f64;
+        let (ot, om, tm) = (
+            f(dot(oh, ov, th, tv)),
+            f(dot(oh, ov, oh, ov)),
+            f(dot(th, tv, th, tv)),
+        );
+        let rhs = crate::feature::adm::tables::COS_1DEG_SQ as f64 * om * tm;
+        if ot > 0.0 && (ot * ot - rhs).abs() <= rhs / (1 << 20) as f64 {
+            near += 1;
+        }
+        o[0].push(oh);
+        o[1].push(ov);
+        t[0].push(th);
+        t[1].push(tv);
+        o[2].push((rnd() as i16) >> 3);
+        t[2].push((rnd() as i16) >> 3);
+    }
+    assert!(near > 0, "no pair within 2^-20 of the edge");
+    let reg = scalar::Region {
+        top: 0,
+        bottom: 1,
+        left: 0,
+        right: n,
+    };
+    for egl in [1.0, 100.0, 1.2] {
+        let run = |k: DecoupleS0| {
+            let (mut r, mut a) = (vec![vec![7i16; n]; 3], vec![vec![7i16; n]; 3]);
+            {
+                let [r0, r1, r2] = &mut r[..] else {
+                    unreachable!()
+                };
+                let [a0, a1, a2] = &mut a[..] else {
+                    unreachable!()
+                };
+                let (ob, tb) = ([&o[0][..], &o[1], &o[2]], [&t[0][..], &t[1], &t[2]]);
+                k(ob, tb, [r0, r1, r2], [a0, a1, a2], n, reg, egl);
+            }
+            (r, a)
+        };
+        let want = run(scalar::decouple_s0);
+        for level in sweep_levels("decouple_s0_one_degree_edge_matches_scalar_at_every_level") {
             let got = run(Kernels::for_level(level).decouple_s0);
             assert!(got == want, "{level:?} egl {egl}");
         }
