@@ -591,19 +591,6 @@ fn mask_pd_to_epi32(lo: __m256d, hi: __m256d) -> __m256i {
     _mm256_permute2x128_si256::<0x20>(l, h)
 }
 
-/// `egl` as a `float` where every product of it with an integer of at most 16 bits is exact in
-/// `float`: finite, at most 9 significant bits, below 2^100 in magnitude (libvmaf's default
-/// 100 and 1 qualify); `None` otherwise.
-fn f32_exact_gain(egl: f64) -> Option<f32> {
-    let bits = egl.to_bits();
-    let significand = (bits & ((1 << 52) - 1)) | (1 << 52);
-    let ok = egl.is_finite()
-        && egl.abs() < 2f64.powi(100)
-        && egl.abs() >= 2f64.powi(-100)
-        && significand.trailing_zeros() >= 44;
-    ok.then_some(egl as f32)
-}
-
 #[target_feature(enable = "avx2")]
 fn decouple_s0_avx2(
     ref_hvd: [&[i16]; 3],
@@ -638,7 +625,7 @@ fn decouple_s0_avx2(
     // The gain limit in `float`, 8 lanes a step, where that is exact: `egl` a `float` of at most
     // 9 significant bits and below 2^100, so `r * egl` (|r| <= 2^15) is exact in `float` as in
     // `double`, and `min`/`max` with `t` and the truncation give the same values.
-    let egl_ps = f32_exact_gain(egl).map(|e| _mm256_set1_ps(e));
+    let egl_ps = scalar::f32_exact_gain(egl).map(|e| _mm256_set1_ps(e));
     let int_min = _mm256_set1_epi32(i32::MIN);
     let two31 = _mm256_set1_ps(2_147_483_648.0);
     for i in reg.top..reg.bottom {
@@ -1579,30 +1566,6 @@ mod div_q30_tests {
                 let want = DIV_LOOKUP[(32768 + v[l] as i32) as usize];
                 assert_eq!(got[l], want, "2^30 / {}", v[l]);
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod f32_gain_tests {
-    use super::f32_exact_gain;
-
-    /// The `float` gain limit is taken exactly where `float` products are exact.
-    #[test]
-    fn f32_exact_gain_takes_short_significands_only() {
-        for (egl, want) in [
-            (100.0, Some(100.0f32)),
-            (1.0, Some(1.0)),
-            (0.75, Some(0.75)),
-            (511.0, Some(511.0)),
-            (1.2, None),
-            (513.0, None),
-            (f64::NAN, None),
-            (f64::INFINITY, None),
-            (1e200, None),
-            (0.0, None),
-        ] {
-            assert_eq!(f32_exact_gain(egl), want, "egl {egl}");
         }
     }
 }

@@ -292,11 +292,7 @@ fn decouple_s0_avx512(
     let end = (reg.bottom - 1) * stride + reg.right;
     assert!(ref_hvd.iter().chain(&dis_hvd).all(|b| b.len() >= end));
     assert!(out.iter().all(|b| b.len() >= end));
-    let c = DecoupleConsts {
-        inv4096: _mm512_set1_pd(1.0 / 4096.0),
-        cos: _mm512_set1_pd(COS_1DEG_SQ as f64),
-        egl: _mm512_set1_pd(egl),
-    };
+    let c = DecoupleConsts::new(egl);
     let small = div_q30_small();
     for i in reg.top..reg.bottom {
         for j in (reg.left..reg.right).step_by(16) {
@@ -417,7 +413,18 @@ fn decouple_s0_step(
         _mm512_cmp_pd_mask::<_CMP_GE_OQ>(ot, _mm512_setzero_pd())
             & _mm512_cmp_pd_mask::<_CMP_GE_OQ>(_mm512_mul_pd(ot, ot), rhs)
     };
-    let flag = flag_half(false) as u16 | (flag_half(true) as u16) << 8;
+    // In `float` first, 16 lanes (the AVX2 peer's test, whose bounds hold here): a step with a
+    // pair within 2^-20 of the edge takes the `double` test.
+    let lhs = _mm512_mul_ps(ot, ot);
+    let rhs = _mm512_mul_ps(_mm512_mul_ps(c.cos_ps, om), tm);
+    let above = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(lhs, _mm512_mul_ps(rhs, c.margin_up));
+    let below = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(lhs, _mm512_mul_ps(rhs, c.margin_down));
+    let ot_pos = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(ot, _mm512_setzero_ps());
+    let flag = if ot_pos & !(above | below) == 0 {
+        ot_pos & above
+    } else {
+        flag_half(false) as u16 | (flag_half(true) as u16) << 8
+    };
     let z = _mm512_setzero_si512();
     let k32768 = _mm512_set1_epi32(32768);
     let r16384 = _mm512_set1_epi32(16384);
@@ -440,25 +447,36 @@ fn decouple_s0_step(
         let q = _mm512_max_epi32(_mm512_min_epi32(q, k32768), z);
         let nonzero = _mm512_cmpneq_epi32_mask(ob, z);
         let k = _mm512_mask_mov_epi32(k32768, nonzero, q);
-        // r = (i16)((k * o + 16384) >> 15).
-        let r = _mm512_srai_epi32::<15>(_mm512_add_epi32(_mm512_mullo_epi32(k, ob), r16384));
-        let mut r = to_i16(r);
+        // r = (i16)((k * o + 16384) >> 15): already in the `i16` range (|k * o| <= 2^30, and
+        // 32767 * 32768 + 16384 rounds down to 32767), so the cast changes nothing.
+        let mut r = _mm512_srai_epi32::<15>(_mm512_add_epi32(_mm512_mullo_epi32(k, ob), r16384));
         // The gain limit where the angles agree and the restoration has a sign.
         let kpos = _mm512_cmpgt_epi32_mask(k, z);
         let pos = kpos & _mm512_cmpgt_epi32_mask(ob, z);
         let neg = kpos & _mm512_cmplt_epi32_mask(ob, z);
         let apply = flag & (pos | neg);
         if apply != 0 {
-            let limit = |hi: bool| {
-                let g = _mm512_mul_pd(half_pd(r, hi), c.egl);
-                let tt = half_pd(tb, hi);
+            let (lp, ln) = if let Some(egl_s) = c.egl_ps {
+                // All 16 lanes in `float`: the same exact values (`scalar::f32_exact_gain`).
+                let g = _mm512_mul_ps(_mm512_cvtepi32_ps(r), egl_s);
+                let tt = _mm512_cvtepi32_ps(tb);
                 (
-                    _mm512_cvttpd_epi32(_mm512_min_pd(g, tt)),
-                    _mm512_cvttpd_epi32(_mm512_max_pd(g, tt)),
+                    _mm512_cvttps_epi32(_mm512_min_ps(g, tt)),
+                    _mm512_cvttps_epi32(_mm512_max_ps(g, tt)),
                 )
+            } else {
+                let limit = |hi: bool| {
+                    let g = _mm512_mul_pd(half_pd(r, hi), c.egl);
+                    let tt = half_pd(tb, hi);
+                    (
+                        _mm512_cvttpd_epi32(_mm512_min_pd(g, tt)),
+                        _mm512_cvttpd_epi32(_mm512_max_pd(g, tt)),
+                    )
+                };
+                let ((p0, n0), (p1, n1)) = (limit(false), limit(true));
+                (join_i32(p0, p1), join_i32(n0, n1))
             };
-            let ((p0, n0), (p1, n1)) = (limit(false), limit(true));
-            let lim = _mm512_mask_mov_epi32(join_i32(n0, n1), pos, join_i32(p0, p1));
+            let lim = _mm512_mask_mov_epi32(ln, pos, lp);
             r = _mm512_mask_mov_epi32(r, apply, to_i16(lim));
         }
         let a = _mm512_sub_epi32(tb, r);
@@ -513,11 +531,7 @@ fn decouple_s123_avx512(
     let end = (reg.bottom - 1) * stride + reg.right;
     assert!(ref_hvd.iter().chain(&dis_hvd).all(|b| b.len() >= end));
     assert!(out.iter().all(|b| b.len() >= end));
-    let c = DecoupleConsts {
-        inv4096: _mm512_set1_pd(1.0 / 4096.0),
-        cos: _mm512_set1_pd(COS_1DEG_SQ as f64),
-        egl: _mm512_set1_pd(egl),
-    };
+    let c = DecoupleConsts::new(egl);
     for i in reg.top..reg.bottom {
         for j in (reg.left..reg.right).step_by(8) {
             let n = (reg.right - j).min(8);
@@ -526,11 +540,35 @@ fn decouple_s123_avx512(
     }
 }
 
-/// The constants of [`decouple_s123_step`].
+/// The constants of [`decouple_s0_step`] and [`decouple_s123_step`].
 struct DecoupleConsts {
     inv4096: __m512d,
     cos: __m512d,
     egl: __m512d,
+    /// The scale-0 angle test's `float` pass: `cos^2(1°)` and the factors `1 ± 2^-20` of its
+    /// margin.
+    cos_ps: __m512,
+    margin_up: __m512,
+    margin_down: __m512,
+    /// The gain limit in `float` where that is exact (`scalar::f32_exact_gain`).
+    egl_ps: Option<__m512>,
+}
+
+impl DecoupleConsts {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq")]
+    fn new(egl: f64) -> Self {
+        let margin = 1.0 / (1 << 20) as f32;
+        DecoupleConsts {
+            inv4096: _mm512_set1_pd(1.0 / 4096.0),
+            cos: _mm512_set1_pd(COS_1DEG_SQ as f64),
+            egl: _mm512_set1_pd(egl),
+            cos_ps: _mm512_set1_ps(COS_1DEG_SQ),
+            margin_up: _mm512_set1_ps(1.0 + margin),
+            margin_down: _mm512_set1_ps(1.0 - margin),
+            egl_ps: scalar::f32_exact_gain(egl).map(|e| _mm512_set1_ps(e)),
+        }
+    }
 }
 
 /// `DIV_LOOKUP[32768 + v]` for `v` in `0..64` (entry 0 unused), 16 per vector.

@@ -14,6 +14,19 @@ fn angle_flag(ot_dp: i64, o_mag_sq: i64, t_mag_sq: i64) -> bool {
     ot >= 0.0 && ot * ot >= COS_1DEG_SQ as f64 * o * t
 }
 
+/// The SIMD peers' gain limit in `float`: `egl` as a `float` where every product of it with an integer of at most 16 bits is exact in
+/// `float`: finite, at most 9 significant bits, below 2^100 in magnitude (libvmaf's default
+/// 100 and 1 qualify); `None` otherwise.
+pub fn f32_exact_gain(egl: f64) -> Option<f32> {
+    let bits = egl.to_bits();
+    let significand = (bits & ((1 << 52) - 1)) | (1 << 52);
+    let ok = egl.is_finite()
+        && egl.abs() < 2f64.powi(100)
+        && egl.abs() >= 2f64.powi(-100)
+        && significand.trailing_zeros() >= 44;
+    ok.then_some(egl as f32)
+}
+
 /// Sign of libvmaf's `rst_f = ((float)k / 32768) * ((float)o / 64)`: 1, -1 or 0.
 #[inline(always)]
 fn rst_sign(k: i64, o: i32) -> i32 {
@@ -152,6 +165,30 @@ pub fn decouple_s123(
             a_h[p] = t[0].wrapping_sub(rst[0]);
             a_v[p] = t[1].wrapping_sub(rst[1]);
             a_d[p] = t[2].wrapping_sub(rst[2]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod f32_gain_tests {
+    use super::f32_exact_gain;
+
+    /// The `float` gain limit is taken exactly where `float` products are exact.
+    #[test]
+    fn f32_exact_gain_takes_short_significands_only() {
+        for (egl, want) in [
+            (100.0, Some(100.0f32)),
+            (1.0, Some(1.0)),
+            (0.75, Some(0.75)),
+            (511.0, Some(511.0)),
+            (1.2, None),
+            (513.0, None),
+            (f64::NAN, None),
+            (f64::INFINITY, None),
+            (1e200, None),
+            (0.0, None),
+        ] {
+            assert_eq!(f32_exact_gain(egl), want, "egl {egl}");
         }
     }
 }
