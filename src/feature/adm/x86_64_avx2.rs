@@ -1192,7 +1192,6 @@ fn decouple_s123_avx2(
     assert!(ref_hvd.iter().chain(&dis_hvd).all(|b| b.len() >= end));
     assert!(out.iter().all(|b| b.len() >= end));
     let egl_v = _mm256_set1_pd(egl);
-    let n4 = (reg.right - reg.left) / 4 * 4;
     // Columns `cols` of row `i` by the scalar kernel.
     let scalar_cols = |out: &mut [&mut [i32]; 6], i: usize, cols: Range<usize>| {
         let one = Region {
@@ -1212,42 +1211,124 @@ fn decouple_s123_avx2(
             egl,
         );
     };
-    for i in reg.top..reg.bottom {
-        for j in (reg.left..reg.left + n4).step_by(4) {
-            let p = i * stride + j;
-            // SAFETY: p + 4 <= i * stride + right <= end <= every band's length (checked above);
-            // the loads are unaligned.
-            let load = |b: &[i32]| unsafe { _mm_loadu_si128(b.as_ptr().add(p).cast()) };
-            let o = ref_hvd.map(load);
-            let t = dis_hvd.map(load);
-            let any = [o[0], o[1], o[2], t[0], t[1], t[2]]
-                .iter()
-                .fold(_mm_setzero_si128(), |m, &v| {
-                    _mm_or_si128(m, _mm_abs_epi32(v))
-                });
-            // |v| < 2^30 for all six (|INT32_MIN| keeps bit 31 set), and an angle test the
-            // vectors can decide.
-            let step = if _mm_testz_si128(any, _mm_set1_epi32(!((1 << 30) - 1))) == 0 {
-                None
-            } else {
-                decouple_s123_step(o, t, egl_v)
-            };
-            let Some((r, a)) = step else {
-                scalar_cols(&mut out, i, j..j + 4);
-                continue;
-            };
-            for b in 0..3 {
-                // SAFETY: as for the loads; the stores are unaligned.
-                unsafe {
-                    _mm_storeu_si128(out[b].as_mut_ptr().add(p).cast(), r[b]);
-                    _mm_storeu_si128(out[3 + b].as_mut_ptr().add(p).cast(), a[b]);
-                }
+    let wide = _mm256_set1_epi32(!((1 << 30) - 1));
+    let store = |out: &mut [&mut [i32]; 6], p: usize, (r, a): ([__m128i; 3], [__m128i; 3])| {
+        for b in 0..3 {
+            // SAFETY: the callers' p + 4 <= i * stride + right <= end <= every band's length
+            // (checked above); the stores are unaligned.
+            unsafe {
+                _mm_storeu_si128(out[b].as_mut_ptr().add(p).cast(), r[b]);
+                _mm_storeu_si128(out[3 + b].as_mut_ptr().add(p).cast(), a[b]);
             }
         }
-        if n4 < reg.right - reg.left {
-            scalar_cols(&mut out, i, reg.left + n4..reg.right);
+    };
+    // Samples j .. j + 4 of row i: in vectors where all six values are below 2^30 and the
+    // `double` angle test decides every pair, else by the scalar kernel.
+    let quad = |out: &mut [&mut [i32]; 6], i: usize, j: usize| {
+        let p = i * stride + j;
+        // SAFETY: p + 4 <= i * stride + right <= end <= every band's length (checked above);
+        // the loads are unaligned.
+        let load = |b: &[i32]| unsafe { _mm_loadu_si128(b.as_ptr().add(p).cast()) };
+        let o = ref_hvd.map(load);
+        let t = dis_hvd.map(load);
+        let any = [o[0], o[1], o[2], t[0], t[1], t[2]]
+            .iter()
+            .fold(_mm_setzero_si128(), |m, &v| {
+                _mm_or_si128(m, _mm_abs_epi32(v))
+            });
+        // |v| < 2^30 for all six (|INT32_MIN| keeps bit 31 set), and an angle test the
+        // vectors can decide.
+        let step = if _mm_testz_si128(any, _mm256_castsi256_si128(wide)) == 0 {
+            None
+        } else {
+            decouple_s123_step(o, t, egl_v)
+        };
+        match step {
+            Some(ra) => store(out, p, ra),
+            None => scalar_cols(out, i, j..j + 4),
+        }
+    };
+    let n8 = (reg.right - reg.left) / 8 * 8;
+    for i in reg.top..reg.bottom {
+        // 8 samples a step where the `float` angle test decides them all (almost always), each
+        // half's bands in 64-bit lanes; otherwise two 4-sample steps.
+        for j in (reg.left..reg.left + n8).step_by(8) {
+            let p = i * stride + j;
+            // SAFETY: p + 8 <= i * stride + right <= end <= every band's length (checked above);
+            // the loads are unaligned.
+            let load = |b: &[i32]| unsafe { _mm256_loadu_si256(b.as_ptr().add(p).cast()) };
+            let (o, t) = (ref_hvd.map(load), dis_hvd.map(load));
+            let any = [o[0], o[1], o[2], t[0], t[1], t[2]]
+                .iter()
+                .fold(_mm256_setzero_si256(), |m, &v| {
+                    _mm256_or_si256(m, _mm256_abs_epi32(v))
+                });
+            let flag = if _mm256_testz_si256(any, wide) == 0 {
+                None
+            } else {
+                angle_flag_f32(o, t)
+            };
+            let Some(flag) = flag else {
+                quad(&mut out, i, j);
+                quad(&mut out, i, j + 4);
+                continue;
+            };
+            for h in 0..2 {
+                let half = |v: __m256i| {
+                    if h == 0 {
+                        _mm256_castsi256_si128(v)
+                    } else {
+                        _mm256_extracti128_si256::<1>(v)
+                    }
+                };
+                let fl = _mm256_cvtepi32_epi64(half(flag));
+                store(
+                    &mut out,
+                    p + 4 * h,
+                    decouple_s123_bands(o.map(half), t.map(half), fl, egl_v),
+                );
+            }
+        }
+        let mut j = reg.left + n8;
+        if j + 4 <= reg.right {
+            quad(&mut out, i, j);
+            j += 4;
+        }
+        if j < reg.right {
+            scalar_cols(&mut out, i, j..reg.right);
         }
     }
+}
+
+/// The scale-1..3 angle flags of 8 samples (all six values below 2^30 in magnitude) as `i32`
+/// lane masks, in `float`; `None` where a pair is too near the edge to call (the caller takes
+/// the `double` test). The `float` dot products and magnitudes are within 4 roundings (2^-24
+/// each) of the exact `int64` ones relative to `|o| |t|` (no cancellation matters near the
+/// edge, where `ot` is within 0.1 % of `|o| |t|`), and C's `(float)` of them within one, so the
+/// two sides of the test move by less than 2^-19 in all, against a margin of 2^-16: a left side
+/// above the right one by more is above in C's `double` too, one below by more is below, and
+/// wherever the test holds `ot` is far from 0, so its sign is the exact one's.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn angle_flag_f32(o: [__m256i; 3], t: [__m256i; 3]) -> Option<__m256i> {
+    let [o0, o1, t0, t1] = [o[0], o[1], t[0], t[1]].map(|v| _mm256_cvtepi32_ps(v));
+    let dot = |a0: __m256, a1: __m256, b0: __m256, b1: __m256| {
+        _mm256_add_ps(_mm256_mul_ps(a0, b0), _mm256_mul_ps(a1, b1))
+    };
+    let (ot, om, tm) = (
+        dot(o0, o1, t0, t1),
+        dot(o0, o1, o0, o1),
+        dot(t0, t1, t0, t1),
+    );
+    let lhs = _mm256_mul_ps(ot, ot);
+    let rhs = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(COS_1DEG_SQ), om), tm);
+    let margin = 1.0 / (1 << 16) as f32;
+    let above = _mm256_cmp_ps::<_CMP_GE_OQ>(lhs, _mm256_mul_ps(rhs, _mm256_set1_ps(1.0 + margin)));
+    let below = _mm256_cmp_ps::<_CMP_LT_OQ>(lhs, _mm256_mul_ps(rhs, _mm256_set1_ps(1.0 - margin)));
+    let ot_pos = _mm256_cmp_ps::<_CMP_GE_OQ>(ot, _mm256_setzero_ps());
+    let undecided = _mm256_andnot_ps(_mm256_or_ps(above, below), ot_pos);
+    (_mm256_testz_ps(undecided, undecided) != 0)
+        .then(|| _mm256_castps_si256(_mm256_and_ps(ot_pos, above)))
 }
 
 /// The `double` of 4 `int64` lanes, rounded once: the exact `double`s of the signed high and
@@ -1324,6 +1405,21 @@ fn decouple_s123_step(
         return None;
     }
     let flag = _mm256_andnot_si256(ot_neg, _mm256_castpd_si256(above));
+    Some(decouple_s123_bands(o32, t32, flag, egl))
+}
+
+/// The restored and additive values of [`decouple_s123_step`]'s three bands of 4 samples (all
+/// below 2^30 in magnitude), given the angle flag of each (all ones in its 64-bit lane).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn decouple_s123_bands(
+    o32: [__m128i; 3],
+    t32: [__m128i; 3],
+    flag: __m256i,
+    egl: __m256d,
+) -> ([__m128i; 3], [__m128i; 3]) {
+    let o = o32.map(|v| _mm256_cvtepi32_epi64(v));
+    let t = t32.map(|v| _mm256_cvtepi32_epi64(v));
     let z = _mm256_setzero_si256();
     let one = _mm256_set1_epi64x(1);
     let k32768 = _mm256_set1_epi64x(32768);
@@ -1405,7 +1501,7 @@ fn decouple_s123_step(
         // a = t - r, wrapping in 32 bits.
         a_out[b] = _mm_sub_epi32(t32[b], r);
     }
-    Some((r_out, a_out))
+    (r_out, a_out)
 }
 
 // ---------------------------------------------------------------------------------------------
