@@ -330,6 +330,18 @@ fn decouple_s0_extreme_orientations_match_scalar_at_every_level() {
             idx /= e.len();
         }
     }
+    let name = "decouple_s0_extreme_orientations_match_scalar_at_every_level";
+    decouple_s0_row_matches_scalar(name, &o, &t, &[1.0, 100.0, 511.0, 1.2]);
+}
+
+/// Every SIMD level's scale-0 decoupling of one row (`o` and `t`, three bands each) equals the
+/// scalar one, for each gain limit in `egls`.
+fn decouple_s0_row_matches_scalar(
+    name: &'static str,
+    o: &[Vec<i16>; 3],
+    t: &[Vec<i16>; 3],
+    egls: &[f64],
+) {
     let w = o[0].len();
     let reg = scalar::Region {
         top: 0,
@@ -337,7 +349,7 @@ fn decouple_s0_extreme_orientations_match_scalar_at_every_level() {
         left: 0,
         right: w,
     };
-    for egl in [1.0, 100.0, 511.0, 1.2] {
+    for &egl in egls {
         let run = |k: DecoupleS0| {
             let (mut r, mut a) = (vec![vec![7i16; w]; 3], vec![vec![7i16; w]; 3]);
             {
@@ -353,7 +365,7 @@ fn decouple_s0_extreme_orientations_match_scalar_at_every_level() {
             (r, a)
         };
         let want = run(scalar::decouple_s0);
-        for level in sweep_levels("decouple_s0_extreme_orientations_match_scalar_at_every_level") {
+        for level in sweep_levels(name) {
             let got = run(Kernels::for_level(level).decouple_s0);
             assert!(got == want, "{level:?} egl {egl}");
         }
@@ -413,33 +425,8 @@ fn decouple_s0_one_degree_edge_matches_scalar_at_every_level() {
         t[2].push((rnd() as i16) >> 3);
     }
     assert!(near > 0, "no pair within 2^-20 of the edge");
-    let reg = scalar::Region {
-        top: 0,
-        bottom: 1,
-        left: 0,
-        right: n,
-    };
-    for egl in [1.0, 100.0, 1.2] {
-        let run = |k: DecoupleS0| {
-            let (mut r, mut a) = (vec![vec![7i16; n]; 3], vec![vec![7i16; n]; 3]);
-            {
-                let [r0, r1, r2] = &mut r[..] else {
-                    unreachable!()
-                };
-                let [a0, a1, a2] = &mut a[..] else {
-                    unreachable!()
-                };
-                let (ob, tb) = ([&o[0][..], &o[1], &o[2]], [&t[0][..], &t[1], &t[2]]);
-                k(ob, tb, [r0, r1, r2], [a0, a1, a2], n, reg, egl);
-            }
-            (r, a)
-        };
-        let want = run(scalar::decouple_s0);
-        for level in sweep_levels("decouple_s0_one_degree_edge_matches_scalar_at_every_level") {
-            let got = run(Kernels::for_level(level).decouple_s0);
-            assert!(got == want, "{level:?} egl {egl}");
-        }
-    }
+    let name = "decouple_s0_one_degree_edge_matches_scalar_at_every_level";
+    decouple_s0_row_matches_scalar(name, &o, &t, &[1.0, 100.0, 1.2]);
 }
 
 /// Every SIMD level's scale-1..3 decoupling equals the scalar one where the angle test is on a
