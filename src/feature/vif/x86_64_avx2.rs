@@ -1145,21 +1145,26 @@ impl<'a> TermSums<'a> {
         // in 32-bit lanes (the count: less the all-ones lanes).
         let lin: [__m256i; N] = from_fn(|i| _mm256_cmpgt_epi32(nsq, sigma1_sq[i]));
         let s2: [__m256i; N] = from_fn(|i| _mm256_max_epi32(sigma2_sq[i], z));
-        for i in 0..N {
-            let add = _mm256_and_si256(lin[i], s2[i]);
-            let low = _mm256_and_si256(add, _mm256_set1_epi32(0xffff));
-            self.non_log_lo_32 = _mm256_add_epi32(self.non_log_lo_32, low);
-            self.non_log_hi_32 = _mm256_add_epi32(self.non_log_hi_32, _mm256_srli_epi32::<16>(add));
-            if den {
-                self.non_log_count_32 = _mm256_sub_epi32(self.non_log_count_32, lin[i]);
+        // Most groups of textured pictures have no pixel below the floor: one test skips them.
+        let any_lin = lin[1..].iter().fold(lin[0], |a, &b| _mm256_or_si256(a, b));
+        if _mm256_testz_si256(any_lin, any_lin) == 0 {
+            for i in 0..N {
+                let add = _mm256_and_si256(lin[i], s2[i]);
+                let low = _mm256_and_si256(add, _mm256_set1_epi32(0xffff));
+                self.non_log_lo_32 = _mm256_add_epi32(self.non_log_lo_32, low);
+                self.non_log_hi_32 =
+                    _mm256_add_epi32(self.non_log_hi_32, _mm256_srli_epi32::<16>(add));
+                if den {
+                    self.non_log_count_32 = _mm256_sub_epi32(self.non_log_count_32, lin[i]);
+                }
+            }
+            let all_lin = lin[1..].iter().fold(lin[0], |a, &b| _mm256_and_si256(a, b));
+            if _mm256_testc_si256(all_lin, _mm256_cmpeq_epi32(z, z)) != 0 {
+                return;
             }
         }
         // The log branch: 4 lanes at a time in double, or lane by lane where the gain limit
         // is outside the range the vector conversion handles exactly.
-        let all_lin = lin[1..].iter().fold(lin[0], |a, &b| _mm256_and_si256(a, b));
-        if _mm256_testc_si256(all_lin, _mm256_cmpeq_epi32(z, z)) != 0 {
-            return;
-        }
         if self.vector_log {
             let t = LogTerms {
                 log2: self.log2,
