@@ -617,9 +617,6 @@ fn decouple_s0_avx2(
     let r16384 = _mm256_set1_epi32(16384);
     let r16384x = _mm256_set1_epi64x(16384);
     let cos = _mm256_set1_pd(COS_1DEG_SQ as f64);
-    let cos_ps = _mm256_set1_ps(COS_1DEG_SQ);
-    let margin = 1.0 / (1 << 20) as f32;
-    let (margin_up, margin_down) = (_mm256_set1_ps(1.0 + margin), _mm256_set1_ps(1.0 - margin));
     let zd = _mm256_setzero_pd();
     let egl_v = _mm256_set1_pd(egl);
     // The gain limit in `float`, 8 lanes a step, where that is exact: `egl` a `float` of at most
@@ -681,20 +678,11 @@ fn decouple_s0_avx2(
                 )
             };
             // In `float` first, 8 lanes: each side within 3 roundings (2^-24 each) of its exact
-            // value, and the `double` right side within 2^-53 of it, so a left side above the
-            // right one by more than 2^-20 of it is above in `double` too, and one below by more
-            // is below. Nearer (a pair at about 1 degree, rare) the step takes the `double` test.
-            let lhs = _mm256_mul_ps(ot, ot);
-            let rhs = _mm256_mul_ps(_mm256_mul_ps(cos_ps, om), tm);
-            let above = _mm256_cmp_ps::<_CMP_GE_OQ>(lhs, _mm256_mul_ps(rhs, margin_up));
-            let below = _mm256_cmp_ps::<_CMP_LT_OQ>(lhs, _mm256_mul_ps(rhs, margin_down));
-            let ot_pos = _mm256_cmp_ps::<_CMP_GE_OQ>(ot, _mm256_setzero_ps());
-            let undecided = _mm256_andnot_ps(_mm256_or_ps(above, below), ot_pos);
-            let flag = if _mm256_testz_ps(undecided, undecided) != 0 {
-                _mm256_castps_si256(_mm256_and_ps(ot_pos, above))
-            } else {
-                mask_pd_to_epi32(flag_half(false), flag_half(true))
-            };
+            // value, and the `double` right side within 2^-53 of it, so a margin of 2^-20
+            // decides as `double` does. Nearer (a pair at about 1 degree, rare) the step takes
+            // the `double` test.
+            let flag = angle_flag_ps(ot, om, tm, MARGIN_S0)
+                .unwrap_or_else(|| mask_pd_to_epi32(flag_half(false), flag_half(true)));
             for b in 0..3 {
                 let (ob, tb) = (o[b], t[b]);
                 // k = clamp((DIV_LOOKUP[o + 32768] * t + 16384) >> 15, 0, 32768), 32768 for o = 0.
@@ -1305,9 +1293,9 @@ fn decouple_s123_avx2(
 /// the `double` test). The `float` dot products and magnitudes are within 4 roundings (2^-24
 /// each) of the exact `int64` ones relative to `|o| |t|` (no cancellation matters near the
 /// edge, where `ot` is within 0.1 % of `|o| |t|`), and C's `(float)` of them within one, so the
-/// two sides of the test move by less than 2^-19 in all, against a margin of 2^-16: a left side
-/// above the right one by more is above in C's `double` too, one below by more is below, and
-/// wherever the test holds `ot` is far from 0, so its sign is the exact one's.
+/// two sides of the test move by less than 2^-19 in all, against a margin of 2^-16
+/// ([`angle_flag_ps`]); wherever the test holds `ot` is far from 0, so its sign is the exact
+/// one's.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn angle_flag_f32(o: [__m256i; 3], t: [__m256i; 3]) -> Option<__m256i> {
@@ -1320,9 +1308,24 @@ fn angle_flag_f32(o: [__m256i; 3], t: [__m256i; 3]) -> Option<__m256i> {
         dot(o0, o1, o0, o1),
         dot(t0, t1, t0, t1),
     );
+    angle_flag_ps(ot, om, tm, MARGIN_S123)
+}
+
+/// The margins of the `float` angle tests, relative to the right side: scale 0's `float` sides
+/// are within three roundings of the exact ones, scales 1..3's within about twenty.
+const MARGIN_S0: f32 = 1.0 / (1 << 20) as f32;
+const MARGIN_S123: f32 = 1.0 / (1 << 16) as f32;
+
+/// The angle test `ot >= 0 && ot^2 >= cos^2(1°) * om * tm` of 8 lanes from `float`
+/// approximations of its operands, as `i32` lane masks: a left side above the right one by more
+/// than `margin` of it is above in C's `double` too, one below by more is below, provided the
+/// approximations' errors stay well inside the margin (each caller shows its own). `None` where
+/// a lane with `ot >= 0` lies within the margin (the caller takes the `double` test).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn angle_flag_ps(ot: __m256, om: __m256, tm: __m256, margin: f32) -> Option<__m256i> {
     let lhs = _mm256_mul_ps(ot, ot);
     let rhs = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(COS_1DEG_SQ), om), tm);
-    let margin = 1.0 / (1 << 16) as f32;
     let above = _mm256_cmp_ps::<_CMP_GE_OQ>(lhs, _mm256_mul_ps(rhs, _mm256_set1_ps(1.0 + margin)));
     let below = _mm256_cmp_ps::<_CMP_LT_OQ>(lhs, _mm256_mul_ps(rhs, _mm256_set1_ps(1.0 - margin)));
     let ot_pos = _mm256_cmp_ps::<_CMP_GE_OQ>(ot, _mm256_setzero_ps());

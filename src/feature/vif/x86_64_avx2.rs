@@ -26,7 +26,7 @@ pub(super) fn install(k: &mut Kernels) {
     k.stat_vertical_u8 = stat_vertical_u8;
     k.stat_vertical_u8_x2 = Some(stat_vertical_u8_x2);
     k.stat_vertical_u16 = stat_vertical_u16;
-    k.stat_vertical_u16_x2 = Some(stat_vertical_u16_x2);
+    k.stat_vertical_u16_x2 = Some(stat_vertical_u16_x2::<false>);
     k.stat_horizontal = stat_horizontal;
     k.subsample_vertical_u8 = subsample_vertical_u8;
     k.subsample_vertical_u16 = subsample_vertical_u16;
@@ -35,7 +35,7 @@ pub(super) fn install(k: &mut Kernels) {
         stat_vertical_u8_dis,
         stat_vertical_u8_dis_x2: Some(stat_vertical_u8_dis_x2),
         stat_vertical_u16_dis,
-        stat_vertical_u16_dis_x2: Some(stat_vertical_u16_dis_x2),
+        stat_vertical_u16_dis_x2: Some(stat_vertical_u16_x2::<true>),
         stat_horizontal_store,
         stat_horizontal_dis,
         max_gain_limit: LogTerms::MAX_GAIN_LIMIT,
@@ -131,8 +131,10 @@ fn stat_vertical_u8_dis_x2(r: &[&[u8]], d: &[&[u8]], w: usize, lines: [&mut Stat
     unsafe { stat_vertical_u8_x2_avx2::<true>(r, d, w, lines) }
 }
 
+/// The two-row 16-bit vertical pass, both lines' statistics (a rendition's own) or, with
+/// `DIS_ONLY`, their distorted side (ladder scoring's later renditions).
 #[allow(clippy::too_many_arguments)]
-fn stat_vertical_u16_x2(
+fn stat_vertical_u16_x2<const DIS_ONLY: bool>(
     r: &[&[u16]],
     d: &[&[u16]],
     filt: &[u16],
@@ -142,21 +144,7 @@ fn stat_vertical_u16_x2(
     acc: &mut WideAcc,
 ) {
     // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
-    unsafe { stat_vertical_u16_x2_avx2::<false>(r, d, filt, sh, w, lines, acc) }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn stat_vertical_u16_dis_x2(
-    r: &[&[u16]],
-    d: &[&[u16]],
-    filt: &[u16],
-    sh: StatShifts,
-    w: usize,
-    lines: [&mut StatLine; 2],
-    acc: &mut WideAcc,
-) {
-    // SAFETY: only reachable through `install`, which checked that the CPU has AVX2 and FMA.
-    unsafe { stat_vertical_u16_x2_avx2::<true>(r, d, filt, sh, w, lines, acc) }
+    unsafe { stat_vertical_u16_x2_avx2::<DIS_ONLY>(r, d, filt, sh, w, lines, acc) }
 }
 
 fn stat_vertical_u8_dis(r: &[&[u8]], d: &[&[u8]], w: usize, line: &mut StatLine) {
@@ -793,14 +781,17 @@ fn stat_vertical_u16_x2_avx2<const DIS_ONLY: bool>(
     assert!(r.iter().chain(d).all(|row| row.len() >= w));
     let [l0, l1] = lines;
     let madd = madd_vertical_x2_ok(filt, sh) && w >= 16;
-    let done = madd
-        && match taps.div_ceil(2) {
-            9 => stat_vertical_u16_x2_madd::<9, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
-            5 => stat_vertical_u16_x2_madd::<5, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
-            3 => stat_vertical_u16_x2_madd::<3, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
-            2 => stat_vertical_u16_x2_madd::<2, DIS_ONLY>(r, d, filt, sh, w, [l0, l1]),
-            _ => false,
-        };
+    // The `madd` path, specialised per tap-pair count (libvmaf's 17, 9, 5 and 3 taps).
+    let done = madd && matches!(taps.div_ceil(2), 2 | 3 | 5 | 9);
+    if done {
+        let lines = [&mut *l0, &mut *l1];
+        match taps.div_ceil(2) {
+            9 => stat_vertical_u16_x2_madd::<9, DIS_ONLY>(r, d, filt, sh, w, lines),
+            5 => stat_vertical_u16_x2_madd::<5, DIS_ONLY>(r, d, filt, sh, w, lines),
+            3 => stat_vertical_u16_x2_madd::<3, DIS_ONLY>(r, d, filt, sh, w, lines),
+            _ => stat_vertical_u16_x2_madd::<2, DIS_ONLY>(r, d, filt, sh, w, lines),
+        }
+    }
     // The columns the `madd` path left (the last `w % 16`) by the scalar kernel, or the whole
     // rows by the one-row pass, line by line.
     let (r0, d0) = (&r[..taps], &d[..taps]);
@@ -814,8 +805,8 @@ fn stat_vertical_u16_x2_avx2<const DIS_ONLY: bool>(
     }
 }
 
-/// The `madd` path of [`stat_vertical_u16_x2_avx2`] for columns `0 .. w / 16 * 16`, 16 a step;
-/// returns `true` (it always runs). Requires its conditions and length checks.
+/// The `madd` path of [`stat_vertical_u16_x2_avx2`] for columns `0 .. w / 16 * 16`, 16 a step.
+/// Requires its conditions and length checks.
 #[target_feature(enable = "avx2,fma")]
 fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
     r: &[&[u16]],
@@ -824,7 +815,7 @@ fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
     sh: StatShifts,
     w: usize,
     lines: [&mut StatLine; 2],
-) -> bool {
+) {
     let (even, odd): ([__m256i; PAIRS], [__m256i; PAIRS]) = (tap_pairs(filt), odd_tap_pairs(filt));
     let offset = madd_offset(filt);
     let flip = _mm256_set1_epi16(i16::MIN);
@@ -875,7 +866,6 @@ fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
         store_u16_madd!(DIS_ONLY, &mut *l0, j, &k, s0);
         store_u16_madd!(DIS_ONLY, &mut *l1, j, &k, s1);
     }
-    true
 }
 
 /// What a horizontal pass does with the reference side of its pixels (ladder scoring,

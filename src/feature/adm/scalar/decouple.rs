@@ -14,9 +14,9 @@ fn angle_flag(ot_dp: i64, o_mag_sq: i64, t_mag_sq: i64) -> bool {
     ot >= 0.0 && ot * ot >= COS_1DEG_SQ as f64 * o * t
 }
 
-/// The SIMD peers' gain limit in `float`: `egl` as a `float` where every product of it with an integer of at most 16 bits is exact in
-/// `float`: finite, at most 9 significant bits, below 2^100 in magnitude (libvmaf's default
-/// 100 and 1 qualify); `None` otherwise.
+/// The SIMD peers' gain limit in `float`: `egl` as a `float` where every product of it with an
+/// integer of at most 16 bits is exact in `float` (finite, at most 9 significant bits, between
+/// 2^-100 and 2^100 in magnitude; libvmaf's default 100 and 1 qualify); `None` otherwise.
 pub fn f32_exact_gain(egl: f64) -> Option<f32> {
     let bits = egl.to_bits();
     let significand = (bits & ((1 << 52) - 1)) | (1 << 52);
