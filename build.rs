@@ -2,7 +2,7 @@
 //! (SASS for sm_75/80/86/89/90 plus compute_75 PTX; see kernels/README.md), which `src/cuda`
 //! embeds with `include_bytes!`. Never downloads anything.
 //!
-//! Always: the VNNI copies of the AVX-512 kernel modules (see [`vnni_copies`]).
+//! Always: the VNNI copies of the AVX-512 and AVX2 kernel modules (see [`vnni_copies`]).
 //!
 //! nvcc is looked up as: `$NVCC`, then `build/cuda-venv` (made by `scripts/cuda-toolchain.sh`),
 //! then `nvcc` on `PATH`, then `/usr/local/cuda/bin/nvcc`.
@@ -132,21 +132,41 @@ fn fail(msg: &str) -> ! {
     std::process::exit(1);
 }
 
-/// The AVX-512 feature list every `#[target_feature]` of an AVX-512 kernel module names.
-const AVX512: &str = "\"avx512f,avx512bw,avx512cd,avx512dq\"";
-/// The same list with VNNI, under which LLVM fuses each `vpmaddwd` + `vpaddd` into `vpdpwssd`.
-const AVX512_VNNI: &str = "\"avx512f,avx512bw,avx512cd,avx512dq,avx512vnni\"";
-/// The last feature test of each module's `install`, to which the copy adds VNNI's.
-const INSTALL_CHECK: &str = "is_x86_feature_detected!(\"avx512dq\"))";
-/// [`INSTALL_CHECK`] with VNNI's test after it.
-const INSTALL_CHECK_VNNI: &str =
-    "is_x86_feature_detected!(\"avx512dq\")\n        && is_x86_feature_detected!(\"avx512vnni\"))";
+/// One VNNI copy: a kernel module compiled a second time with a VNNI extension enabled, each
+/// 16-bit `madd` and the add of its products one `vpdpwssd`.
+struct VnniCopy {
+    /// The features (`src/feature/<feature>/`) that have this copy.
+    of: &'static [&'static str],
+    /// The module's file name in `src/feature/<feature>/` and the copy's suffix in `OUT_DIR`.
+    module: &'static str,
+    copy: &'static str,
+    /// The feature list every `#[target_feature]` of the module names, and the copy's.
+    features: &'static str,
+    features_vnni: &'static str,
+    /// The last feature test of the module's `install`, and the copy's (VNNI's test added).
+    install_check: &'static str,
+    install_check_vnni: &'static str,
+    /// The end of the module's `madd_acc` (`acc + madd(a, b)`), if it has one, and its VNNI
+    /// form: one `vpdpwssd` in `asm!`, the same wrapping sum (LLVM splits the intrinsic back into
+    /// `vpmaddwd` + `vpaddd` when tuning for CPUs it deems slow at it, generic x86-64).
+    madd_acc: &'static str,
+    madd_acc_vnni: &'static str,
+}
 
-/// The body of a module's `madd_acc` (`acc + madd(a, b)`), if it has one, and its VNNI form.
-const MADD_ACC: &str = "_mm512_add_epi32(acc, _mm512_madd_epi16(a, b))\n}";
-/// [`MADD_ACC`] as one `vpdpwssd` (the same wrapping sum), in `asm!`: LLVM splits the intrinsic
-/// back into `vpmaddwd` + `vpaddd` when tuning for CPUs it deems slow at it (generic x86-64).
-const MADD_ACC_VNNI: &str = "let mut acc = acc;
+/// The copies: AVX-512 with AVX-512 VNNI (`CpuLevel::Avx512Vnni`), and AVX2 with AVX-VNNI, the
+/// VEX-encoded 256-bit form (`CpuLevel::Avx2Vnni`: Alder Lake and later clients, Sapphire Rapids
+/// and later servers, Zen 5), which `{vex}` selects: the EVEX form needs AVX-512.
+const VNNI_COPIES: [VnniCopy; 2] = [
+    VnniCopy {
+        of: &["vif", "adm"],
+        module: "x86_64_avx512",
+        copy: "x86_64_avx512_vnni",
+        features: "\"avx512f,avx512bw,avx512cd,avx512dq\"",
+        features_vnni: "\"avx512f,avx512bw,avx512cd,avx512dq,avx512vnni\"",
+        install_check: "is_x86_feature_detected!(\"avx512dq\"))",
+        install_check_vnni: "is_x86_feature_detected!(\"avx512dq\")\n        && is_x86_feature_detected!(\"avx512vnni\"))",
+        madd_acc: "_mm512_add_epi32(acc, _mm512_madd_epi16(a, b))\n}",
+        madd_acc_vnni: "let mut acc = acc;
     // SAFETY: the copy's target features include AVX-512 VNNI (and `install` checks it); the
     // instruction reads and writes only these registers.
     unsafe {
@@ -159,44 +179,74 @@ const MADD_ACC_VNNI: &str = "let mut acc = acc;
         );
     }
     acc
-}";
+}",
+    },
+    VnniCopy {
+        of: &["vif"],
+        module: "x86_64_avx2",
+        copy: "x86_64_avx2_vnni",
+        features: "\"avx2,fma\"",
+        features_vnni: "\"avx2,fma,avxvnni\"",
+        install_check: "is_x86_feature_detected!(\"fma\"))",
+        install_check_vnni: "is_x86_feature_detected!(\"fma\")\n        && is_x86_feature_detected!(\"avxvnni\"))",
+        madd_acc: "_mm256_add_epi32(acc, _mm256_madd_epi16(a, b))\n}",
+        madd_acc_vnni: "let mut acc = acc;
+    // SAFETY: the copy's target features include AVX-VNNI (and `install` checks it); the
+    // instruction, VEX-encoded (no AVX-512 needed), reads and writes only these registers.
+    unsafe {
+        core::arch::asm!(
+            \"{{vex}} vpdpwssd {acc}, {a}, {b}\",
+            acc = inout(ymm_reg) acc,
+            a = in(ymm_reg) a,
+            b = in(ymm_reg) b,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    acc
+}",
+    },
+];
 
-/// Writes `OUT_DIR/<feature>_x86_64_avx512_vnni.rs` for VIF and ADM: their AVX-512 kernel module
-/// with VNNI added to every target feature list and to `install`'s CPU check, its `madd_acc`
-/// (if any) one `vpdpwssd`, and without its inner doc comments (the copy is `include!`d into a
-/// module of its own, `CpuLevel::Avx512Vnni`).
+/// Writes `OUT_DIR/<feature>_<copy>.rs` for each of [`VNNI_COPIES`] and its features: the kernel module with VNNI added to every target feature list and
+/// to `install`'s CPU check, its `madd_acc` (if any) one `vpdpwssd`, and without its inner doc
+/// comments (the copy is `include!`d into a module of its own).
 /// One source for both levels: the copies cannot drift from the kernels they are compiled from.
 fn vnni_copies() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
-    for feature in ["vif", "adm"] {
-        let src = root.join(format!("src/feature/{feature}/x86_64_avx512.rs"));
-        println!("cargo:rerun-if-changed={}", src.display());
-        let text = std::fs::read_to_string(&src)
-            .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", src.display())));
-        if text.contains("fn madd_acc(") && text.matches(MADD_ACC).count() != 1 {
-            fail(&format!(
-                "{}: expected `madd_acc` to end `{MADD_ACC}`",
-                src.display()
-            ));
+    for c in &VNNI_COPIES {
+        for feature in c.of {
+            let src = root.join(format!("src/feature/{feature}/{}.rs", c.module));
+            println!("cargo:rerun-if-changed={}", src.display());
+            let text = std::fs::read_to_string(&src)
+                .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", src.display())));
+            if text.contains("fn madd_acc(") && text.matches(c.madd_acc).count() != 1 {
+                fail(&format!(
+                    "{}: expected `madd_acc` to end `{}`",
+                    src.display(),
+                    c.madd_acc
+                ));
+            }
+            if !text.contains(c.features) || text.matches(c.install_check).count() != 1 {
+                fail(&format!(
+                    "{}: expected {} target features and one `{}` in install",
+                    src.display(),
+                    c.features,
+                    c.install_check
+                ));
+            }
+            let body: String = text
+                .lines()
+                .filter(|l| !l.starts_with("//!"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let body = body
+                .replace(c.features, c.features_vnni)
+                .replace(c.install_check, c.install_check_vnni)
+                .replace(c.madd_acc, c.madd_acc_vnni);
+            let dst = out.join(format!("{feature}_{}.rs", c.copy));
+            std::fs::write(&dst, body)
+                .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", dst.display())));
         }
-        if !text.contains(AVX512) || text.matches(INSTALL_CHECK).count() != 1 {
-            fail(&format!(
-                "{}: expected {AVX512} target features and one `{INSTALL_CHECK}` in install",
-                src.display()
-            ));
-        }
-        let body: String = text
-            .lines()
-            .filter(|l| !l.starts_with("//!"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        let body = body
-            .replace(AVX512, AVX512_VNNI)
-            .replace(INSTALL_CHECK, INSTALL_CHECK_VNNI)
-            .replace(MADD_ACC, MADD_ACC_VNNI);
-        let dst = out.join(format!("{feature}_x86_64_avx512_vnni.rs"));
-        std::fs::write(&dst, body)
-            .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", dst.display())));
     }
 }

@@ -42,7 +42,9 @@
 # --no-avx512 (with the CPU rows or --ladder): every program timed (libvmaf's FFmpeg, our CLI, our
 # FFmpeg) runs under scripts/cpuid-mask.c (built into build/cpuid-mask), which hides AVX-512 from
 # CPUID, so both sides take the kernels they take on an AVX2-only host of the same cores (needs
-# CPUID faulting: /proc/cpuinfo flag cpuid_fault).
+# CPUID faulting: /proc/cpuinfo flag cpuid_fault). The mask leaves AVX-VNNI (the VEX-encoded form
+# of Alder Lake and later, Sapphire Rapids and later), so ours runs its `avx2vnni` kernels where
+# the cores have it; VMAF_RS_CPU=avx2 gives the plain AVX2 ones (a CPU without it, e.g. Zen 3).
 set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $(...) stops the script
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -299,10 +301,15 @@ if [ ! -f "$w/ref-$tag.yuv" ]; then
     "$oracle" -hide_banner -loglevel error -y -i "$w/dis-$tag.mkv" -pix_fmt yuv420p -f rawvideo "$w/dis-$tag.yuv"
 fi
 raw="-f rawvideo -s 1920x1080 -pix_fmt yuv420p"
+# Our CLI's verbose line says what CPU libvmaf would see and which of our kernel levels runs (an
+# AVX2 host with AVX-VNNI runs `avx2vnni`; VMAF_RS_CPU=avx2 in the environment lowers ours to the
+# plain AVX2 kernels, those of a CPU without AVX-VNNI such as Zen 3; libvmaf ignores it).
+vline=$("${mask[@]}" "$cli" -v -r "$w/ref-$tag.yuv" -d "$w/dis-$tag.yuv" -w 1920 -h 1080 -p 420 -b 8 \
+    --frame_cnt 1 2>&1 >/dev/null)
+echo "bench: our kernels: $(grep -o 'kernels=[a-z0-9]*' <<<"$vline" | head -n1 | cut -d= -f2)${VMAF_RS_CPU:+ (VMAF_RS_CPU=$VMAF_RS_CPU)}"
 if [ "$noavx" = 1 ]; then
-    # Our CLI's verbose line says what CPU libvmaf would see: it must be the masked one.
-    seen=$("${mask[@]}" "$cli" -v -r "$w/ref-$tag.yuv" -d "$w/dis-$tag.yuv" -w 1920 -h 1080 -p 420 -b 8 \
-        --frame_cnt 1 2>&1 >/dev/null | grep -o 'libvmaf_isa=[a-z0-9]*' | head -n1)
+    # Under the mask, libvmaf's CPU must be the masked one.
+    seen=$(grep -o 'libvmaf_isa=[a-z0-9]*' <<<"$vline" | head -n1)
     [ "$seen" = libvmaf_isa=avx2 ] || { echo "bench: under the mask the CLI saw ${seen:-nothing}, not an AVX2-only CPU" >&2; exit 1; }
 fi
 

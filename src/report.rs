@@ -66,7 +66,15 @@ pub fn isa_line(engine: &Engine) -> String {
         }
         crate::fidelity::LibvmafIsaMode::Fixed(_) => "requested".to_string(),
     };
-    format!("libvmaf_isa={got} ({why})")
+    format!(
+        "libvmaf_isa={got} ({why}), kernels={} (this CPU's SIMD level{})",
+        crate::cpu::cpu_level().name(),
+        if std::env::var_os("VMAF_RS_CPU").is_some() {
+            ", lowered by VMAF_RS_CPU"
+        } else {
+            ""
+        }
+    )
 }
 
 /// Writes the log to a file (created or truncated).

@@ -1,6 +1,6 @@
 //! CPU feature level detection, ordered so SIMD kernels can be added as peers of the scalar ones.
 //!
-//! `VMAF_RS_CPU=scalar|avx2|avx512|avx512vnni` may only lower the detected level (never raise
+//! `VMAF_RS_CPU=scalar|avx2|avx2vnni|avx512|avx512vnni` may only lower the detected level (never raise
 //! it), so a user can force the scalar specification kernels for comparison.
 
 use std::sync::OnceLock;
@@ -13,6 +13,11 @@ pub enum CpuLevel {
     Scalar,
     /// x86-64 AVX2.
     Avx2,
+    /// x86-64 AVX2 with AVX-VNNI (the VEX-encoded 256-bit `vpdpwssd`: Alder Lake and later
+    /// clients, Sapphire Rapids and later servers, Zen 5): the AVX2 kernels compiled with it
+    /// too (build.rs makes the copies), where the CPU has it. CPUs with AVX-512 may lack it
+    /// (Ice Lake, Zen 4); their levels above still hold, the copies' `install` checks it.
+    Avx2Vnni,
     /// x86-64 AVX-512 (F + BW).
     Avx512,
     /// x86-64 AVX-512 with VNNI: the AVX-512 kernels compiled with VNNI enabled too (each
@@ -23,9 +28,10 @@ pub enum CpuLevel {
 
 impl CpuLevel {
     /// Every level, lowest first.
-    pub const ALL: [CpuLevel; 4] = [
+    pub const ALL: [CpuLevel; 5] = [
         CpuLevel::Scalar,
         CpuLevel::Avx2,
+        CpuLevel::Avx2Vnni,
         CpuLevel::Avx512,
         CpuLevel::Avx512Vnni,
     ];
@@ -35,9 +41,21 @@ impl CpuLevel {
         match s.to_ascii_lowercase().as_str() {
             "scalar" | "none" => Some(CpuLevel::Scalar),
             "avx2" => Some(CpuLevel::Avx2),
+            "avx2vnni" => Some(CpuLevel::Avx2Vnni),
             "avx512" => Some(CpuLevel::Avx512),
             "avx512vnni" => Some(CpuLevel::Avx512Vnni),
             _ => None,
+        }
+    }
+
+    /// The level's name as `VMAF_RS_CPU` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuLevel::Scalar => "scalar",
+            CpuLevel::Avx2 => "avx2",
+            CpuLevel::Avx2Vnni => "avx2vnni",
+            CpuLevel::Avx512 => "avx512",
+            CpuLevel::Avx512Vnni => "avx512vnni",
         }
     }
 
@@ -52,7 +70,11 @@ impl CpuLevel {
                 };
             }
             if is_x86_feature_detected!("avx2") {
-                return CpuLevel::Avx2;
+                return if is_x86_feature_detected!("avxvnni") {
+                    CpuLevel::Avx2Vnni
+                } else {
+                    CpuLevel::Avx2
+                };
             }
         }
         CpuLevel::Scalar
@@ -110,11 +132,16 @@ mod tests {
 
     #[test]
     fn levels_are_ordered_and_parse() {
-        assert!(CpuLevel::Scalar < CpuLevel::Avx2 && CpuLevel::Avx2 < CpuLevel::Avx512);
+        assert!(CpuLevel::Scalar < CpuLevel::Avx2 && CpuLevel::Avx2 < CpuLevel::Avx2Vnni);
+        assert!(CpuLevel::Avx2Vnni < CpuLevel::Avx512);
         assert!(CpuLevel::Avx512 < CpuLevel::Avx512Vnni);
         assert_eq!(CpuLevel::parse("avx512vnni"), Some(CpuLevel::Avx512Vnni));
         assert_eq!(CpuLevel::parse("AVX2"), Some(CpuLevel::Avx2));
+        assert_eq!(CpuLevel::parse("avx2vnni"), Some(CpuLevel::Avx2Vnni));
         assert_eq!(CpuLevel::parse("bogus"), None);
+        for l in CpuLevel::ALL {
+            assert_eq!(CpuLevel::parse(l.name()), Some(l));
+        }
         assert!(cpu_level() <= CpuLevel::detect_hw());
     }
 }

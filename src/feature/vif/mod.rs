@@ -25,6 +25,13 @@ mod x86_64_avx2;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod x86_64_avx512;
+/// The AVX2 kernels compiled with AVX-VNNI as well ([`crate::cpu::CpuLevel::Avx2Vnni`]):
+/// `x86_64_avx2.rs` with AVX-VNNI added to its target features, copied by build.rs.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64_avx2_vnni {
+    include!(concat!(env!("OUT_DIR"), "/vif_x86_64_avx2_vnni.rs"));
+}
 /// The AVX-512 kernels compiled with VNNI as well ([`crate::cpu::CpuLevel::Avx512Vnni`]):
 /// `x86_64_avx512.rs` with VNNI added to its target features, copied by build.rs.
 #[cfg(target_arch = "x86_64")]
@@ -250,6 +257,9 @@ impl Kernels {
         {
             if level >= CpuLevel::Avx2 {
                 x86_64_avx2::install(&mut k);
+            }
+            if level >= CpuLevel::Avx2Vnni {
+                x86_64_avx2_vnni::install(&mut k);
             }
             if level >= CpuLevel::Avx512 {
                 x86_64_avx512::install(&mut k);

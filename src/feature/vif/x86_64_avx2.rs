@@ -375,8 +375,8 @@ fn stat_vertical_u8_avx2<const DIS_ONLY: bool>(
             let (xl, xh) = (_mm256_unpacklo_epi16(xa, xb), _mm256_unpackhi_epi16(xa, xb));
             let (yl, yh) = (_mm256_unpacklo_epi16(ya, yb), _mm256_unpackhi_epi16(ya, yb));
             let acc = |s: &mut (__m256i, __m256i), lo: __m256i, hi: __m256i| {
-                s.0 = _mm256_add_epi32(s.0, _mm256_madd_epi16(lo, c));
-                s.1 = _mm256_add_epi32(s.1, _mm256_madd_epi16(hi, c));
+                s.0 = madd_acc(s.0, lo, c);
+                s.1 = madd_acc(s.1, hi, c);
             };
             let sq = |a: __m256i, b: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(a, b), flip);
             if !DIS_ONLY {
@@ -466,8 +466,8 @@ fn stat_vertical_u8_x2_avx2<const DIS_ONLY: bool>(
             macro_rules! acc2 {
                 ($s:ident, $v:expr) => {{
                     let v = $v;
-                    $s.0 = _mm256_add_epi32($s.0, _mm256_madd_epi16(v, c0));
-                    $s.1 = _mm256_add_epi32($s.1, _mm256_madd_epi16(v, c1));
+                    $s.0 = madd_acc($s.0, v, c0);
+                    $s.1 = madd_acc($s.1, v, c1);
                 }};
             }
             if !DIS_ONLY {
@@ -495,6 +495,14 @@ fn stat_vertical_u8_x2_avx2<const DIS_ONLY: bool>(
         scalar::stat_vertical_u8_cols::<DIS_ONLY>(&r[..TAPS], &d[..TAPS], w8..w, l0);
         scalar::stat_vertical_u8_cols::<DIS_ONLY>(&r[1..], &d[1..], w8..w, l1);
     }
+}
+
+/// `acc + madd(a, b)` in wrapping `i32` lanes: in the AVX-VNNI copy one `vpdpwssd`, the same
+/// sum (build.rs rewrites this body there, as for the AVX-512 VNNI copy).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn madd_acc(acc: __m256i, a: __m256i, b: __m256i) -> __m256i {
+    _mm256_add_epi32(acc, _mm256_madd_epi16(a, b))
 }
 
 /// Tap pairs `(f[2i], f[2i + 1])` as `i16` pairs in each 32-bit lane, the last odd tap paired
@@ -738,8 +746,8 @@ fn stat_vertical_u16_madd<const PAIRS: usize, const DIS_ONLY: bool>(
             let (yl, yh) = (_mm256_unpacklo_epi16(ya, yb), _mm256_unpackhi_epi16(ya, yb));
             let add = |s: &mut (__m256i, __m256i), lo: __m256i, hi: __m256i| {
                 let (lo, hi) = (_mm256_xor_si256(lo, flip), _mm256_xor_si256(hi, flip));
-                s.0 = _mm256_add_epi32(s.0, _mm256_madd_epi16(lo, c));
-                s.1 = _mm256_add_epi32(s.1, _mm256_madd_epi16(hi, c));
+                s.0 = madd_acc(s.0, lo, c);
+                s.1 = madd_acc(s.1, hi, c);
             };
             let (mlo, mhi) = (_mm256_mullo_epi16, _mm256_mulhi_epu16);
             if !DIS_ONLY {
@@ -847,8 +855,8 @@ fn stat_vertical_u16_x2_madd<const PAIRS: usize, const DIS_ONLY: bool>(
             let mut add = |q: usize, lo: __m256i, hi: __m256i| {
                 let (lo, hi) = (_mm256_xor_si256(lo, flip), _mm256_xor_si256(hi, flip));
                 for (s, &c) in sums.iter_mut().zip(&c) {
-                    s[q].0 = _mm256_add_epi32(s[q].0, _mm256_madd_epi16(lo, c));
-                    s[q].1 = _mm256_add_epi32(s[q].1, _mm256_madd_epi16(hi, c));
+                    s[q].0 = madd_acc(s[q].0, lo, c);
+                    s[q].1 = madd_acc(s[q].1, hi, c);
                 }
             };
             if !DIS_ONLY {
@@ -1446,7 +1454,12 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                     } else {
                         offset
                     };
+                    // Two sums per column set, the even and the odd tap pairs', added at the
+                    // end: in the VNNI copy each sum is a chain of `vpdpwssd`s, and two chains
+                    // of half the length keep their latency hidden (one more add; at AVX2 the
+                    // second chain's first add is of zero, which LLVM drops).
                     let (mut e, mut o) = (init, init);
+                    let (mut e2, mut o2) = (_mm256_setzero_si256(), _mm256_setzero_si256());
                     // Window i (values jj + 2i .. jj + 2i + 16) holds values jj + 2l + 2i and
                     // jj + 2l + 2i + 1 in lane l, which even column jj + 2l weighs with taps
                     // (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
@@ -1455,10 +1468,15 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                         // <= cn - 16 + taps - 1 + 15 < cn + taps = n <= MADD_LINE (jj + 16 <= cn,
                         // 2i <= taps - 1), all set above.
                         let win = unsafe { load_i16x16(base.add(jj + 2 * i)) };
-                        e = _mm256_add_epi32(e, _mm256_madd_epi16(win, pairs[i]));
-                        o = _mm256_add_epi32(o, _mm256_madd_epi16(win, odd[i]));
+                        if i % 2 == 0 {
+                            e = madd_acc(e, win, pairs[i]);
+                            o = madd_acc(o, win, odd[i]);
+                        } else {
+                            e2 = madd_acc(e2, win, pairs[i]);
+                            o2 = madd_acc(o2, win, odd[i]);
+                        }
                     }
-                    (e, o)
+                    (_mm256_add_epi32(e, e2), _mm256_add_epi32(o, o2))
                 };
                 // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits (`lo` holds the 2^15).
                 let sq =
@@ -1911,8 +1929,8 @@ fn subsample_vertical_u8_fold<const H: usize>(
             let (mut lo, mut hi) = (z, z);
             for p in 0..(H + 1).div_ceil(2) {
                 let (a, b) = (folded[2 * p], folded[2 * p + 1]);
-                lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), pairs[p]));
-                hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), pairs[p]));
+                lo = madd_acc(lo, _mm256_unpacklo_epi16(a, b), pairs[p]);
+                hi = madd_acc(hi, _mm256_unpackhi_epi16(a, b), pairs[p]);
             }
             let fin = |v: __m256i| {
                 _mm256_and_si256(_mm256_srl_epi32(_mm256_add_epi32(v, rnd), sh), low16)
@@ -2019,7 +2037,7 @@ fn subsample_horizontal_madd<const PAIRS: usize>(
             // SAFETY: the values read, start + 2m + 2p .. + 16, lie below `end` <= the line's
             // length (m <= n8 - 8, p < PAIRS; checked above); the load is unaligned.
             let v = unsafe { _mm256_loadu_si256(line.as_ptr().add(start + 2 * m + 2 * p).cast()) };
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_xor_si256(v, flip), t));
+            acc = madd_acc(acc, _mm256_xor_si256(v, flip), t);
         }
         let v = _mm256_srli_epi32::<16>(_mm256_add_epi32(acc, round));
         _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v))
@@ -2036,17 +2054,27 @@ fn subsample_horizontal_madd<const PAIRS: usize>(
 mod fast_log2_tests {
     use super::*;
 
+    /// Whether `install` takes this module's kernels here: it checks the CPU for every feature
+    /// the module enables (the AVX-VNNI copy's included).
+    fn module_runs() -> bool {
+        let mut k = Kernels::SCALAR;
+        install(&mut k);
+        k.stat_horizontal as usize != Kernels::SCALAR.stat_horizontal as usize
+    }
+
     /// The arithmetic `log2` against the table at every index it can be given: the lanes it
     /// trusts must hold the table's entry (which makes it exact: its operations are IEEE ones),
     /// the look-up (arithmetic, or the table near a boundary) must give every entry, and the
     /// table must be left to few enough lanes to be worth having.
     #[test]
     fn fast_log2_every_index() {
-        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
-            eprintln!("fast_log2_every_index (AVX2): this CPU lacks AVX2 or FMA: not run");
+        if !module_runs() {
+            eprintln!(
+                "fast_log2_every_index (AVX2): this CPU lacks the module's features: not run"
+            );
             return;
         }
-        // SAFETY: the CPU has AVX2 and FMA (checked just above).
+        // SAFETY: `install` replaced the kernels, so the CPU has every feature `check` enables.
         let (trusted, near) = unsafe { check() };
         eprintln!("fast_log2_every_index (AVX2): {trusted} by arithmetic, {near} near a boundary");
         assert_eq!(trusted + near, 1 << 15);
@@ -2107,11 +2135,14 @@ mod fast_log2_tests {
     /// are all ones (where a rounded `float` would step up a power), over the whole range.
     #[test]
     fn log2_wide_values_match_scalar() {
-        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
-            eprintln!("log2_wide_values_match_scalar (AVX2): this CPU lacks AVX2 or FMA: not run");
+        if !module_runs() {
+            eprintln!(
+                "log2_wide_values_match_scalar (AVX2): this CPU lacks the module's features: not run"
+            );
             return;
         }
-        // SAFETY: the CPU has AVX2 and FMA (checked just above).
+        // SAFETY: `install` replaced the kernels, so the CPU has every feature `check_wide`
+        // enables.
         unsafe { check_wide() };
     }
 
