@@ -1454,12 +1454,7 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                     } else {
                         offset
                     };
-                    // Two sums per column set, the even and the odd tap pairs', added at the
-                    // end: in the VNNI copy each sum is a chain of `vpdpwssd`s, and two chains
-                    // of half the length keep their latency hidden (one more add; at AVX2 the
-                    // second chain's first add is of zero, which LLVM drops).
                     let (mut e, mut o) = (init, init);
-                    let (mut e2, mut o2) = (_mm256_setzero_si256(), _mm256_setzero_si256());
                     // Window i (values jj + 2i .. jj + 2i + 16) holds values jj + 2l + 2i and
                     // jj + 2l + 2i + 1 in lane l, which even column jj + 2l weighs with taps
                     // (2i, 2i + 1) and odd column jj + 2l + 1 with taps (2i - 1, 2i).
@@ -1468,15 +1463,10 @@ fn stat_horizontal_madd<const PAIRS: usize>(
                         // <= cn - 16 + taps - 1 + 15 < cn + taps = n <= MADD_LINE (jj + 16 <= cn,
                         // 2i <= taps - 1), all set above.
                         let win = unsafe { load_i16x16(base.add(jj + 2 * i)) };
-                        if i % 2 == 0 {
-                            e = madd_acc(e, win, pairs[i]);
-                            o = madd_acc(o, win, odd[i]);
-                        } else {
-                            e2 = madd_acc(e2, win, pairs[i]);
-                            o2 = madd_acc(o2, win, odd[i]);
-                        }
+                        e = madd_acc(e, win, pairs[i]);
+                        o = madd_acc(o, win, odd[i]);
                     }
-                    (_mm256_add_epi32(e, e2), _mm256_add_epi32(o, o2))
+                    (e, o)
                 };
                 // (hi * 2^16 + lo + 2^15) >> 16, kept to 32 bits (`lo` holds the 2^15).
                 let sq =
