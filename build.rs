@@ -146,11 +146,38 @@ struct VnniCopy {
     /// The last feature test of the module's `install`, and the copy's (VNNI's test added).
     install_check: &'static str,
     install_check_vnni: &'static str,
-    /// The end of the module's `madd_acc` (`acc + madd(a, b)`), if it has one, and its VNNI
-    /// form: one `vpdpwssd` in `asm!`, the same wrapping sum (LLVM splits the intrinsic back into
-    /// `vpmaddwd` + `vpaddd` when tuning for CPUs it deems slow at it, generic x86-64).
+    /// The end of the module's `madd_acc` (`acc + madd(a, b)`), if it has one, which the copy
+    /// replaces by one `vpdpwssd` in `asm!` ([`madd_acc_asm`]): `insn` (its `asm!` template
+    /// spelling) on `reg` registers, the extension's name `vnni` for the safety comment.
     madd_acc: &'static str,
-    madd_acc_vnni: &'static str,
+    vnni: &'static str,
+    insn: &'static str,
+    reg: &'static str,
+}
+
+/// The VNNI body of a copy's `madd_acc`: the same wrapping sum in one instruction, in `asm!`
+/// (LLVM splits the intrinsic back into `vpmaddwd` + `vpaddd` when tuning for CPUs it deems slow
+/// at it, generic x86-64).
+fn madd_acc_asm(c: &VnniCopy) -> String {
+    format!(
+        "let mut acc = acc;
+    // SAFETY: the copy's target features include {vnni} (and `install` checks it); the
+    // instruction reads and writes only these registers.
+    unsafe {{
+        core::arch::asm!(
+            \"{insn} {{acc}}, {{a}}, {{b}}\",
+            acc = inout({reg}) acc,
+            a = in({reg}) a,
+            b = in({reg}) b,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }}
+    acc
+}}",
+        vnni = c.vnni,
+        insn = c.insn,
+        reg = c.reg
+    )
 }
 
 /// The copies: AVX-512 with AVX-512 VNNI (`CpuLevel::Avx512Vnni`), and AVX2 with AVX-VNNI, the
@@ -166,20 +193,9 @@ const VNNI_COPIES: [VnniCopy; 2] = [
         install_check: "is_x86_feature_detected!(\"avx512dq\"))",
         install_check_vnni: "is_x86_feature_detected!(\"avx512dq\")\n        && is_x86_feature_detected!(\"avx512vnni\"))",
         madd_acc: "_mm512_add_epi32(acc, _mm512_madd_epi16(a, b))\n}",
-        madd_acc_vnni: "let mut acc = acc;
-    // SAFETY: the copy's target features include AVX-512 VNNI (and `install` checks it); the
-    // instruction reads and writes only these registers.
-    unsafe {
-        core::arch::asm!(
-            \"vpdpwssd {acc}, {a}, {b}\",
-            acc = inout(zmm_reg) acc,
-            a = in(zmm_reg) a,
-            b = in(zmm_reg) b,
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
-    acc
-}",
+        vnni: "AVX-512 VNNI",
+        insn: "vpdpwssd",
+        reg: "zmm_reg",
     },
     VnniCopy {
         of: &["vif"],
@@ -190,20 +206,9 @@ const VNNI_COPIES: [VnniCopy; 2] = [
         install_check: "is_x86_feature_detected!(\"fma\"))",
         install_check_vnni: "is_x86_feature_detected!(\"fma\")\n        && is_x86_feature_detected!(\"avxvnni\"))",
         madd_acc: "_mm256_add_epi32(acc, _mm256_madd_epi16(a, b))\n}",
-        madd_acc_vnni: "let mut acc = acc;
-    // SAFETY: the copy's target features include AVX-VNNI (and `install` checks it); the
-    // instruction, VEX-encoded (no AVX-512 needed), reads and writes only these registers.
-    unsafe {
-        core::arch::asm!(
-            \"{{vex}} vpdpwssd {acc}, {a}, {b}\",
-            acc = inout(ymm_reg) acc,
-            a = in(ymm_reg) a,
-            b = in(ymm_reg) b,
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
-    acc
-}",
+        vnni: "AVX-VNNI",
+        insn: "{{vex}} vpdpwssd",
+        reg: "ymm_reg",
     },
 ];
 
@@ -243,7 +248,7 @@ fn vnni_copies() {
             let body = body
                 .replace(c.features, c.features_vnni)
                 .replace(c.install_check, c.install_check_vnni)
-                .replace(c.madd_acc, c.madd_acc_vnni);
+                .replace(c.madd_acc, &madd_acc_asm(c));
             let dst = out.join(format!("{feature}_{}.rs", c.copy));
             std::fs::write(&dst, body)
                 .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", dst.display())));
