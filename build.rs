@@ -140,12 +140,12 @@ struct VnniCopy {
     /// The module's file name in `src/feature/<feature>/` and the copy's suffix in `OUT_DIR`.
     module: &'static str,
     copy: &'static str,
-    /// The feature list every `#[target_feature]` of the module names, and the copy's.
+    /// The feature list every `#[target_feature]` of the module names (without its quotes).
     features: &'static str,
-    features_vnni: &'static str,
-    /// The last feature test of the module's `install`, and the copy's (VNNI's test added).
+    /// The last feature test of the module's `install`.
     install_check: &'static str,
-    install_check_vnni: &'static str,
+    /// The VNNI extension's target feature, added to both in the copy.
+    vnni_feature: &'static str,
     /// The end of the module's `madd_acc` (`acc + madd(a, b)`), if it has one, which the copy
     /// replaces by one `vpdpwssd` in `asm!` ([`madd_acc_asm`]): `insn` (its `asm!` template
     /// spelling) on `reg` registers, the extension's name `vnni` for the safety comment.
@@ -188,10 +188,9 @@ const VNNI_COPIES: [VnniCopy; 2] = [
         of: &["vif", "adm"],
         module: "x86_64_avx512",
         copy: "x86_64_avx512_vnni",
-        features: "\"avx512f,avx512bw,avx512cd,avx512dq\"",
-        features_vnni: "\"avx512f,avx512bw,avx512cd,avx512dq,avx512vnni\"",
-        install_check: "is_x86_feature_detected!(\"avx512dq\"))",
-        install_check_vnni: "is_x86_feature_detected!(\"avx512dq\")\n        && is_x86_feature_detected!(\"avx512vnni\"))",
+        features: "avx512f,avx512bw,avx512cd,avx512dq",
+        install_check: "is_x86_feature_detected!(\"avx512dq\")",
+        vnni_feature: "avx512vnni",
         madd_acc: "_mm512_add_epi32(acc, _mm512_madd_epi16(a, b))\n}",
         vnni: "AVX-512 VNNI",
         insn: "vpdpwssd",
@@ -201,10 +200,9 @@ const VNNI_COPIES: [VnniCopy; 2] = [
         of: &["vif"],
         module: "x86_64_avx2",
         copy: "x86_64_avx2_vnni",
-        features: "\"avx2,fma\"",
-        features_vnni: "\"avx2,fma,avxvnni\"",
-        install_check: "is_x86_feature_detected!(\"fma\"))",
-        install_check_vnni: "is_x86_feature_detected!(\"fma\")\n        && is_x86_feature_detected!(\"avxvnni\"))",
+        features: "avx2,fma",
+        install_check: "is_x86_feature_detected!(\"fma\")",
+        vnni_feature: "avxvnni",
         madd_acc: "_mm256_add_epi32(acc, _mm256_madd_epi16(a, b))\n}",
         vnni: "AVX-VNNI",
         insn: "{{vex}} vpdpwssd",
@@ -212,14 +210,23 @@ const VNNI_COPIES: [VnniCopy; 2] = [
     },
 ];
 
-/// Writes `OUT_DIR/<feature>_<copy>.rs` for each of [`VNNI_COPIES`] and its features: the kernel module with VNNI added to every target feature list and
-/// to `install`'s CPU check, its `madd_acc` (if any) one `vpdpwssd`, and without its inner doc
-/// comments (the copy is `include!`d into a module of its own).
+/// Writes `OUT_DIR/<feature>_<copy>.rs` for each of [`VNNI_COPIES`] and its features: the
+/// kernel module with VNNI added to every target feature list and to `install`'s CPU check, its
+/// `madd_acc` (if any) one `vpdpwssd`, and without its inner doc comments (the copy is
+/// `include!`d into a module of its own).
 /// One source for both levels: the copies cannot drift from the kernels they are compiled from.
 fn vnni_copies() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
     for c in &VNNI_COPIES {
+        let features = format!("\"{}\"", c.features);
+        let features_vnni = format!("\"{},{}\"", c.features, c.vnni_feature);
+        // The check closes `install`'s condition: `…(\"fma\"))`.
+        let check = format!("{})", c.install_check);
+        let check_vnni = format!(
+            "{}\n        && is_x86_feature_detected!(\"{}\"))",
+            c.install_check, c.vnni_feature
+        );
         for feature in c.of {
             let src = root.join(format!("src/feature/{feature}/{}.rs", c.module));
             println!("cargo:rerun-if-changed={}", src.display());
@@ -232,12 +239,10 @@ fn vnni_copies() {
                     c.madd_acc
                 ));
             }
-            if !text.contains(c.features) || text.matches(c.install_check).count() != 1 {
+            if !text.contains(&features) || text.matches(&check).count() != 1 {
                 fail(&format!(
-                    "{}: expected {} target features and one `{}` in install",
+                    "{}: expected {features} target features and one `{check}` in install",
                     src.display(),
-                    c.features,
-                    c.install_check
                 ));
             }
             let body: String = text
@@ -246,8 +251,8 @@ fn vnni_copies() {
                 .map(|l| format!("{l}\n"))
                 .collect();
             let body = body
-                .replace(c.features, c.features_vnni)
-                .replace(c.install_check, c.install_check_vnni)
+                .replace(&features, &features_vnni)
+                .replace(&check, &check_vnni)
                 .replace(c.madd_acc, &madd_acc_asm(c));
             let dst = out.join(format!("{feature}_{}.rs", c.copy));
             std::fs::write(&dst, body)

@@ -67,12 +67,12 @@ pub fn isa_line(engine: &Engine) -> String {
         crate::fidelity::LibvmafIsaMode::Fixed(_) => "requested".to_string(),
     };
     format!(
-        "libvmaf_isa={got} ({why}), kernels={} (this CPU's SIMD level{})",
+        "libvmaf_isa={got} ({why}), kernels={} ({})",
         crate::cpu::cpu_level().name(),
-        if std::env::var_os("VMAF_RS_CPU").is_some() {
-            ", lowered by VMAF_RS_CPU"
+        if crate::cpu::cpu_level_lowered() {
+            "lowered by VMAF_RS_CPU"
         } else {
-            ""
+            "this CPU's SIMD level"
         }
     )
 }

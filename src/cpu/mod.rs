@@ -1,7 +1,7 @@
 //! CPU feature level detection, ordered so SIMD kernels can be added as peers of the scalar ones.
 //!
-//! `VMAF_RS_CPU=scalar|avx2|avx2vnni|avx512|avx512vnni` may only lower the detected level (never raise
-//! it), so a user can force the scalar specification kernels for comparison.
+//! `VMAF_RS_CPU=scalar|avx2|avx2vnni|avx512|avx512vnni` may only lower the detected level
+//! (never raise it), so a user can force the scalar specification kernels for comparison.
 
 use std::sync::OnceLock;
 
@@ -79,27 +79,47 @@ impl CpuLevel {
         }
         CpuLevel::Scalar
     }
+
+    /// Whether this CPU runs the level's own kernels. Every level up to the detected one does
+    /// but `Avx2Vnni`, which CPUs with AVX-512 may lack (Ice Lake, Zen 4).
+    fn available(self) -> bool {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            CpuLevel::Avx2Vnni => is_x86_feature_detected!("avxvnni"),
+            _ => true,
+        }
+    }
 }
 
-/// The level in use: hardware capability, lowered by `VMAF_RS_CPU` if set. Detected once.
+/// The level in use: hardware capability, lowered by `VMAF_RS_CPU` if set (to the best level at
+/// or below the request that this CPU runs). Detected once.
 pub fn cpu_level() -> CpuLevel {
     static LEVEL: OnceLock<CpuLevel> = OnceLock::new();
     *LEVEL.get_or_init(|| {
         let hw = CpuLevel::detect_hw();
-        match std::env::var("VMAF_RS_CPU")
+        let req = std::env::var("VMAF_RS_CPU")
             .ok()
             .and_then(|v| CpuLevel::parse(&v))
-        {
-            Some(req) => req.min(hw),
-            None => hw,
-        }
+            .map_or(hw, |req| req.min(hw));
+        CpuLevel::ALL
+            .into_iter()
+            .rev()
+            .find(|&l| l <= req && l.available())
+            .unwrap_or(CpuLevel::Scalar)
     })
 }
 
-/// The levels this process may run (every level up to [`cpu_level`]), lowest first: what SIMD
-/// tests sweep against the scalar kernels.
+/// Whether `VMAF_RS_CPU` lowered [`cpu_level`] below what this CPU runs.
+pub fn cpu_level_lowered() -> bool {
+    cpu_level() < CpuLevel::detect_hw()
+}
+
+/// The levels this process may run (every level up to [`cpu_level`] that this CPU runs), lowest
+/// first: what SIMD tests sweep against the scalar kernels.
 pub fn supported_levels() -> impl Iterator<Item = CpuLevel> {
-    CpuLevel::ALL.into_iter().filter(|&l| l <= cpu_level())
+    CpuLevel::ALL
+        .into_iter()
+        .filter(|&l| l <= cpu_level() && l.available())
 }
 
 /// The levels a SIMD sweep test compares with the scalar kernels: [`supported_levels`]. When

@@ -517,7 +517,7 @@ mod simd {
         let _ = (avx2, avx512);
         // The VNNI copies are other functions than the plain AVX2 and AVX-512 ones.
         #[cfg(target_arch = "x86_64")]
-        if crate::cpu::cpu_level() >= CpuLevel::Avx2Vnni && is_x86_feature_detected!("avxvnni") {
+        if crate::cpu::supported_levels().any(|l| l == CpuLevel::Avx2Vnni) {
             let vnni = Kernels::for_level(CpuLevel::Avx2Vnni);
             assert_ne!(avx2.stat_horizontal as usize, vnni.stat_horizontal as usize);
             assert_ne!(
