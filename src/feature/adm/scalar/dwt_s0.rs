@@ -1,7 +1,7 @@
 //! Scale-0 DWT (libvmaf `adm_dwt2_8` / `adm_dwt2_16`): 8–16 bit samples into four `i16` bands,
 //! with the last-column variants of libvmaf's x86 kernels; and the tap indices every DWT uses.
 
-use super::QuadMut;
+use super::{vertical_prefetched, QuadMut};
 use crate::feature::adm::tables::{DB2_HI, DB2_HI_SUM, DB2_LO, DB2_LO_SUM};
 use crate::fidelity::LibvmafIsa;
 
@@ -221,8 +221,13 @@ pub fn dwt2_s0_with<S: Copy + Into<i32>>(
     let (tmp_lo, tmp_hi) = (&mut tmp_lo[..w], &mut tmp_hi[..w]);
     let unmirrored = s0_last_column_unmirrored(isa, w, bpc) && ind_x.len() == w.div_ceil(2);
     for (i, iy) in ind_y.iter().enumerate() {
-        let rows = iy.map(|r| &src[r * src_stride..r * src_stride + w]);
-        vertical(rows, bpc, tmp_lo, tmp_hi);
+        vertical_prefetched(
+            (src, src_stride, w),
+            iy,
+            ind_y.get(i + 1),
+            (tmp_lo, tmp_hi),
+            |r, l, h| vertical(r, bpc, l, h),
+        );
         let o = i * dst_stride;
         let n = ind_x.len();
         let (a, h) = (&mut out.a[o..o + n], &mut out.h[o..o + n]);

@@ -1,7 +1,7 @@
 //! Scale-1..3 DWT (libvmaf `adm_dwt2_s123_combined`): the previous approximation band into
 //! four `i32` bands.
 
-use super::QuadMut;
+use super::{vertical_prefetched, QuadMut};
 use crate::feature::adm::tables::{DB2_HI, DB2_LO};
 
 /// Four-tap filter in `int64`, rounded by `shift` bits and narrowed to `int32`.
@@ -103,8 +103,13 @@ pub fn dwt2_s123_with<S: Copy>(
 ) {
     let (tmp_lo, tmp_hi) = (&mut tmp_lo[..w], &mut tmp_hi[..w]);
     for (i, iy) in ind_y.iter().enumerate() {
-        let rows = iy.map(|r| &src[r * src_stride..r * src_stride + w]);
-        vertical(rows, scale, tmp_lo, tmp_hi);
+        vertical_prefetched(
+            (src, src_stride, w),
+            iy,
+            ind_y.get(i + 1),
+            (tmp_lo, tmp_hi),
+            |r, l, h| vertical(r, scale, l, h),
+        );
         let o = i * dst_stride;
         let n = ind_x.len();
         let (a, h) = (&mut out.a[o..o + n], &mut out.h[o..o + n]);
