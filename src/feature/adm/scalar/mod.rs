@@ -45,21 +45,23 @@ pub use pool::*;
 /// every level's vector step, so that only a row's last chunk has a partial vector).
 const VERTICAL_CHUNK: usize = 256;
 
-/// One output row of a DWT's vertical pass: `pass` over the input rows `iy` of `(src, stride,
-/// w)` into `tmp`, in column chunks, each after asking the caches for the same columns of the
-/// two input rows the `next` output row adds. The pass is column by column, so the chunks give
+/// Output row `i` of a DWT's vertical pass: `pass` over its input rows `ind_y[i]` of `(src,
+/// stride, w)` into `tmp`, in column chunks, each after asking the caches for the same columns
+/// of the two input rows output row `i + 1` adds. The pass is column by column, so the chunks give
 /// the same values. The DWT's input (the picture at scale 0, the previous approximation band
 /// after it) is read once, with little arithmetic per sample, so without the hint its loads
 /// wait on memory; a whole row's hints at once would queue behind each other.
 pub fn vertical_prefetched<S, T>(
     (src, stride, w): (&[S], usize, usize),
-    iy: &[usize; 4],
-    next: Option<&[usize; 4]>,
+    ind_y: &[[usize; 4]],
+    i: usize,
     (tmp_lo, tmp_hi): (&mut [T], &mut [T]),
     mut pass: impl FnMut([&[S]; 4], &mut [T], &mut [T]),
 ) {
-    let rows = iy.map(|r| &src[r * stride..r * stride + w]);
-    let next = next.map(|n| [n[2], n[3]].map(|r| &src[r * stride..r * stride + w]));
+    let rows = ind_y[i].map(|r| &src[r * stride..r * stride + w]);
+    let next = ind_y
+        .get(i + 1)
+        .map(|n| [n[2], n[3]].map(|r| &src[r * stride..r * stride + w]));
     for c in (0..w).step_by(VERTICAL_CHUNK) {
         let e = (c + VERTICAL_CHUNK).min(w);
         for r in next.iter().flatten() {
