@@ -221,8 +221,8 @@ pub fn dwt2_s0_with<S: Copy + Into<i32>>(
     let (tmp_lo, tmp_hi) = (&mut tmp_lo[..w], &mut tmp_hi[..w]);
     let unmirrored = s0_last_column_unmirrored(isa, w, bpc) && ind_x.len() == w.div_ceil(2);
     for i in 0..ind_y.len() {
-        let (src, tmp) = ((src, src_stride, w), (&mut *tmp_lo, &mut *tmp_hi));
-        vertical_prefetched(src, ind_y, i, tmp, |r, l, h| vertical(r, bpc, l, h));
+        let (input, tmp) = ((src, src_stride, w), (&mut *tmp_lo, &mut *tmp_hi));
+        vertical_prefetched(input, ind_y, i, tmp, |r, l, h| vertical(r, bpc, l, h));
         let o = i * dst_stride;
         let n = ind_x.len();
         let (a, h) = (&mut out.a[o..o + n], &mut out.h[o..o + n]);
